@@ -1,0 +1,3 @@
+from minik8s.cli import main
+
+main()

@@ -1,0 +1,414 @@
+"""Core (``v1``) kinds: Namespace, Pod, Node, Event, Binding — Kubernetes field names and meanings.
+
+Quantities (cpu, memory) stay strings as on the wire (``"100m"``, ``"128Mi"``);
+use :mod:`minik8s.api.quantity` to read them in cores and bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from minik8s.api.base import Model
+from minik8s.api.meta import (
+    Condition,
+    LabelSelector,
+    ObjectMeta,
+    ObjectReference,
+    TypedObject,
+)
+
+IntOrString = int | str
+
+
+# ---------------------------------------------------------------- Namespace
+class NamespaceSpec(Model):
+    finalizers: list[str] | None = None
+
+
+class NamespaceStatus(Model):
+    phase: str | None = None
+
+
+class Namespace(TypedObject):
+    spec: NamespaceSpec | None = None
+    status: NamespaceStatus | None = None
+
+
+# ---------------------------------------------------------------- Pod spec
+class EnvVarSource(Model):
+    field_ref: dict[str, Any] | None = None
+    resource_field_ref: dict[str, Any] | None = None
+    config_map_key_ref: dict[str, Any] | None = None
+    secret_key_ref: dict[str, Any] | None = None
+
+
+class EnvVar(Model):
+    name: str
+    value: str | None = None
+    value_from: EnvVarSource | None = None
+
+
+class ContainerPort(Model):
+    container_port: int
+    host_port: int | None = None
+    host_ip: str | None = Field(default=None, alias="hostIP")
+    protocol: str | None = None
+    name: str | None = None
+
+
+class ResourceRequirements(Model):
+    """``limits`` and ``requests`` maps of resource name → quantity string."""
+
+    limits: dict[str, str] | None = None
+    requests: dict[str, str] | None = None
+
+
+class VolumeMount(Model):
+    name: str
+    mount_path: str
+    read_only: bool | None = None
+    sub_path: str | None = None
+
+
+class ExecAction(Model):
+    command: list[str] | None = None
+
+
+class HTTPHeader(Model):
+    name: str
+    value: str
+
+
+class HTTPGetAction(Model):
+    path: str | None = None
+    port: IntOrString
+    host: str | None = None
+    scheme: str | None = None
+    http_headers: list[HTTPHeader] | None = None
+
+
+class TCPSocketAction(Model):
+    port: IntOrString
+    host: str | None = None
+
+
+class Probe(Model):
+    """``corev1.Probe``; all durations in seconds."""
+
+    exec: ExecAction | None = None
+    http_get: HTTPGetAction | None = None
+    tcp_socket: TCPSocketAction | None = None
+    initial_delay_seconds: int | None = None
+    timeout_seconds: int | None = None
+    period_seconds: int | None = None
+    success_threshold: int | None = None
+    failure_threshold: int | None = None
+    termination_grace_period_seconds: int | None = None
+
+
+class LifecycleHandler(Model):
+    exec: ExecAction | None = None
+    http_get: HTTPGetAction | None = None
+    tcp_socket: TCPSocketAction | None = None
+
+
+class Lifecycle(Model):
+    post_start: LifecycleHandler | None = None
+    pre_stop: LifecycleHandler | None = None
+
+
+class SecurityContext(Model):
+    privileged: bool | None = None
+    run_as_user: int | None = None
+    run_as_group: int | None = None
+    read_only_root_filesystem: bool | None = None
+    capabilities: dict[str, list[str]] | None = None
+
+
+class Container(Model):
+    name: str
+    image: str | None = None
+    command: list[str] | None = None
+    args: list[str] | None = None
+    working_dir: str | None = None
+    ports: list[ContainerPort] | None = None
+    env: list[EnvVar] | None = None
+    resources: ResourceRequirements | None = None
+    volume_mounts: list[VolumeMount] | None = None
+    liveness_probe: Probe | None = None
+    readiness_probe: Probe | None = None
+    startup_probe: Probe | None = None
+    lifecycle: Lifecycle | None = None
+    termination_message_path: str | None = None
+    termination_message_policy: str | None = None
+    image_pull_policy: str | None = None
+    security_context: SecurityContext | None = None
+    stdin: bool | None = None
+    tty: bool | None = None
+
+
+class EmptyDirVolumeSource(Model):
+    medium: str | None = None
+    size_limit: str | None = None
+
+
+class HostPathVolumeSource(Model):
+    path: str
+    type: str | None = None
+
+
+class Volume(Model):
+    name: str
+    empty_dir: EmptyDirVolumeSource | None = None
+    host_path: HostPathVolumeSource | None = None
+    config_map: dict[str, Any] | None = None
+    secret: dict[str, Any] | None = None
+
+
+class NodeSelectorRequirement(Model):
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist, Gt, Lt
+    values: list[str] | None = None
+
+
+class NodeSelectorTerm(Model):
+    match_expressions: list[NodeSelectorRequirement] | None = None
+    match_fields: list[NodeSelectorRequirement] | None = None
+
+
+class NodeSelector(Model):
+    node_selector_terms: list[NodeSelectorTerm]
+
+
+class PreferredSchedulingTerm(Model):
+    weight: int
+    preference: NodeSelectorTerm
+
+
+class NodeAffinity(Model):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
+
+
+class PodAffinityTerm(Model):
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] | None = None
+    topology_key: str
+
+
+class WeightedPodAffinityTerm(Model):
+    weight: int
+    pod_affinity_term: PodAffinityTerm
+
+
+class PodAffinity(Model):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
+
+
+class Affinity(Model):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+class Toleration(Model):
+    key: str | None = None
+    operator: str | None = None  # Exists, Equal
+    value: str | None = None
+    effect: str | None = None  # NoSchedule, PreferNoSchedule, NoExecute
+    toleration_seconds: int | None = None
+
+
+class TopologySpreadConstraint(Model):
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None = None
+
+
+class PodDNSConfig(Model):
+    nameservers: list[str] | None = None
+    searches: list[str] | None = None
+    options: list[dict[str, Any]] | None = None
+
+
+class PodSpec(Model):
+    containers: list[Container]
+    init_containers: list[Container] | None = None
+    volumes: list[Volume] | None = None
+    restart_policy: str | None = None
+    termination_grace_period_seconds: int | None = None
+    active_deadline_seconds: int | None = None
+    dns_policy: str | None = None
+    dns_config: PodDNSConfig | None = None
+    node_selector: dict[str, str] | None = None
+    service_account_name: str | None = None
+    node_name: str | None = None
+    host_network: bool | None = None
+    hostname: str | None = None
+    subdomain: str | None = None
+    affinity: Affinity | None = None
+    scheduler_name: str | None = None
+    tolerations: list[Toleration] | None = None
+    topology_spread_constraints: list[TopologySpreadConstraint] | None = None
+    priority: int | None = None
+    priority_class_name: str | None = None
+    security_context: dict[str, Any] | None = None
+
+
+# ---------------------------------------------------------------- Pod status
+class ContainerStateWaiting(Model):
+    reason: str | None = None
+    message: str | None = None
+
+
+class ContainerStateRunning(Model):
+    started_at: str | None = None
+
+
+class ContainerStateTerminated(Model):
+    exit_code: int
+    signal: int | None = None
+    reason: str | None = None
+    message: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    container_id: str | None = Field(default=None, alias="containerID")
+
+
+class ContainerState(Model):
+    waiting: ContainerStateWaiting | None = None
+    running: ContainerStateRunning | None = None
+    terminated: ContainerStateTerminated | None = None
+
+
+class ContainerStatus(Model):
+    name: str
+    state: ContainerState | None = None
+    last_state: ContainerState | None = None
+    ready: bool = False
+    restart_count: int = 0
+    image: str | None = None
+    image_id: str | None = Field(default=None, alias="imageID")
+    container_id: str | None = Field(default=None, alias="containerID")
+    started: bool | None = None
+
+
+class PodIP(Model):
+    ip: str
+
+
+class PodStatus(Model):
+    phase: str | None = None
+    conditions: list[Condition] | None = None
+    message: str | None = None
+    reason: str | None = None
+    host_ip: str | None = Field(default=None, alias="hostIP")
+    pod_ip: str | None = Field(default=None, alias="podIP")
+    pod_ips: list[PodIP] | None = Field(default=None, alias="podIPs")
+    start_time: str | None = None
+    container_statuses: list[ContainerStatus] | None = None
+    init_container_statuses: list[ContainerStatus] | None = None
+    qos_class: str | None = None
+    nominated_node_name: str | None = None
+
+
+class Pod(TypedObject):
+    spec: PodSpec
+    status: PodStatus | None = None
+
+
+class PodTemplateSpec(Model):
+    metadata: ObjectMeta | None = None
+    spec: PodSpec
+
+
+# ---------------------------------------------------------------- Binding
+class Binding(TypedObject):
+    """``POST pods/{name}/binding``: ``target`` names the Node (``kind: Node``, ``name``)."""
+
+    target: ObjectReference
+
+
+# ---------------------------------------------------------------- Node
+class Taint(Model):
+    key: str
+    value: str | None = None
+    effect: str  # NoSchedule, PreferNoSchedule, NoExecute
+    time_added: str | None = None
+
+
+class NodeSpec(Model):
+    pod_cidr: str | None = Field(default=None, alias="podCIDR")
+    pod_cidrs: list[str] | None = Field(default=None, alias="podCIDRs")
+    unschedulable: bool | None = None
+    taints: list[Taint] | None = None
+    provider_id: str | None = Field(default=None, alias="providerID")
+
+
+class NodeAddress(Model):
+    type: str  # InternalIP, ExternalIP, Hostname
+    address: str
+
+
+class NodeSystemInfo(Model):
+    machine_id: str | None = Field(default=None, alias="machineID")
+    system_uuid: str | None = Field(default=None, alias="systemUUID")
+    boot_id: str | None = Field(default=None, alias="bootID")
+    kernel_version: str | None = None
+    os_image: str | None = None
+    container_runtime_version: str | None = None
+    kubelet_version: str | None = None
+    kube_proxy_version: str | None = None
+    operating_system: str | None = None
+    architecture: str | None = None
+
+
+class DaemonEndpoint(Model):
+    port: int = Field(alias="Port")
+
+
+class NodeDaemonEndpoints(Model):
+    kubelet_endpoint: DaemonEndpoint | None = None
+
+
+class NodeStatus(Model):
+    capacity: dict[str, str] | None = None
+    allocatable: dict[str, str] | None = None
+    phase: str | None = None
+    conditions: list[Condition] | None = None
+    addresses: list[NodeAddress] | None = None
+    daemon_endpoints: NodeDaemonEndpoints | None = None
+    node_info: NodeSystemInfo | None = None
+    images: list[dict[str, Any]] | None = None
+
+
+class Node(TypedObject):
+    spec: NodeSpec | None = None
+    status: NodeStatus | None = None
+
+
+# ---------------------------------------------------------------- Event
+class EventSource(Model):
+    component: str | None = None
+    host: str | None = None
+
+
+class Event(TypedObject):
+    """``corev1.Event``: something that happened to ``involvedObject``."""
+
+    involved_object: ObjectReference
+    reason: str | None = None
+    message: str | None = None
+    source: EventSource | None = None
+    first_timestamp: str | None = None
+    last_timestamp: str | None = None
+    event_time: str | None = None
+    count: int | None = None
+    type: str | None = None  # Normal, Warning
+    reporting_component: str | None = None
+    reporting_instance: str | None = None
+    action: str | None = None

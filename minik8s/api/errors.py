@@ -1,0 +1,155 @@
+"""The API error hierarchy, shared by the apiserver and the client.
+
+Every error maps 1:1 to an HTTP status code and a Kubernetes ``Status.reason``
+(see Kubernetes' ``metav1.StatusReason``).  The apiserver raises these and
+renders them as ``kind: Status`` bodies; the client parses ``Status`` bodies
+back into the same classes, so callers catch e.g. :class:`NotFound` on both
+sides of the wire.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+
+class APIError(Exception):
+    """Base class: an API ``Status`` failure with ``code``, ``reason`` and ``message``.
+
+    ``details`` follows ``metav1.StatusDetails`` (``name``, ``group``, ``kind``,
+    ``causes`` — a list of ``{"reason", "message", "field"}``).
+    """
+
+    code: ClassVar[int] = 500
+    reason: ClassVar[str] = "InternalError"
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+    def to_status(self) -> dict[str, Any]:
+        """Render as a Kubernetes ``Status`` object (a JSON-ready dict)."""
+        status: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details:
+            status["details"] = self.details
+        return status
+
+
+class BadRequest(APIError):
+    code, reason = 400, "BadRequest"
+
+
+class Unauthorized(APIError):
+    code, reason = 401, "Unauthorized"
+
+
+class Forbidden(APIError):
+    code, reason = 403, "Forbidden"
+
+
+class NotFound(APIError):
+    code, reason = 404, "NotFound"
+
+
+class MethodNotAllowed(APIError):
+    code, reason = 405, "MethodNotAllowed"
+
+
+class NotAcceptable(APIError):
+    code, reason = 406, "NotAcceptable"
+
+
+class AlreadyExists(APIError):
+    code, reason = 409, "AlreadyExists"
+
+
+class Conflict(APIError):
+    code, reason = 409, "Conflict"
+
+
+class Gone(APIError):
+    """A watch or list asked for a resourceVersion that etcd has compacted (410)."""
+
+    code, reason = 410, "Expired"
+
+
+class RequestEntityTooLarge(APIError):
+    code, reason = 413, "RequestEntityTooLarge"
+
+
+class UnsupportedMediaType(APIError):
+    code, reason = 415, "UnsupportedMediaType"
+
+
+class Invalid(APIError):
+    code, reason = 422, "Invalid"
+
+
+class TooManyRequests(APIError):
+    code, reason = 429, "TooManyRequests"
+
+
+class InternalError(APIError):
+    code, reason = 500, "InternalError"
+
+
+class ServiceUnavailable(APIError):
+    code, reason = 503, "ServiceUnavailable"
+
+
+class Timeout(APIError):
+    code, reason = 504, "Timeout"
+
+
+_BY_REASON: dict[str, type[APIError]] = {
+    cls.reason: cls
+    for cls in (
+        BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, NotAcceptable,
+        AlreadyExists, Conflict, Gone, RequestEntityTooLarge, UnsupportedMediaType, Invalid,
+        TooManyRequests, InternalError, ServiceUnavailable, Timeout,
+    )
+}
+_BY_CODE: dict[int, type[APIError]] = {}
+for _cls in _BY_REASON.values():
+    _BY_CODE.setdefault(_cls.code, _cls)
+
+
+def invalid(kind: str, name: str, causes: list[tuple[str, Any, str]]) -> Invalid:
+    """Build Kubernetes' 422 ``Invalid`` error from ``(field, bad value, message)`` causes.
+
+    The message reads like kube-apiserver's:
+    ``Pod "x" is invalid: spec.containers[0].name: Required value``.
+    """
+    parts = []
+    status_causes = []
+    for field, value, msg in causes:
+        shown = f"Invalid value: {json.dumps(value)}: {msg}" if value is not None else msg
+        parts.append(f"{field}: {shown}")
+        status_causes.append({"reason": "FieldValueInvalid", "message": shown, "field": field})
+    joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    return Invalid(
+        f'{kind} "{name}" is invalid: {joined}',
+        {"name": name, "kind": kind.lower() + "s" if kind else "", "causes": status_causes},
+    )
+
+
+def from_status(code: int, body: Any) -> APIError:
+    """Map an HTTP error response (status code and, ideally, a ``Status`` body) to an APIError."""
+    if isinstance(body, dict) and body.get("kind") == "Status":
+        reason = body.get("reason") or ""
+        cls = _BY_REASON.get(reason) or _BY_CODE.get(code, APIError)
+        err = cls(body.get("message") or reason or f"HTTP {code}", body.get("details"))
+    else:
+        cls = _BY_CODE.get(code, APIError)
+        text = body if isinstance(body, str) else ""
+        err = cls(text.strip()[:500] or f"the server answered HTTP {code}")
+    return err

@@ -1,0 +1,130 @@
+"""The table of API kinds: one :class:`ResourceType` row per kind.
+
+Adding a kind to minik8s is a model plus a row here (and, if it needs special
+defaulting or validation, a strategy in the apiserver): the apiserver's routes,
+discovery, storage keys and kubectl's name resolution are all driven by it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from minik8s.api.coordination import Lease
+from minik8s.api.core import Binding, Event, Namespace, Node, Pod
+from minik8s.api.meta import TypedObject
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One kind of the API, as discovery describes it (``metav1.APIResource``).
+
+    ``group`` is ``""`` for the core group; ``subresources`` names what exists
+    under ``{plural}/{name}/`` (``status``, ``binding``, ``log``, ``exec``, ``scale``).
+    """
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    model: type[TypedObject]
+    short_names: tuple[str, ...] = ()
+    subresources: frozenset[str] = field(default_factory=frozenset)
+    verbs: tuple[str, ...] = ALL_VERBS
+    categories: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        """``v1`` for the core group, else ``group/version``."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def group_version(self) -> tuple[str, str]:
+        return (self.group, self.version)
+
+    def storage_prefix(self, namespace: str | None = None) -> str:
+        """etcd key prefix: ``/registry/{plural}/`` or ``/registry/{plural}/{namespace}/``.
+
+        Kinds of a non-core group are stored under ``/registry/{group}/{plural}`` so two
+        groups may share a plural.
+        """
+        base = f"/registry/{self.plural}/" if self.group in ("", "coordination.k8s.io") \
+            else f"/registry/{self.group}/{self.plural}/"
+        if self.namespaced and namespace:
+            return f"{base}{namespace}/"
+        return base
+
+    def storage_key(self, namespace: str | None, name: str) -> str:
+        """etcd key of one object (``/registry/pods/default/web``, ``/registry/nodes/n1``)."""
+        if self.namespaced:
+            return f"{self.storage_prefix(namespace)}{name}"
+        return f"{self.storage_prefix()}{name}"
+
+
+class Registry:
+    """All known kinds, looked up by group/version/plural or by any name a user types."""
+
+    def __init__(self, types: list[ResourceType]) -> None:
+        self.types = list(types)
+
+    def add(self, rt: ResourceType) -> None:
+        """Register one more kind (later issues add ReplicaSet, Service, ... this way)."""
+        self.types.append(rt)
+
+    def get(self, group: str, version: str, plural: str) -> ResourceType | None:
+        for rt in self.types:
+            if rt.group == group and rt.version == version and rt.plural == plural:
+                return rt
+        return None
+
+    def by_kind(self, api_version: str | None, kind: str) -> ResourceType | None:
+        """Find by ``apiVersion`` (``v1``, ``apps/v1``) and ``kind``; ``api_version`` None matches any."""
+        for rt in self.types:
+            if rt.kind == kind and (api_version is None or rt.api_version == api_version):
+                return rt
+        return None
+
+    def resolve(self, name: str) -> ResourceType | None:
+        """Resolve what a user types (``pods``, ``pod``, ``po``, ``Pod``, ``pods.v1``, ``leases.coordination.k8s.io``)."""
+        lowered = name.lower()
+        resource, _, group = lowered.partition(".")
+        for rt in self.types:
+            if group and group not in (rt.group, rt.version, f"{rt.version}.{rt.group}"):
+                continue
+            if resource in (rt.plural, rt.singular, rt.kind.lower()) or resource in rt.short_names:
+                return rt
+        return None
+
+    def group_versions(self) -> list[tuple[str, str]]:
+        """Every (group, version) served, core first, in registration order."""
+        seen: list[tuple[str, str]] = []
+        for rt in self.types:
+            if rt.group_version not in seen:
+                seen.append(rt.group_version)
+        return seen
+
+
+CORE_TYPES = [
+    ResourceType("", "v1", "Namespace", "namespaces", "namespace", False, Namespace,
+                 short_names=("ns",), subresources=frozenset({"status"}),
+                 verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
+    ResourceType("", "v1", "Pod", "pods", "pod", True, Pod, short_names=("po",),
+                 subresources=frozenset({"status", "binding", "log", "exec"}), categories=("all",)),
+    ResourceType("", "v1", "Node", "nodes", "node", False, Node, short_names=("no",),
+                 subresources=frozenset({"status"})),
+    ResourceType("", "v1", "Event", "events", "event", True, Event, short_names=("ev",)),
+    ResourceType("", "v1", "Binding", "bindings", "binding", True, Binding, verbs=("create",)),
+    ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
+]
+
+
+def default_registry() -> Registry:
+    """A fresh registry with every kind minik8s serves."""
+    return Registry(list(CORE_TYPES))

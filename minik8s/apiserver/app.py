@@ -1,0 +1,314 @@
+"""The apiserver's HTTP layer: Kubernetes paths, discovery, Status errors, watch streams.
+
+Every kind is served by the same handlers (see :mod:`minik8s.apiserver.resources`);
+paths are parsed once here:
+
+- ``/api/v1/{plural}[/{name}[/{subresource}]]`` (cluster-scoped, or all namespaces)
+- ``/api/v1/namespaces/{ns}/{plural}[/{name}[/{subresource}]]``
+- the same under ``/apis/{group}/{version}``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from minik8s.api import errors
+from minik8s.api.registry import Registry, ResourceType, default_registry
+from minik8s.apiserver import discovery
+from minik8s.apiserver.auth import Authenticator
+from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
+from minik8s.apiserver.storage import Store
+from minik8s.apiserver.subresources import PodSubresources
+
+log = logging.getLogger("apiserver")
+
+MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default request size limit (3 MiB)
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+@dataclass
+class Target:
+    """What a request path names."""
+
+    rt: ResourceType
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+
+def status_response(err: errors.APIError) -> JSONResponse:
+    return JSONResponse(err.to_status(), status_code=err.code)
+
+
+class AuthMiddleware:
+    """Rejects unauthenticated requests with a 401 Status when authentication is configured."""
+
+    def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
+        self.app = app
+        self.authenticator = authenticator
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            user = self.authenticator.authenticate(dict(scope))
+            if user is None:
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
+                await status_response(errors.Unauthorized("Unauthorized"))(scope, receive, send)
+                return
+            scope.setdefault("state", {})["user"] = user
+        await self.app(scope, receive, send)
+
+
+def _bool(value: str | None) -> bool:
+    return (value or "").lower() in ("1", "true", "yes")
+
+
+def _int(params: Any, name: str) -> int | None:
+    raw = params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise errors.BadRequest(f'invalid value for {name}: "{raw}" is not an integer') from None
+
+
+async def read_body(request: Request) -> Any:
+    """The request body as JSON (or YAML); 413 beyond 3 MiB, 400 when it does not parse."""
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
+        raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return None
+    ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+    try:
+        if "yaml" in ctype:
+            return yaml.safe_load(raw)
+        return json.loads(raw)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise errors.BadRequest(f"the request body could not be decoded: {str(exc).splitlines()[0]}") from None
+
+
+def list_options(params: Any) -> ListOptions:
+    return ListOptions(
+        label_selector=params.get("labelSelector", ""),
+        field_selector=params.get("fieldSelector", ""),
+        limit=_int(params, "limit") or 0,
+        continue_=params.get("continue", ""),
+        resource_version=params.get("resourceVersion", ""),
+        resource_version_match=params.get("resourceVersionMatch", ""),
+        timeout_seconds=_int(params, "timeoutSeconds"),
+        allow_watch_bookmarks=_bool(params.get("allowWatchBookmarks")),
+    )
+
+
+def delete_options(params: Any, body: Any) -> DeleteOptions:
+    opts = DeleteOptions(grace_period_seconds=_int(params, "gracePeriodSeconds"),
+                         propagation_policy=params.get("propagationPolicy"),
+                         dry_run=bool(params.getlist("dryRun")) if hasattr(params, "getlist") else False)
+    if isinstance(body, dict):
+        if body.get("gracePeriodSeconds") is not None:
+            opts.grace_period_seconds = int(body["gracePeriodSeconds"])
+        opts.propagation_policy = body.get("propagationPolicy") or opts.propagation_policy
+        pre = body.get("preconditions") or {}
+        opts.precondition_uid = pre.get("uid")
+        opts.precondition_resource_version = pre.get("resourceVersion")
+        opts.dry_run = opts.dry_run or bool(body.get("dryRun"))
+    if opts.propagation_policy not in (None, "Orphan", "Background", "Foreground"):
+        raise errors.BadRequest(f'unsupported propagationPolicy "{opts.propagation_policy}": '
+                                'supported values: "Orphan", "Background", "Foreground"')
+    return opts
+
+
+def create_app(store: Store, registry: Registry | None = None, authenticator: Authenticator | None = None,
+               server_address: str = "127.0.0.1:6443") -> FastAPI:
+    """Build the ASGI application over ``store``. Namespaces in SYSTEM_NAMESPACES are created at start."""
+    registry = registry or default_registry()
+    api = ResourceAPI(store, registry)
+    pods = PodSubresources(api)
+
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        ns_rt = registry.by_kind("v1", "Namespace")
+        assert ns_rt is not None
+        for ns in SYSTEM_NAMESPACES:
+            try:
+                await api.create(ns_rt, None, {"metadata": {"name": ns}})
+            except errors.AlreadyExists:
+                pass
+            except errors.APIError as exc:  # etcd not up yet: /readyz says so
+                log.warning("apiserver could not create namespace %s: %s", ns, exc.message)
+        yield
+        await store.close()
+
+    app = FastAPI(title="minik8s apiserver", version=discovery.VERSION_INFO["gitVersion"],
+                  lifespan=lifespan)  # type: ignore[arg-type]
+    app.state.api = api
+    if authenticator is not None and authenticator.enabled:
+        app.add_middleware(AuthMiddleware, authenticator=authenticator)
+
+    @app.exception_handler(errors.APIError)
+    async def api_error(request: Request, exc: errors.APIError) -> JSONResponse:
+        return status_response(exc)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("apiserver internal error on %s %s", request.method, request.url.path)
+        return status_response(errors.InternalError(f"Internal error occurred: {exc}"))
+
+    # ------------------------------------------------------------ health, version, discovery
+    @app.get("/healthz")
+    @app.get("/livez")
+    async def healthz() -> Response:
+        return Response("ok", media_type="text/plain")
+
+    @app.get("/readyz")
+    async def readyz() -> Response:
+        if await store.healthy():
+            return Response("ok", media_type="text/plain")
+        return Response("[-]etcd failed: etcd is not reachable\nreadyz check failed", status_code=503,
+                        media_type="text/plain")
+
+    @app.get("/version")
+    async def version() -> dict[str, str]:
+        return discovery.VERSION_INFO
+
+    @app.get("/api")
+    async def api_root() -> dict[str, Any]:
+        return discovery.api_versions(server_address)
+
+    @app.get("/api/v1")
+    async def core_resources() -> dict[str, Any]:
+        doc = discovery.resource_list(registry, "", "v1")
+        assert doc is not None
+        return doc
+
+    @app.get("/apis")
+    async def apis_root() -> dict[str, Any]:
+        return discovery.api_group_list(registry)
+
+    @app.get("/apis/{group}")
+    async def group_doc(group: str) -> dict[str, Any]:
+        versions = [v for g, v in registry.group_versions() if g == group]
+        if not versions:
+            raise errors.NotFound(f"the server could not find the requested resource (group {group})")
+        return discovery.api_group(group, versions)
+
+    @app.get("/apis/{group}/{version}")
+    async def group_resources(group: str, version: str) -> dict[str, Any]:
+        doc = discovery.resource_list(registry, group, version)
+        if doc is None:
+            raise errors.NotFound(f"the server could not find the requested resource ({group}/{version})")
+        return doc
+
+    # ------------------------------------------------------------ resources
+    def resolve(group: str, version: str, rest: str) -> Target:
+        parts = [p for p in rest.split("/") if p]
+        not_found = errors.NotFound("the server could not find the requested resource")
+        namespace = None
+        if len(parts) >= 3 and parts[0] == "namespaces" and registry.get(group, version, parts[2]):
+            namespace = parts[1]
+            parts = parts[2:]
+        if not parts or len(parts) > 3:
+            raise not_found
+        rt = registry.get(group, version, parts[0])
+        if rt is None:
+            raise not_found
+        if namespace is not None and not rt.namespaced:
+            raise not_found
+        name = parts[1] if len(parts) > 1 else None
+        sub = parts[2] if len(parts) > 2 else None
+        if sub is not None and sub not in rt.subresources:
+            raise not_found
+        return Target(rt, namespace, name, sub)
+
+    async def handle(request: Request, group: str, version: str, rest: str) -> Response:
+        t = resolve(group, version, rest)
+        params = request.query_params
+        method = request.method
+        dry_run = bool(params.getlist("dryRun"))
+        if t.subresource in ("log", "exec", "binding"):
+            return await pods.handle(request, t.rt, t.namespace, t.name or "", t.subresource)
+        if t.name is None:
+            if method == "GET":
+                opts = list_options(params)
+                if _bool(params.get("watch")):
+                    return await watch_response(t, opts)
+                return JSONResponse(await api.list(t.rt, t.namespace, opts))
+            if method == "POST":
+                if t.rt.namespaced and t.namespace is None:
+                    raise errors.MethodNotAllowed("create needs a namespace in the path")
+                body = await read_body(request)
+                obj = await api.create(t.rt, t.namespace, body, dry_run=dry_run)
+                return JSONResponse(obj, status_code=201)
+            if method == "DELETE":
+                body = await read_body(request)
+                result = await api.delete_collection(t.rt, t.namespace, list_options(params),
+                                                     delete_options(params, body))
+                return JSONResponse(result)
+            raise errors.MethodNotAllowed(f"{method} is not supported on a collection")
+        if method == "GET":
+            if _bool(params.get("watch")):
+                opts = list_options(params)
+                opts.field_selector = ",".join(filter(None, [opts.field_selector, f"metadata.name={t.name}"]))
+                return await watch_response(t, opts)
+            return JSONResponse(await api.get(t.rt, t.namespace, t.name))
+        if method == "PUT":
+            body = await read_body(request)
+            return JSONResponse(await api.update(t.rt, t.namespace, t.name, body, t.subresource, dry_run))
+        if method == "PATCH":
+            body = await read_body(request)
+            ctype = request.headers.get("content-type", "")
+            return JSONResponse(await api.patch(t.rt, t.namespace, t.name, body, ctype, t.subresource, dry_run))
+        if method == "DELETE":
+            if t.subresource:
+                raise errors.MethodNotAllowed(f"DELETE is not supported on {t.subresource}")
+            body = await read_body(request)
+            opts = delete_options(params, body)
+            opts.dry_run = opts.dry_run or dry_run
+            return JSONResponse(await api.delete(t.rt, t.namespace, t.name, opts))
+        raise errors.MethodNotAllowed(f"{method} is not supported here")
+
+    async def watch_response(t: Target, opts: ListOptions) -> Response:
+        events = await api.watch(t.rt, t.namespace, opts)  # 410 / 400 answer here as a Status
+
+        async def stream() -> AsyncIterator[bytes]:
+            try:
+                async for ev in events:
+                    yield json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+            finally:
+                await events.aclose()
+
+        return StreamingResponse(stream(), media_type="application/json",
+                                 headers={"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"})
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+    @app.api_route("/api/v1/{rest:path}", methods=methods, include_in_schema=False)
+    async def core_route(request: Request, rest: str) -> Response:
+        return await handle(request, "", "v1", rest)
+
+    @app.api_route("/apis/{group}/{version}/{rest:path}", methods=methods, include_in_schema=False)
+    async def group_route(request: Request, group: str, version: str, rest: str) -> Response:
+        return await handle(request, group, version, rest)
+
+    pods.register_websocket(app)
+
+    return app

@@ -1,0 +1,60 @@
+"""``minik8s apiserver``: serve the API over etcd (flags named like kube-apiserver's)."""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from urllib.parse import urlparse
+
+import uvicorn
+
+from minik8s.apiserver.app import create_app
+from minik8s.apiserver.auth import Authenticator, TLSInfoProtocol, load_token_file
+from minik8s.apiserver.storage import Store
+
+log = logging.getLogger("apiserver")
+
+
+def run(
+    etcd_servers: str = "http://127.0.0.1:2379",
+    bind_address: str = "127.0.0.1",
+    port: int = 6443,
+    tls_cert_file: str | None = None,
+    tls_private_key_file: str | None = None,
+    client_ca_file: str | None = None,
+    token_auth_file: str | None = None,
+    advertise_address: str | None = None,
+) -> None:
+    """Run the apiserver until interrupted.
+
+    Serves HTTPS when ``tls_cert_file`` and ``tls_private_key_file`` are given, else
+    plain HTTP (keep that on loopback).  ``client_ca_file`` (needs TLS) and
+    ``token_auth_file`` turn on authentication: then every request must carry a
+    valid client certificate or bearer token, or it gets 401.
+    """
+    first = etcd_servers.split(",")[0]
+    url = urlparse(first if "://" in first else f"http://{first}")
+    store = Store(url.hostname or "127.0.0.1", url.port or 2379)
+    tokens = load_token_file(token_auth_file) if token_auth_file else {}
+    if client_ca_file and not tls_cert_file:
+        raise SystemExit("apiserver: --client-ca-file needs --tls-cert-file and --tls-private-key-file")
+    auth = Authenticator(tokens, client_certs=bool(client_ca_file))
+    scheme = "https" if tls_cert_file else "http"
+    app = create_app(store, authenticator=auth, server_address=f"{advertise_address or bind_address}:{port}")
+    log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s)", scheme, bind_address, port, first,
+             "on" if auth.enabled else "off")
+    config = uvicorn.Config(
+        app,
+        host=bind_address,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        http=TLSInfoProtocol if tls_cert_file else "httptools",
+        ssl_certfile=tls_cert_file,
+        ssl_keyfile=tls_private_key_file,
+        ssl_ca_certs=client_ca_file,
+        ssl_cert_reqs=ssl.CERT_OPTIONAL if client_ca_file else ssl.CERT_NONE,
+        timeout_keep_alive=30,
+        ws="auto",
+    )
+    uvicorn.Server(config).run()

@@ -1,0 +1,555 @@
+"""The generic REST verbs over storage: create, get, list, update, patch, delete, watch.
+
+Driven by a :class:`~minik8s.api.registry.ResourceType` row and its
+:class:`~minik8s.apiserver.strategy.Strategy`, so a new kind needs no new code
+here.  Semantics follow kube-apiserver's generic registry (``genericregistry.Store``):
+resourceVersion preconditions (stale → 409 Conflict), no-op updates are not
+written, graceful deletion sets ``deletionTimestamp``, an object whose
+finalizers are gone after deletion started is removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import copy
+import datetime as dt
+import json
+import logging
+import secrets
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+
+from minik8s.api import errors
+from minik8s.api.base import now_rfc3339
+from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
+from minik8s.api.registry import Registry, ResourceType
+from minik8s.api.selectors import FieldSelector, LabelSelector
+from minik8s.apiserver.storage import Store
+from minik8s.apiserver.strategy import Strategy, strategy_for
+
+log = logging.getLogger("apiserver")
+Obj = dict[str, Any]
+
+PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+_NAME_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
+
+
+def random_suffix(n: int = 5) -> str:
+    """``n`` characters from Kubernetes' name-suffix alphabet (as in ``generateName``)."""
+    return "".join(secrets.choice(_NAME_SUFFIX) for _ in range(n))
+
+
+@dataclass
+class ListOptions:
+    """Query parameters of list and watch (``metav1.ListOptions``)."""
+
+    label_selector: str = ""
+    field_selector: str = ""
+    limit: int = 0
+    continue_: str = ""
+    resource_version: str = ""
+    resource_version_match: str = ""
+    timeout_seconds: int | None = None
+    allow_watch_bookmarks: bool = False
+
+
+@dataclass
+class DeleteOptions:
+    """``metav1.DeleteOptions`` (from the body or the query)."""
+
+    grace_period_seconds: int | None = None
+    propagation_policy: str | None = None
+    precondition_uid: str | None = None
+    precondition_resource_version: str | None = None
+    dry_run: bool = False
+
+
+def _pydantic_causes(exc: pydantic.ValidationError) -> list[tuple[str, Any, str]]:
+    causes = []
+    for err in exc.errors():
+        path = ""
+        for part in err["loc"]:
+            if isinstance(part, int):
+                path += f"[{part}]"
+            else:
+                path += ("." if path else "") + str(part)
+        if err["type"] == "missing":
+            causes.append((path, None, "Required value"))
+        else:
+            causes.append((path, err.get("input") if not isinstance(err.get("input"), dict | list) else None,
+                           err["msg"]))
+    return causes
+
+
+class Selector:
+    """A parsed label + field selector for one request (400 BadRequest on bad syntax)."""
+
+    def __init__(self, strategy: Strategy, opts: ListOptions) -> None:
+        try:
+            self.labels = LabelSelector.parse(opts.label_selector or "")
+        except ValueError as exc:
+            raise errors.BadRequest(f"unable to parse requirement: {exc}") from exc
+        try:
+            self.fields = FieldSelector.parse(opts.field_selector or "")
+        except ValueError as exc:
+            raise errors.BadRequest(f"invalid field selector: {exc}") from exc
+        self.strategy = strategy
+        self.everything = self.labels.is_empty() and not opts.field_selector
+
+    def matches(self, obj: Obj) -> bool:
+        if self.everything:
+            return True
+        meta = obj.get("metadata") or {}
+        return self.labels.matches(meta.get("labels") or {}) and self.fields.matches(self.strategy.fields(obj))
+
+
+class ResourceAPI:
+    """Generic verbs for every kind in ``registry``, stored in ``store``."""
+
+    def __init__(self, store: Store, registry: Registry) -> None:
+        self.store = store
+        self.registry = registry
+
+    # ---------------------------------------------------------------- helpers
+    @staticmethod
+    def _not_found(rt: ResourceType, name: str) -> errors.NotFound:
+        return errors.NotFound(f'{rt.plural} "{name}" not found',
+                               {"name": name, "group": rt.group, "kind": rt.plural})
+
+    @staticmethod
+    def _conflict(rt: ResourceType, name: str) -> errors.Conflict:
+        return errors.Conflict(
+            f'Operation cannot be fulfilled on {rt.plural}{"." + rt.group if rt.group else ""} "{name}": '
+            "the object has been modified; please apply your changes to the latest version and try again",
+            {"name": name, "group": rt.group, "kind": rt.plural})
+
+    def _key(self, rt: ResourceType, namespace: str | None, name: str) -> str:
+        if rt.namespaced and not namespace:
+            raise errors.BadRequest(f"a namespace is required for {rt.plural}")
+        return rt.storage_key(namespace, name)
+
+    def _parse(self, rt: ResourceType, body: Any, namespace: str | None) -> Obj:
+        """Check kind/apiVersion/namespace of a request body and normalise it through the model."""
+        if not isinstance(body, dict):
+            raise errors.BadRequest(f"the body of a {rt.kind} request must be a JSON object")
+        api_version, kind = body.get("apiVersion"), body.get("kind")
+        if kind and kind != rt.kind:
+            raise errors.BadRequest(
+                f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
+        if api_version and api_version != rt.api_version:
+            raise errors.BadRequest(
+                f"the API version in the data ({api_version}) does not match the expected API "
+                f"version ({rt.api_version})")
+        meta = body.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise errors.BadRequest("metadata must be an object")
+        meta = dict(meta or {})
+        if rt.namespaced:
+            if meta.get("namespace") and namespace and meta["namespace"] != namespace:
+                raise errors.BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request")
+            meta["namespace"] = namespace or meta.get("namespace")
+        else:
+            meta.pop("namespace", None)
+        body = dict(body, metadata=meta)
+        try:
+            model = rt.model.model_validate(body)
+        except pydantic.ValidationError as exc:
+            raise errors.invalid(rt.kind, str(meta.get("name") or meta.get("generateName") or ""),
+                                 _pydantic_causes(exc)) from exc
+        return {"apiVersion": rt.api_version, "kind": rt.kind, **model.to_dict()}
+
+    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+        causes = strategy_for(rt.kind).validate(obj, old)
+        if causes:
+            raise errors.invalid(rt.kind, (obj.get("metadata") or {}).get("name") or "", causes)
+
+    async def ensure_namespace(self, namespace: str, creating: bool = True) -> None:
+        """404 when ``namespace`` does not exist; 403 when it is terminating (on create)."""
+        try:
+            ns = await self.store.get(f"/registry/namespaces/{namespace}")
+        except errors.NotFound:
+            raise errors.NotFound(f'namespaces "{namespace}" not found',
+                                  {"name": namespace, "kind": "namespaces"}) from None
+        if creating and (ns.get("metadata") or {}).get("deletionTimestamp"):
+            raise errors.Forbidden(f"unable to create new content in namespace {namespace} "
+                                   "because it is being terminated")
+
+    # ---------------------------------------------------------------- create
+    async def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False) -> Obj:
+        """Create an object; 409 AlreadyExists, 422 Invalid, 404 for a missing namespace."""
+        obj = self._parse(rt, body, namespace)
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + random_suffix()
+        for fld in ("uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            meta.pop(fld, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        if "spec" in obj or rt.kind not in ("Event", "Lease"):
+            meta["generation"] = 1
+        strategy = strategy_for(rt.kind)
+        strategy.prepare_for_create(obj)
+        strategy.default(obj)
+        self._validate(rt, obj, None)
+        if rt.namespaced:
+            await self.ensure_namespace(meta["namespace"])
+        if dry_run:
+            return obj
+        try:
+            return await self.store.create(self._key(rt, meta.get("namespace"), meta["name"]), obj)
+        except errors.AlreadyExists:
+            raise errors.AlreadyExists(
+                f'{rt.plural}{"." + rt.group if rt.group else ""} "{meta["name"]}" already exists',
+                {"name": meta["name"], "group": rt.group, "kind": rt.plural}) from None
+
+    # ---------------------------------------------------------------- get
+    async def get(self, rt: ResourceType, namespace: str | None, name: str) -> Obj:
+        try:
+            return await self.store.get(self._key(rt, namespace, name))
+        except errors.NotFound:
+            raise self._not_found(rt, name) from None
+
+    # ---------------------------------------------------------------- list
+    @staticmethod
+    def _decode_continue(token: str) -> tuple[int, str]:
+        try:
+            data = json.loads(base64.urlsafe_b64decode(token.encode()))
+            return int(data["rv"]), str(data["start"])
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            raise errors.BadRequest("continue key is not valid: the token is malformed") from None
+
+    async def list(self, rt: ResourceType, namespace: str | None, opts: ListOptions) -> Obj:
+        """List with label/field selectors and limit/continue paging (``metav1.List``)."""
+        sel = Selector(strategy_for(rt.kind), opts)
+        prefix = rt.storage_prefix(namespace if rt.namespaced else None)
+        revision, start = 0, None
+        if opts.continue_:
+            revision, start = self._decode_continue(opts.continue_)
+            if not start.startswith(prefix):
+                raise errors.BadRequest("continue key is not valid: it does not match this request")
+        elif opts.resource_version not in ("", "0") and opts.resource_version_match == "Exact":
+            revision = self._parse_rv(opts.resource_version)
+        items: list[Obj] = []
+        next_key: str | None = None
+        limit = max(opts.limit, 0)
+        try:
+            while True:
+                chunk, revision, next_key = await self.store.list(
+                    prefix, limit=(limit - len(items)) if limit else 0, start_key=start, revision=revision)
+                items += [o for o in chunk if sel.matches(o)]
+                if not limit or len(items) >= limit or next_key is None:
+                    break
+                start = next_key
+        except errors.Gone:
+            raise errors.Gone(
+                "The provided continue parameter is too old to display a consistent list result. "
+                "You can start a new list without the continue parameter.") from None
+        meta: Obj = {"resourceVersion": str(revision)}
+        if limit and next_key is not None:
+            meta["continue"] = base64.urlsafe_b64encode(
+                json.dumps({"rv": revision, "start": next_key}).encode()).decode()
+        return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": items}
+
+    @staticmethod
+    def _parse_rv(value: str) -> int:
+        try:
+            rv = int(value)
+            if rv < 0:
+                raise ValueError
+            return rv
+        except ValueError:
+            raise errors.BadRequest(f'invalid resource version "{value}"') from None
+
+    # ---------------------------------------------------------------- update / patch
+    async def update(self, rt: ResourceType, namespace: str | None, name: str, body: Any,
+                     subresource: str | None = None, dry_run: bool = False) -> Obj:
+        """PUT: replace the object (or its status). A stale ``metadata.resourceVersion`` → 409."""
+        obj = self._parse(rt, body, namespace)
+        if obj["metadata"].get("name") not in (None, name):
+            raise errors.BadRequest(
+                f"the name of the object ({obj['metadata']['name']}) does not match the name on the URL ({name})")
+        obj["metadata"]["name"] = name
+        wanted_rv = obj["metadata"].get("resourceVersion")
+        precondition = self._parse_rv(wanted_rv) if wanted_rv else None
+        for _ in range(20):
+            old = await self.get(rt, namespace, name)
+            old_rv = int(old["metadata"]["resourceVersion"])
+            if precondition is not None and precondition != old_rv:
+                raise self._conflict(rt, name)
+            try:
+                return await self._write_update(rt, name, copy.deepcopy(obj), old, subresource, dry_run)
+            except errors.Conflict:
+                if precondition is not None:
+                    raise self._conflict(rt, name) from None
+        raise self._conflict(rt, name)
+
+    async def patch(self, rt: ResourceType, namespace: str | None, name: str, patch: Any,
+                    content_type: str, subresource: str | None = None, dry_run: bool = False) -> Obj:
+        """PATCH with JSON merge patch, JSON patch or strategic merge patch (415 for others)."""
+        ctype = content_type.split(";")[0].strip().lower()
+        if ctype == APPLY_PATCH:
+            raise errors.UnsupportedMediaType("server-side apply is not supported; use kubectl apply "
+                                              "(client-side) or another patch type")
+        if ctype not in (MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH):
+            raise errors.UnsupportedMediaType(
+                f"the body of the request was in an unknown format - accepted media types include: "
+                f"{JSON_PATCH}, {MERGE_PATCH}, {STRATEGIC_PATCH}")
+        if ctype == JSON_PATCH and not isinstance(patch, list):
+            raise errors.BadRequest("a JSON patch must be a list of operations")
+        if ctype != JSON_PATCH and not isinstance(patch, dict):
+            raise errors.BadRequest("a merge patch must be a JSON object")
+        for _ in range(20):
+            old = await self.get(rt, namespace, name)
+            try:
+                if ctype == JSON_PATCH:
+                    new = json_patch(old, patch)
+                elif ctype == MERGE_PATCH:
+                    new = json_merge_patch(old, patch)
+                else:
+                    new = strategic_merge_patch(old, patch)
+            except ValueError as exc:
+                raise errors.Invalid(f"the patch could not be applied: {exc}") from exc
+            if not isinstance(new, dict):
+                raise errors.BadRequest("the patch did not produce an object")
+            wanted_rv = (new.get("metadata") or {}).get("resourceVersion")
+            if wanted_rv != old["metadata"]["resourceVersion"] and wanted_rv is not None:
+                raise self._conflict(rt, name)
+            obj = self._parse(rt, new, namespace)
+            obj["metadata"]["name"] = name
+            try:
+                return await self._write_update(rt, name, obj, old, subresource, dry_run)
+            except errors.Conflict:
+                if wanted_rv is not None and isinstance(patch, dict) and \
+                        (patch.get("metadata") or {}).get("resourceVersion"):
+                    raise self._conflict(rt, name) from None
+        raise self._conflict(rt, name)
+
+    async def _write_update(self, rt: ResourceType, name: str, obj: Obj, old: Obj,
+                            subresource: str | None, dry_run: bool) -> Obj:
+        strategy = strategy_for(rt.kind)
+        old_meta = old["metadata"]
+        meta = obj["metadata"]
+        for fld in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                    "generation", "namespace"):
+            if fld in old_meta:
+                meta[fld] = old_meta[fld]
+            else:
+                meta.pop(fld, None)
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+        if subresource == "status":
+            strategy.prepare_for_status_update(obj, old)
+        elif subresource is None:
+            strategy.prepare_for_update(obj, old)
+        else:
+            raise errors.NotFound(f"the server could not find the requested resource ({subresource})")
+        strategy.default(obj)
+        if subresource is None and obj.get("spec") != old.get("spec") and "generation" in meta:
+            meta["generation"] = int(meta["generation"]) + 1
+        self._validate(rt, obj, old)
+        if obj == old:
+            return old  # Kubernetes skips no-op writes: resourceVersion unchanged
+        if dry_run:
+            return obj
+        key = self._key(rt, meta.get("namespace"), name)
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and \
+                not meta.get("deletionGracePeriodSeconds"):
+            return await self.store.delete(key, int(old_meta["resourceVersion"]))
+        try:
+            return await self.store.update(key, obj, int(old_meta["resourceVersion"]))
+        except errors.NotFound:
+            raise self._not_found(rt, name) from None
+
+    # ---------------------------------------------------------------- delete
+    async def delete(self, rt: ResourceType, namespace: str | None, name: str, opts: DeleteOptions) -> Obj:
+        """Delete one object: graceful for bound pods and objects with finalizers (deletionTimestamp
+        set, object kept), else removed at once. Returns the object's last state."""
+        if rt.kind == "Namespace":
+            return await self._delete_namespace(name, opts)
+        strategy = strategy_for(rt.kind)
+        key = self._key(rt, namespace, name)
+        for _ in range(20):
+            old = await self.get(rt, namespace, name)
+            meta = old["metadata"]
+            if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
+                raise errors.Conflict(
+                    f'Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object meta: '
+                    f'{meta.get("uid")}')
+            if opts.precondition_resource_version and opts.precondition_resource_version != \
+                    meta.get("resourceVersion"):
+                raise self._conflict(rt, name)
+            rv = int(meta["resourceVersion"])
+            grace = strategy.graceful_delete_seconds(old, opts.grace_period_seconds)
+            if meta.get("deletionTimestamp"):
+                # Already terminating: a shorter grace period (e.g. 0 from the kubelet) wins.
+                current = meta.get("deletionGracePeriodSeconds") or 0
+                if grace >= current and (grace or meta.get("finalizers")):
+                    return old
+            finalizers = meta.get("finalizers") or []
+            if grace == 0 and not finalizers:
+                if opts.dry_run:
+                    return old
+                try:
+                    return await self.store.delete(key, rv)
+                except errors.Conflict:
+                    continue
+                except errors.NotFound:
+                    raise self._not_found(rt, name) from None
+            new = copy.deepcopy(old)
+            deadline = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=grace)
+            new["metadata"]["deletionTimestamp"] = deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
+            new["metadata"]["deletionGracePeriodSeconds"] = grace
+            if opts.dry_run:
+                return new
+            try:
+                return await self.store.update(key, new, rv)
+            except errors.Conflict:
+                continue
+        raise self._conflict(rt, name)
+
+    async def _delete_namespace(self, name: str, opts: DeleteOptions) -> Obj:
+        """Namespace deletion: mark it Terminating, delete its contents, remove it once empty."""
+        if name in PROTECTED_NAMESPACES:
+            raise errors.Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
+        rt = self.registry.by_kind("v1", "Namespace")
+        assert rt is not None
+        old = await self.get(rt, None, name)
+        if opts.dry_run:
+            return old
+        new = copy.deepcopy(old)
+        new["metadata"].setdefault("deletionTimestamp", now_rfc3339())
+        new["metadata"]["deletionGracePeriodSeconds"] = 0
+        new.setdefault("status", {})["phase"] = "Terminating"
+        if new != old:
+            new = await self.store.update(f"/registry/namespaces/{name}", new,
+                                          int(old["metadata"]["resourceVersion"]))
+        asyncio.get_running_loop().create_task(self._finish_namespace(name))
+        return new
+
+    async def _finish_namespace(self, name: str, timeout: float = 300.0) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            remaining = 0
+            for rt in self.registry.types:
+                if not rt.namespaced or "list" not in rt.verbs:
+                    continue
+                items, _, _ = await self.store.list(rt.storage_prefix(name))
+                remaining += len(items)
+                for item in items:
+                    try:
+                        await self.delete(rt, name, item["metadata"]["name"], DeleteOptions())
+                    except errors.NotFound:
+                        pass
+            if remaining == 0:
+                try:
+                    await self.store.delete(f"/registry/namespaces/{name}")
+                except errors.NotFound:
+                    pass
+                log.info("apiserver namespace=%s deleted", name)
+                return
+            await asyncio.sleep(1.0)
+        log.warning("apiserver namespace=%s still has content after %.0fs", name, timeout)
+
+    async def delete_collection(self, rt: ResourceType, namespace: str | None, list_opts: ListOptions,
+                                opts: DeleteOptions) -> Obj:
+        """Delete every object the selectors match; returns the list of what was deleted."""
+        listed = await self.list(rt, namespace, list_opts)
+        deleted = []
+        for item in listed["items"]:
+            try:
+                deleted.append(await self.delete(rt, item["metadata"].get("namespace"),
+                                                 item["metadata"]["name"], opts))
+            except errors.NotFound:
+                pass
+        return {"kind": rt.list_kind, "apiVersion": rt.api_version,
+                "metadata": {"resourceVersion": listed["metadata"]["resourceVersion"]}, "items": deleted}
+
+    # ---------------------------------------------------------------- watch
+    async def watch(self, rt: ResourceType, namespace: str | None, opts: ListOptions,
+                    bookmark_interval: float = 30.0) -> AsyncIterator[Obj]:
+        """Watch events ``{"type", "object"}`` after ``opts.resource_version``.
+
+        An unset or ``"0"`` resourceVersion first sends the current state as ADDED events.
+        Objects entering or leaving the selector appear as ADDED / DELETED, as in Kubernetes.
+        Raises Gone (before any event) for a compacted resourceVersion.
+        """
+        sel = Selector(strategy_for(rt.kind), opts)
+        prefix = rt.storage_prefix(namespace if rt.namespaced else None)
+        initial: list[Obj] = []
+        if opts.resource_version in ("", "0"):
+            listed = await self.list(rt, namespace, ListOptions(label_selector=opts.label_selector,
+                                                                field_selector=opts.field_selector))
+            initial = listed["items"]
+            start = int(listed["metadata"]["resourceVersion"])
+        else:
+            start = self._parse_rv(opts.resource_version)
+        source = await self.store.watch(prefix, start)  # raises Gone before streaming
+        return self._stream(rt, sel, source, initial, start, opts, bookmark_interval)
+
+    async def _stream(self, rt: ResourceType, sel: Selector, source: AsyncIterator[Any], initial: list[Obj],
+                      start: int, opts: ListOptions, bookmark_interval: float) -> AsyncIterator[Obj]:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def pump() -> None:
+            try:
+                async for ev in source:
+                    await queue.put(ev)
+            except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+                await queue.put(exc)
+
+        task = asyncio.get_running_loop().create_task(pump())
+        try:
+            for obj in initial:
+                yield {"type": "ADDED", "object": obj}
+            last_rv = start
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + opts.timeout_seconds if opts.timeout_seconds else None
+            while True:
+                wait = bookmark_interval if opts.allow_watch_bookmarks else None
+                if deadline is not None:
+                    left = deadline - loop.time()
+                    if left <= 0:
+                        return
+                    wait = min(wait, left) if wait is not None else left
+                try:
+                    item = await asyncio.wait_for(queue.get(), wait)
+                except asyncio.TimeoutError:
+                    if opts.allow_watch_bookmarks:
+                        yield {"type": "BOOKMARK", "object": {
+                            "kind": rt.kind, "apiVersion": rt.api_version,
+                            "metadata": {"resourceVersion": str(last_rv)}}}
+                    continue
+                if isinstance(item, errors.Gone):
+                    yield {"type": "ERROR", "object": item.to_status()}
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                last_rv = item.revision
+                now_match = item.type != "DELETED" and sel.matches(item.object)
+                was_match = item.prev is not None and sel.matches(item.prev)
+                if item.type == "DELETED":
+                    if was_match:
+                        yield {"type": "DELETED", "object": item.object}
+                elif now_match and was_match:
+                    yield {"type": "MODIFIED", "object": item.object}
+                elif now_match:
+                    yield {"type": "ADDED", "object": item.object}
+                elif was_match:
+                    yield {"type": "DELETED", "object": item.object}
+        finally:
+            task.cancel()
+            try:
+                await task
+            except BaseException:  # noqa: BLE001
+                pass

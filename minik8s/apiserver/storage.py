@@ -1,0 +1,224 @@
+"""Object storage over etcd: JSON values, resourceVersion = etcd revision, CAS updates.
+
+Only the apiserver imports this module (DESIGN.md: only the apiserver touches
+etcd).  Values are the object's wire JSON without ``metadata.resourceVersion``;
+reads set it from the key's ``mod_revision``, lists from the read revision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import aetcd
+import aetcd.exceptions
+import aetcd.rpc as rpc
+from aetcd import utils as etcd_utils
+
+from minik8s.api import errors
+
+log = logging.getLogger("apiserver.storage")
+
+
+@dataclass
+class WatchEvent:
+    """One change: ``type`` ADDED, MODIFIED or DELETED; ``object`` the new (or last) state;
+    ``prev`` the state before (None for ADDED); ``revision`` the etcd revision of the change."""
+
+    type: str
+    object: dict[str, Any]
+    prev: dict[str, Any] | None
+    revision: int
+
+
+def _decode(value: bytes, revision: int) -> dict[str, Any]:
+    obj: dict[str, Any] = json.loads(value)
+    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+    return obj
+
+
+def _with_revision(obj: dict[str, Any], revision: int) -> dict[str, Any]:
+    out = dict(obj)
+    out["metadata"] = dict(obj.get("metadata") or {}, resourceVersion=str(revision))
+    return out
+
+
+def _encode(obj: dict[str, Any]) -> bytes:
+    meta = obj.get("metadata") or {}
+    stored = dict(obj)
+    stored["metadata"] = {k: v for k, v in meta.items() if k != "resourceVersion"}
+    return json.dumps(stored, separators=(",", ":")).encode()
+
+
+def _is_compacted(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, aetcd.exceptions.RevisionCompactedError) or "compacted" in text
+
+
+class Store:
+    """The etcd-backed object store.
+
+    Errors: :class:`~minik8s.api.errors.NotFound`, ``AlreadyExists``, ``Conflict``
+    (stale resourceVersion), ``Gone`` (compacted revision), ``ServiceUnavailable``
+    (etcd unreachable).
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 2379, timeout: float = 10.0) -> None:
+        self.client = aetcd.Client(host=host, port=port, timeout=timeout)
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def healthy(self) -> bool:
+        """True when etcd answers a read within 2 s."""
+        try:
+            await asyncio.wait_for(self.client.get(b"/registry/health"), 2.0)
+            return True
+        except Exception:
+            return False
+
+    async def revision(self) -> int:
+        """The current etcd revision."""
+        resp = await self._range(b"/registry/health", count_only=True)
+        return int(resp.header.revision)
+
+    # ------------------------------------------------------------ basic ops
+    async def _call(self, coro: Any) -> Any:
+        try:
+            return await coro
+        except errors.APIError:
+            raise
+        except aetcd.exceptions.ConnectionFailedError as exc:
+            raise errors.ServiceUnavailable(f"etcd is unavailable: {exc}") from exc
+        except aetcd.exceptions.ConnectionTimeoutError as exc:
+            raise errors.Timeout(f"etcd did not answer in time: {exc}") from exc
+        except aetcd.exceptions.ClientError as exc:
+            if _is_compacted(exc):
+                raise errors.Gone("the requested resourceVersion has been compacted") from exc
+            raise errors.InternalError(f"etcd error: {exc}") from exc
+
+    async def _range(
+        self,
+        key: bytes,
+        range_end: bytes | None = None,
+        limit: int = 0,
+        revision: int = 0,
+        count_only: bool = False,
+    ) -> Any:
+        await self._call(self.client.connect())
+        req = rpc.RangeRequest(key=key, limit=limit, revision=revision, count_only=count_only)
+        if range_end is not None:
+            req.range_end = range_end
+        return await self._call(self.client.kvstub.Range(req, timeout=self.client._timeout,
+                                                        metadata=self.client.metadata))
+
+    async def get(self, key: str) -> dict[str, Any]:
+        """The object at ``key``; raises NotFound (message filled in by the caller)."""
+        kv = await self._call(self.client.get(key.encode()))
+        if kv is None:
+            raise errors.NotFound(key)
+        return _decode(kv.value, kv.mod_revision)
+
+    async def create(self, key: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a new object; raises AlreadyExists when ``key`` exists. Returns it with its resourceVersion."""
+        k = key.encode()
+        tx = self.client.transactions
+        ok, responses = await self._call(self.client.transaction(
+            compare=[tx.create(k) == 0], success=[tx.put(k, _encode(obj))], failure=[]))
+        if not ok:
+            raise errors.AlreadyExists(key)
+        return _with_revision(obj, responses[0].response_put.header.revision)
+
+    async def update(self, key: str, obj: dict[str, Any], expected_revision: int) -> dict[str, Any]:
+        """Compare-and-swap: write ``obj`` only if the key's mod_revision is ``expected_revision``.
+
+        Raises Conflict when it is not (a stale resourceVersion), NotFound when the key is gone.
+        """
+        k = key.encode()
+        tx = self.client.transactions
+        ok, responses = await self._call(self.client.transaction(
+            compare=[tx.mod(k) == expected_revision],
+            success=[tx.put(k, _encode(obj))],
+            failure=[tx.get(k)],
+        ))
+        if not ok:
+            if not responses or not responses[0]:
+                raise errors.NotFound(key)
+            raise errors.Conflict(key)
+        return _with_revision(obj, responses[0].response_put.header.revision)
+
+    async def delete(self, key: str, expected_revision: int | None = None) -> dict[str, Any]:
+        """Delete ``key`` (only at ``expected_revision`` when given). Returns the last state."""
+        k = key.encode()
+        tx = self.client.transactions
+        compare = [tx.mod(k) == expected_revision] if expected_revision else [tx.version(k) > 0]
+        current = await self.get(key)
+        ok, _ = await self._call(self.client.transaction(
+            compare=compare, success=[tx.delete(k)], failure=[]))
+        if not ok:
+            exists = await self._call(self.client.get(k))
+            if exists is None:
+                raise errors.NotFound(key)
+            raise errors.Conflict(key)
+        return current
+
+    async def list(
+        self,
+        prefix: str,
+        limit: int = 0,
+        start_key: str | None = None,
+        revision: int = 0,
+    ) -> tuple[list[dict[str, Any]], int, str | None]:
+        """Objects under ``prefix`` in key order, read at ``revision`` (0 = latest).
+
+        Returns ``(items, read_revision, next_key)``: ``next_key`` is where the next
+        page starts when ``limit`` cut the range, else None. Raises Gone when
+        ``revision`` is compacted.
+        """
+        p = prefix.encode()
+        start = start_key.encode() if start_key else p
+        resp = await self._range(start, etcd_utils.prefix_range_end(p), limit=limit, revision=revision)
+        items = [_decode(kv.value, kv.mod_revision) for kv in resp.kvs]
+        read_rev = revision or int(resp.header.revision)
+        next_key = None
+        if resp.more and resp.kvs:
+            next_key = resp.kvs[-1].key.decode() + "\x00"
+        return items, read_rev, next_key
+
+    async def watch(self, prefix: str, from_revision: int) -> AsyncIterator[WatchEvent]:
+        """Open a watch on changes under ``prefix`` with revision > ``from_revision``.
+
+        The etcd watch exists when this returns; raises Gone now when ``from_revision``
+        is compacted.  Iterate the result for the events, in revision order.
+        """
+        await self._call(self.client.connect())
+        try:
+            w = await self.client.watch_prefix(prefix.encode(), start_revision=from_revision + 1,
+                                               prev_kv=True)
+        except Exception as exc:  # compacted revisions surface as errors at creation
+            if _is_compacted(exc):
+                raise errors.Gone(f"too old resource version: {from_revision}") from exc
+            raise errors.ServiceUnavailable(f"etcd watch failed: {exc}") from exc
+        return self._events(w, from_revision)
+
+    @staticmethod
+    async def _events(w: Any, from_revision: int) -> AsyncIterator[WatchEvent]:
+        try:
+            async for ev in w:
+                rev = ev.kv.mod_revision
+                prev = _decode(ev.prev_kv.value, ev.prev_kv.mod_revision) if ev.prev_kv else None
+                if ev.kind == "PUT":
+                    yield WatchEvent("ADDED" if ev.kv.version == 1 else "MODIFIED",
+                                     _decode(ev.kv.value, rev), prev, rev)
+                elif prev is not None:
+                    yield WatchEvent("DELETED", _with_revision(prev, rev), prev, rev)
+        except Exception as exc:
+            if _is_compacted(exc):
+                raise errors.Gone(f"too old resource version: {from_revision}") from exc
+            raise
+        finally:
+            await w.cancel()

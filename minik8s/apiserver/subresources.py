@@ -1,0 +1,206 @@
+"""Pod subresources: ``binding`` (the scheduler's decision), ``log`` and ``exec`` (proxied to the kubelet).
+
+The kubelet serves (see :mod:`minik8s.kubelet.server`):
+``GET /containerLogs/{ns}/{pod}/{container}`` (plain text, streamed with ``follow``) and
+the WebSocket ``/exec/{ns}/{pod}/{container}?command=...`` speaking Kubernetes'
+``v4/v5.channel.k8s.io`` protocol (first byte of each binary frame: 0 stdin,
+1 stdout, 2 stderr, 3 error/status, 4 resize).  The apiserver finds the kubelet
+from the Node's InternalIP and ``daemonEndpoints.kubeletEndpoint.Port``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import websockets
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from minik8s.api import errors
+from minik8s.api.base import now_rfc3339
+from minik8s.api.registry import ResourceType
+
+log = logging.getLogger("apiserver")
+
+CHANNEL_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io"]
+LOG_PARAMS = ("follow", "tailLines", "timestamps", "previous", "sinceSeconds", "limitBytes")
+
+
+class PodSubresources:
+    """``pods/{name}/binding``, ``pods/{name}/log`` and ``pods/{name}/exec``."""
+
+    def __init__(self, api: Any, kubelet_client: httpx.AsyncClient | None = None) -> None:
+        self.api = api
+        self.kubelet = kubelet_client or httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None))
+
+    async def handle(self, request: Request, rt: ResourceType, namespace: str | None, name: str,
+                     sub: str) -> Response:
+        if sub == "binding":
+            if request.method != "POST":
+                raise errors.MethodNotAllowed("binding only supports POST")
+            from minik8s.apiserver.app import read_body
+            body = await read_body(request)
+            return JSONResponse(await self.bind(rt, namespace or "", name, body), status_code=201)
+        if sub == "log":
+            if request.method != "GET":
+                raise errors.MethodNotAllowed("log only supports GET")
+            return await self.logs(rt, namespace or "", name, dict(request.query_params))
+        raise errors.BadRequest("Upgrade request required: exec needs a WebSocket connection "
+                                "(Sec-WebSocket-Protocol v5.channel.k8s.io or v4.channel.k8s.io)")
+
+    # ------------------------------------------------------------------ binding
+    async def bind(self, rt: ResourceType, namespace: str, name: str, body: Any) -> dict[str, Any]:
+        """Assign the pod to ``body.target.name``: 409 when it is already bound (Kubernetes' assignPod)."""
+        if not isinstance(body, dict) or not (body.get("target") or {}).get("name"):
+            raise errors.invalid("Binding", name, [("target.name", None, "Required value")])
+        node = body["target"]["name"]
+        if (body.get("metadata") or {}).get("name") not in (None, name):
+            raise errors.BadRequest("the name of the binding does not match the pod")
+        for _ in range(10):
+            pod = await self.api.get(rt, namespace, name)
+            if pod["metadata"].get("deletionTimestamp"):
+                raise errors.Conflict(f"pod {name} is being deleted, cannot be assigned to a host")
+            bound = (pod.get("spec") or {}).get("nodeName")
+            if bound:
+                raise errors.Conflict(f"pod {name} is already assigned to node \"{bound}\"")
+            new = copy.deepcopy(pod)
+            new["spec"]["nodeName"] = node
+            conds = [c for c in (new.setdefault("status", {}).get("conditions") or [])
+                     if c.get("type") != "PodScheduled"]
+            conds.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": now_rfc3339()})
+            new["status"]["conditions"] = conds
+            key = rt.storage_key(namespace, name)
+            try:
+                await self.api.store.update(key, new, int(pod["metadata"]["resourceVersion"]))
+            except errors.Conflict:
+                continue
+            return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+        raise errors.Conflict(f"pod {name} changed too often while binding; try again")
+
+    # ------------------------------------------------------------------ kubelet location
+    async def _locate(self, rt: ResourceType, namespace: str, name: str,
+                      container: str | None) -> tuple[str, str]:
+        pod = await self.api.get(rt, namespace, name)
+        containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
+        if not container:
+            if len(containers) != 1:
+                raise errors.BadRequest(f"a container name must be specified for pod {name}, "
+                                        f"choose one of: [{' '.join(containers)}]")
+            container = containers[0]
+        elif container not in containers:
+            raise errors.BadRequest(f"container {container} is not valid for pod {name}")
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if not node_name:
+            raise errors.BadRequest(f"pod {name} does not have a host assigned")
+        node_rt = self.api.registry.by_kind("v1", "Node")
+        try:
+            node = await self.api.get(node_rt, None, node_name)
+        except errors.NotFound:
+            raise errors.ServiceUnavailable(f'node "{node_name}" of pod {name} is gone') from None
+        status = node.get("status") or {}
+        ip = next((a["address"] for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
+        port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port") or 10250
+        if not ip:
+            raise errors.ServiceUnavailable(f'node "{node_name}" has no InternalIP')
+        host = f"[{ip}]" if ":" in ip else ip
+        return f"{host}:{port}", container
+
+    # ------------------------------------------------------------------ logs
+    async def logs(self, rt: ResourceType, namespace: str, name: str, params: dict[str, str]) -> Response:
+        """Stream a container's log from its kubelet (``follow`` keeps the stream open)."""
+        address, container = await self._locate(rt, namespace, name, params.get("container"))
+        query = urlencode({k: v for k, v in params.items() if k in LOG_PARAMS})
+        url = f"http://{address}/containerLogs/{namespace}/{name}/{container}?{query}"
+        try:
+            req = self.kubelet.build_request("GET", url)
+            resp = await self.kubelet.send(req, stream=True)
+        except httpx.HTTPError as exc:
+            raise errors.ServiceUnavailable(f"the kubelet at {address} is unreachable: {exc}") from exc
+        if resp.status_code >= 400:
+            body = await resp.aread()
+            await resp.aclose()
+            raise errors.BadRequest(body.decode(errors="replace").strip() or f"kubelet answered {resp.status_code}")
+
+        async def relay() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in resp.aiter_raw():
+                    yield chunk
+            finally:
+                await resp.aclose()
+
+        return StreamingResponse(relay(), media_type="text/plain")
+
+    # ------------------------------------------------------------------ exec
+    def register_websocket(self, app: FastAPI) -> None:
+        pods_rt = self.api.registry.by_kind("v1", "Pod")
+
+        @app.websocket("/api/v1/namespaces/{namespace}/pods/{name}/exec")
+        async def exec_ws(websocket: WebSocket, namespace: str, name: str) -> None:
+            params = websocket.query_params
+            offered = [p.strip() for p in websocket.headers.get("sec-websocket-protocol", "").split(",") if p]
+            proto = next((p for p in offered if p in CHANNEL_PROTOCOLS), None)
+            try:
+                address, container = await self._locate(pods_rt, namespace, name, params.get("container"))
+            except errors.APIError as exc:
+                await websocket.accept(subprotocol=proto)
+                await websocket.send_bytes(b"\x03" + _status_json(exc))
+                await websocket.close()
+                return
+            query = urlencode([(k, v) for k, v in params.multi_items() if k != "container"])
+            url = f"ws://{address}/exec/{namespace}/{name}/{container}?{query}"
+            try:
+                upstream = await websockets.connect(url, subprotocols=[proto] if proto else None,  # type: ignore[list-item]
+                                                    max_size=None, open_timeout=10)
+            except Exception as exc:  # noqa: BLE001
+                await websocket.accept(subprotocol=proto)
+                await websocket.send_bytes(b"\x03" + _status_json(
+                    errors.ServiceUnavailable(f"the kubelet at {address} is unreachable: {exc}")))
+                await websocket.close()
+                return
+            await websocket.accept(subprotocol=proto)
+            await _splice(websocket, upstream)
+
+
+def _status_json(err: errors.APIError) -> bytes:
+    import json
+    return json.dumps(err.to_status()).encode()
+
+
+async def _splice(client: WebSocket, upstream: Any) -> None:
+    """Copy frames both ways until either side closes."""
+
+    async def down() -> None:
+        async for msg in upstream:
+            if isinstance(msg, bytes):
+                await client.send_bytes(msg)
+            else:
+                await client.send_text(msg)
+
+    async def up() -> None:
+        while True:
+            msg = await client.receive()
+            if msg["type"] == "websocket.disconnect":
+                return
+            if msg.get("bytes") is not None:
+                await upstream.send(msg["bytes"])
+            elif msg.get("text") is not None:
+                await upstream.send(msg["text"])
+
+    tasks = [asyncio.create_task(down()), asyncio.create_task(up())]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        for t in tasks:
+            t.cancel()
+        await upstream.close()
+        with contextlib.suppress(Exception):
+            await client.close()

@@ -1,0 +1,252 @@
+"""The async REST client every component and kubectl use (httpx).
+
+Objects travel as wire-form dicts; Status failures raise the matching
+:mod:`minik8s.api.errors` class (NotFound, Conflict, AlreadyExists, Invalid,
+Unauthorized, ...).  Transport errors are retried with exponential back-off
+(only for requests that are safe to repeat, and for any request that never
+reached the server); after the last try they raise :class:`ServerUnavailable`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from minik8s.api import errors
+from minik8s.api.registry import Registry, ResourceType, default_registry
+from minik8s.client.kubeconfig import ClientConfig, load
+
+log = logging.getLogger("client")
+
+PATCH_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+}
+
+
+class ServerUnavailable(errors.ServiceUnavailable):
+    """The apiserver could not be reached (connection refused, DNS, TLS, timeouts)."""
+
+
+def resource_path(rt: ResourceType, namespace: str | None = None, name: str | None = None,
+                  subresource: str | None = None) -> str:
+    """The REST path of a collection, an object or a subresource."""
+    base = "/api/v1" if not rt.group else f"/apis/{rt.group}/{rt.version}"
+    if rt.namespaced and namespace:
+        base += f"/namespaces/{quote(namespace)}"
+    path = f"{base}/{rt.plural}"
+    if name:
+        path += f"/{quote(name)}"
+        if subresource:
+            path += f"/{subresource}"
+    return path
+
+
+def _clean(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in params.items() if v not in (None, "")}
+
+
+class Client:
+    """An apiserver client. Use ``async with Client(...)`` or call :meth:`close`.
+
+    ``retries`` transport-level attempts are made with back-off from ``backoff``
+    seconds doubling up to 5 s.
+    """
+
+    def __init__(self, config: ClientConfig | None = None, registry: Registry | None = None,
+                 retries: int = 5, backoff: float = 0.2, timeout: float = 30.0) -> None:
+        self.config = config or ClientConfig()
+        self.registry = registry or default_registry()
+        self.retries = retries
+        self.backoff = backoff
+        headers = {"Accept": "application/json", "User-Agent": "minik8s/0.1"}
+        if self.config.token:
+            headers["Authorization"] = f"Bearer {self.config.token}"
+        self.http = httpx.AsyncClient(
+            base_url=self.config.server, headers=headers, verify=self.config.ssl_context(),
+            timeout=httpx.Timeout(timeout, connect=5.0),
+            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+        )
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **kwargs: Any) -> Client:
+        """A client for the cluster the kubeconfig names (see :func:`minik8s.client.kubeconfig.load`)."""
+        return cls(load(path, context), **kwargs)
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+    def resource(self, name: str) -> ResourceType:
+        """Resolve ``pods``, ``po``, ``Pod`` ... to a ResourceType; raises NotFound."""
+        rt = self.registry.resolve(name)
+        if rt is None:
+            raise errors.NotFound(f'the server doesn\'t have a resource type "{name}"')
+        return rt
+
+    def kind(self, api_version: str | None, kind: str) -> ResourceType:
+        rt = self.registry.by_kind(api_version, kind)
+        if rt is None:
+            raise errors.NotFound(f'no matches for kind "{kind}" in version "{api_version}"')
+        return rt
+
+    # ------------------------------------------------------------------ transport
+    async def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                      body: Any = None, content_type: str = "application/json",
+                      timeout: float | None = None) -> Any:
+        """One API call; returns the decoded JSON body (or text). Raises APIError subclasses."""
+        content = None
+        headers = {}
+        if body is not None:
+            content = json.dumps(body).encode()
+            headers["Content-Type"] = content_type
+        idempotent = method in ("GET", "HEAD", "PUT", "DELETE")
+        delay = self.backoff
+        for attempt in range(self.retries + 1):
+            try:
+                resp = await self.http.request(method, path, params=_clean(params or {}), content=content,
+                                               headers=headers,
+                                               timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT)
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError,
+                    httpx.ReadError, httpx.ReadTimeout, httpx.WriteError, httpx.PoolTimeout) as exc:
+                never_sent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+                if attempt >= self.retries or not (idempotent or never_sent):
+                    raise ServerUnavailable(f"cannot reach the apiserver at {self.config.server}: "
+                                            f"{type(exc).__name__} {exc}".strip()) from exc
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            return self._decode(resp)
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _decode(resp: httpx.Response) -> Any:
+        ctype = resp.headers.get("content-type", "")
+        try:
+            body: Any = resp.json() if "json" in ctype else resp.text
+        except ValueError:
+            body = resp.text
+        if resp.status_code >= 400:
+            raise errors.from_status(resp.status_code, body)
+        return body
+
+    # ------------------------------------------------------------------ verbs
+    async def get(self, rt: ResourceType, name: str, namespace: str | None = None,
+                  subresource: str | None = None) -> dict[str, Any]:
+        return await self.request("GET", resource_path(rt, namespace, name, subresource))  # type: ignore[no-any-return]
+
+    async def list(self, rt: ResourceType, namespace: str | None = None, *, label_selector: str | None = None,
+                   field_selector: str | None = None, limit: int | None = None, continue_: str | None = None,
+                   resource_version: str | None = None) -> dict[str, Any]:
+        """One page of a list (``items``, ``metadata.resourceVersion``, ``metadata.continue``)."""
+        params = {"labelSelector": label_selector, "fieldSelector": field_selector, "limit": limit,
+                  "continue": continue_, "resourceVersion": resource_version}
+        return await self.request("GET", resource_path(rt, namespace), params=params)  # type: ignore[no-any-return]
+
+    async def list_all(self, rt: ResourceType, namespace: str | None = None, *, label_selector: str | None = None,
+                       field_selector: str | None = None, page_size: int = 500) -> dict[str, Any]:
+        """Every page of a list joined into one (resourceVersion of the first page)."""
+        first = await self.list(rt, namespace, label_selector=label_selector, field_selector=field_selector,
+                                limit=page_size)
+        items = list(first.get("items") or [])
+        token = (first.get("metadata") or {}).get("continue")
+        while token:
+            page = await self.list(rt, namespace, label_selector=label_selector, field_selector=field_selector,
+                                   limit=page_size, continue_=token)
+            items += page.get("items") or []
+            token = (page.get("metadata") or {}).get("continue")
+        first["items"] = items
+        first.setdefault("metadata", {}).pop("continue", None)
+        return first
+
+    async def create(self, rt: ResourceType, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+        ns = namespace or (obj.get("metadata") or {}).get("namespace") or (self.config.namespace if rt.namespaced else None)
+        return await self.request("POST", resource_path(rt, ns), body=obj)  # type: ignore[no-any-return]
+
+    async def update(self, rt: ResourceType, obj: dict[str, Any], subresource: str | None = None) -> dict[str, Any]:
+        """PUT the object (its ``metadata.resourceVersion`` is the CAS precondition)."""
+        meta = obj.get("metadata") or {}
+        return await self.request(  # type: ignore[no-any-return]
+            "PUT", resource_path(rt, meta.get("namespace"), meta["name"], subresource), body=obj)
+
+    async def update_status(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        return await self.update(rt, obj, "status")
+
+    async def patch(self, rt: ResourceType, name: str, patch: Any, namespace: str | None = None,
+                    patch_type: str = "merge", subresource: str | None = None) -> dict[str, Any]:
+        """PATCH with ``patch_type`` ``merge``, ``strategic`` or ``json``."""
+        return await self.request(  # type: ignore[no-any-return]
+            "PATCH", resource_path(rt, namespace, name, subresource), body=patch,
+            content_type=PATCH_TYPES[patch_type])
+
+    async def delete(self, rt: ResourceType, name: str, namespace: str | None = None, *,
+                     grace_period_seconds: int | None = None, propagation_policy: str | None = None,
+                     preconditions: dict[str, str] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        if preconditions:
+            body["preconditions"] = preconditions
+        return await self.request("DELETE", resource_path(rt, namespace, name), body=body)  # type: ignore[no-any-return]
+
+    async def delete_collection(self, rt: ResourceType, namespace: str | None = None, *,
+                                label_selector: str | None = None) -> dict[str, Any]:
+        return await self.request("DELETE", resource_path(rt, namespace),  # type: ignore[no-any-return]
+                                  params={"labelSelector": label_selector})
+
+    async def bind(self, namespace: str, name: str, node: str) -> dict[str, Any]:
+        """POST the pod's ``binding`` subresource (what the scheduler does)."""
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+        rt = self.kind("v1", "Pod")
+        return await self.request("POST", resource_path(rt, namespace, name, "binding"), body=body)  # type: ignore[no-any-return]
+
+    async def watch(self, rt: ResourceType, namespace: str | None = None, *, resource_version: str | None = None,
+                    label_selector: str | None = None, field_selector: str | None = None,
+                    timeout_seconds: int | None = None, allow_bookmarks: bool = True) -> AsyncIterator[dict[str, Any]]:
+        """Stream watch events (``{"type", "object"}``) until the server ends the stream.
+
+        Raises Gone (410) when ``resource_version`` is too old, ServerUnavailable when
+        the apiserver cannot be reached.
+        """
+        params = _clean({"watch": "true", "resourceVersion": resource_version, "labelSelector": label_selector,
+                         "fieldSelector": field_selector, "timeoutSeconds": timeout_seconds,
+                         "allowWatchBookmarks": allow_bookmarks})
+        try:
+            async with self.http.stream("GET", resource_path(rt, namespace), params=params,
+                                        timeout=httpx.Timeout(30.0, connect=5.0, read=None)) as resp:
+                if resp.status_code >= 400:
+                    await resp.aread()
+                    self._decode(resp)
+                async for line in resp.aiter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except (httpx.TransportError,) as exc:
+            raise ServerUnavailable(f"watch on {rt.plural} broke: {type(exc).__name__} {exc}".strip()) from exc
+
+    async def stream_text(self, path: str, params: dict[str, Any] | None = None) -> AsyncIterator[str]:
+        """GET a streamed text body (pod logs) chunk by chunk."""
+        try:
+            async with self.http.stream("GET", path, params=_clean(params or {}),
+                                        timeout=httpx.Timeout(30.0, connect=5.0, read=None)) as resp:
+                if resp.status_code >= 400:
+                    await resp.aread()
+                    self._decode(resp)
+                async for chunk in resp.aiter_text():
+                    yield chunk
+        except httpx.TransportError as exc:
+            raise ServerUnavailable(f"cannot reach the apiserver at {self.config.server}: {exc}") from exc

@@ -1,0 +1,1 @@
+"""minik8s cluster."""

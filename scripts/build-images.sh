@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2329  # functions are called indirectly ("build_$name", trap)
+# Build the images minik8s needs, without any registry, with `docker import`.
+#
+#   minik8s/busybox:latest  Debian's static busybox + applet symlinks in /bin. CMD ["sh"]
+#   minik8s/pause:latest    only /pause (static C, scripts/pause.c). ENTRYPOINT ["/pause"]
+#   minik8s/python:latest   debootstrap'd Debian minbase + python3 (+ /bin/busybox). CMD ["python3"]
+#
+# Usage (as root):  scripts/build-images.sh [--force] [busybox|pause|python ...]
+#   Without names, all images are built. An image that already exists is
+#   skipped unless --force is given. Packages that are missing on the host
+#   (busybox-static, gcc, libc6-dev, debootstrap) are installed with apt-get.
+# Environment:
+#   MINIK8S_DEBIAN_MIRROR  mirror for debootstrap (default: the main Debian
+#                          archive from this machine's apt sources)
+#   MINIK8S_DEBIAN_SUITE   suite for debootstrap (default: bookworm)
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ALL_IMAGES=(busybox pause python)
+SUITE="${MINIK8S_DEBIAN_SUITE:-bookworm}"
+PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+say() { echo "build-images: $*"; }
+die() { echo "build-images: ERROR: $*" >&2; exit 1; }
+
+usage() {
+    echo "usage: $0 [--force] [busybox|pause|python ...]" >&2
+    exit 2
+}
+
+FORCE=0
+WANT=()
+for arg in "$@"; do
+    case "$arg" in
+        --force|-f) FORCE=1 ;;
+        -h|--help) usage ;;
+        busybox|pause|python) WANT+=("$arg") ;;
+        minik8s/busybox*|minik8s/pause*|minik8s/python*)
+            name="${arg#minik8s/}"; WANT+=("${name%%:*}") ;;
+        *) echo "build-images: unknown argument: $arg" >&2; usage ;;
+    esac
+done
+[ "${#WANT[@]}" -gt 0 ] || WANT=("${ALL_IMAGES[@]}")
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap, apt-get, chown root in rootfs)"
+docker info >/dev/null 2>&1 || die "'docker info' fails; run scripts/start-dockerd.sh first"
+
+# One build at a time on this machine (tests or CI jobs may call this concurrently).
+LOCK_FILE=/tmp/minik8s-build-images.lock
+exec 9>"$LOCK_FILE"
+flock 9
+
+WORK="$(mktemp -d /tmp/minik8s-images.XXXXXX)"
+cleanup() { rm -rf --one-file-system "$WORK"; }
+trap cleanup EXIT
+
+APT_UPDATED=0
+# apt_need PKG... : install the packages that are not installed yet.
+apt_need() {
+    local missing=() p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ "${#missing[@]}" -eq 0 ] && return 0
+    say "installing host packages: ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -q "${missing[@]}" >/dev/null; then
+        [ "$APT_UPDATED" -eq 1 ] && die "apt-get install ${missing[*]} failed"
+        say "apt-get install failed; running apt-get update and retrying" >&2
+        apt-get update -q >/dev/null || die "apt-get update failed"
+        APT_UPDATED=1
+        apt-get install -y -q "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
+    fi
+}
+
+image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# The static busybox binary from the busybox-static package (the `busybox`
+# package ships a dynamically linked /bin/busybox that would not run in a
+# rootfs without libc).
+busybox_static_bin() {
+    apt_need busybox-static
+    local bin
+    bin="$(dpkg -L busybox-static | grep -E '/busybox$' | head -n1)"
+    [ -n "$bin" ] && [ -x "$bin" ] || die "busybox-static is installed but its binary was not found"
+    if ldd "$bin" >/dev/null 2>&1; then
+        die "$bin is dynamically linked; install busybox-static instead of busybox"
+    fi
+    echo "$bin"
+}
+
+# The main Debian archive URI from this machine's apt configuration
+# (deb822 *.sources first, then one-line *.list), never the security archive.
+debian_mirror() {
+    if [ -n "${MINIK8S_DEBIAN_MIRROR:-}" ]; then
+        echo "$MINIK8S_DEBIAN_MIRROR"
+        return
+    fi
+    local f uri=""
+    shopt -s nullglob
+    for f in /etc/apt/sources.list.d/*.sources; do
+        # Paragraph mode: one deb822 stanza per record; comment lines ignored.
+        uri="$(awk 'BEGIN { RS = ""; FS = "\n" }
+            {
+                types = ""; uris = ""; suites = ""; enabled = "yes"
+                for (i = 1; i <= NF; i++) {
+                    line = $i
+                    if (line ~ /^[ \t]*#/) continue
+                    if (match(line, /^[A-Za-z-]+:/)) {
+                        key = tolower(substr(line, 1, RLENGTH - 1))
+                        val = substr(line, RLENGTH + 1)
+                        gsub(/^[ \t]+|[ \t]+$/, "", val)
+                        if (key == "types") types = val
+                        else if (key == "uris") uris = val
+                        else if (key == "suites") suites = val
+                        else if (key == "enabled") enabled = tolower(val)
+                    }
+                }
+                if (enabled == "no" || (" " types " ") !~ / deb /) next
+                if (suites ~ /-security/ && suites !~ /(^| )[a-z]+( |$)/) next
+                n = split(uris, u, /[ \t]+/)
+                for (j = 1; j <= n; j++) {
+                    if (u[j] ~ /security/) continue
+                    if (u[j] !~ /^(https?|ftp|file):/) continue
+                    print u[j]; exit
+                }
+            }' "$f")"
+        [ -n "$uri" ] && break
+    done
+    if [ -z "$uri" ]; then
+        for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+            [ -r "$f" ] || continue
+            uri="$(awk '
+                /^[ \t]*deb[ \t]/ {
+                    i = 2
+                    if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
+                    u = $i; s = $(i + 1)
+                    if (u ~ /security/ || s ~ /-security$/) next
+                    if (u !~ /^(https?|ftp|file):/) next
+                    print u; exit
+                }' "$f")"
+            [ -n "$uri" ] && break
+        done
+    fi
+    shopt -u nullglob
+    [ -n "$uri" ] || die "no Debian archive found in /etc/apt/sources.list{,.d/*}; set MINIK8S_DEBIAN_MIRROR"
+    echo "${uri%/}"
+}
+
+# import_rootfs DIR IMAGE CHANGE... : tar DIR (as root) into `docker import`.
+import_rootfs() {
+    local dir="$1" image="$2"; shift 2
+    local changes=() c
+    for c in "$@"; do changes+=(--change "$c"); done
+    tar --numeric-owner --owner=0 --group=0 -C "$dir" -c . \
+        | docker import "${changes[@]}" \
+            --change "LABEL org.minik8s.built-by=scripts/build-images.sh" \
+            - "$image" >/dev/null
+}
+
+# Minimal /etc and top-level dirs shared by the busybox and pause rootfs.
+base_dirs() {
+    local root="$1"
+    mkdir -p "$root"/{bin,dev,etc,proc,sys,tmp,root,var,run}
+    chmod 1777 "$root/tmp"
+    chmod 0700 "$root/root"
+}
+
+build_busybox() {
+    local root="$WORK/busybox" bb applet
+    bb="$(busybox_static_bin)"
+    base_dirs "$root"
+    install -m 0755 "$bb" "$root/bin/busybox"
+    for applet in $("$root/bin/busybox" --list); do
+        [ "$applet" = busybox ] && continue
+        ln -sf busybox "$root/bin/$applet"
+    done
+    mkdir -p "$root/usr" "$root/var/www"
+    ln -s ../bin "$root/usr/bin"
+    ln -s ../bin "$root/sbin"
+    ln -s ../bin "$root/usr/sbin"
+    printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' \
+        'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >"$root/etc/passwd"
+    printf '%s\n' 'root:x:0:' 'nobody:x:65534:' 'nogroup:x:65534:' >"$root/etc/group"
+    import_rootfs "$root" minik8s/busybox:latest "ENV $PATH_ENV" 'CMD ["sh"]'
+}
+
+build_pause() {
+    local root="$WORK/pause"
+    [ -r "$SCRIPT_DIR/pause.c" ] || die "missing $SCRIPT_DIR/pause.c"
+    apt_need gcc libc6-dev
+    base_dirs "$root"
+    rmdir "$root/bin" "$root/root" "$root/var" "$root/run"
+    gcc -static -Os -s -Wall -Wextra -o "$root/pause" "$SCRIPT_DIR/pause.c"
+    import_rootfs "$root" minik8s/pause:latest 'ENTRYPOINT ["/pause"]'
+}
+
+build_python() {
+    local root="$WORK/python" mirror bb
+    apt_need debootstrap
+    bb="$(busybox_static_bin)"
+    mirror="$(debian_mirror)"
+    say "python: debootstrap $SUITE from $mirror (about a minute)"
+    if ! debootstrap --variant=minbase --include=python3-minimal,python3 \
+            "$SUITE" "$root" "$mirror" >"$WORK/debootstrap.log" 2>&1; then
+        tail -n 20 "$WORK/debootstrap.log" >&2
+        [ -f "$root/debootstrap/debootstrap.log" ] && tail -n 20 "$root/debootstrap/debootstrap.log" >&2
+        die "debootstrap failed (mirror $mirror)"
+    fi
+    # Keep it small: no package caches, lists, docs, man pages, logs.
+    rm -rf "$root"/var/cache/apt/* "$root"/var/lib/apt/lists/* \
+        "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* \
+        "$root"/usr/share/locale/* "$root"/usr/share/lintian "$root"/usr/share/linda \
+        "$root"/var/cache/debconf/*-old "$root"/var/lib/dpkg/*-old \
+        "$root"/var/log/* "$root"/tmp/* "$root"/var/tmp/*
+    # (__pycache__ of the stdlib is kept: containers start faster with it.)
+    # Docker provides these at run time; do not bake in the build host's.
+    : >"$root/etc/resolv.conf"
+    : >"$root/etc/hostname"
+    # busybox for wget/nc/httpd in tests (`busybox wget ...`), without replacing Debian tools.
+    # (bookworm is merged-/usr: /bin -> usr/bin, so write through usr/bin.)
+    local bindir="$root/bin"
+    [ -L "$bindir" ] && bindir="$root/usr/bin"
+    if [ ! -e "$bindir/busybox" ]; then
+        install -m 0755 "$bb" "$bindir/busybox"
+    fi
+    import_rootfs "$root" minik8s/python:latest "ENV $PATH_ENV" 'CMD ["python3"]'
+    rm -rf --one-file-system "$root"
+}
+
+rc=0
+for name in "${WANT[@]}"; do
+    image="minik8s/$name:latest"
+    if [ "$FORCE" -eq 0 ] && image_exists "$image"; then
+        say "$image already present"
+        continue
+    fi
+    old_id="$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)"
+    start=$SECONDS
+    # Subshell with its own errexit (not in an `if`, where bash would ignore -e),
+    # so that one failed image is reported and the others are still built.
+    set +e
+    ( set -e; "build_$name" )
+    status=$?
+    set -e
+    if [ "$status" -eq 0 ]; then
+        size="$(docker image inspect -f '{{.Size}}' "$image" 2>/dev/null || echo 0)"
+        say "$image built in $((SECONDS - start))s ($((size / 1024 / 1024)) MiB)"
+        # Drop the replaced image unless a container still uses it (no dangling pile-up).
+        new_id="$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)"
+        if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
+            docker image rm "$old_id" >/dev/null 2>&1 || true
+        fi
+    else
+        echo "build-images: ERROR: building $image failed (exit $status)" >&2
+        rc=1
+    fi
+done
+exit "$rc"
