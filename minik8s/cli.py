@@ -1,13 +1,26 @@
-"""``minik8s``: run one component, or a whole local cluster (``up`` / ``down`` / ``status``)."""
+"""``minik8s``: run one component, or a whole local cluster (``up`` / ``down`` / ``status``).
+
+Each component's ``main`` module defines ``command`` (a typer command whose
+options mirror the Kubernetes component's flags); this module only gathers them.
+"""
 
 from __future__ import annotations
 
-import typer
+import importlib
 
-from minik8s import logging as mlog
+import typer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="minik8s: a small, real Kubernetes-style container orchestrator.")
+
+COMPONENTS = {
+    "apiserver": "minik8s.apiserver.main",
+    "scheduler": "minik8s.scheduler.main",
+    "controller-manager": "minik8s.controllers.main",
+    "kubelet": "minik8s.kubelet.main",
+    "proxy": "minik8s.proxy.main",
+}
+CLUSTER = "minik8s.cluster.main"  # defines up, down, status
 
 
 @app.callback()
@@ -15,24 +28,26 @@ def _root() -> None:
     """minik8s: a small, real Kubernetes-style container orchestrator."""
 
 
-@app.command()
-def apiserver(
-    etcd_servers: str = typer.Option("http://127.0.0.1:2379", help="etcd client URL(s), comma-separated"),
-    bind_address: str = typer.Option("127.0.0.1", help="address to listen on"),
-    secure_port: int = typer.Option(6443, "--secure-port", "--port", help="port to listen on"),
-    tls_cert_file: str = typer.Option(None, help="serving certificate (PEM); enables HTTPS"),
-    tls_private_key_file: str = typer.Option(None, help="serving key (PEM)"),
-    client_ca_file: str = typer.Option(None, help="CA that signs client certificates (enables cert auth)"),
-    token_auth_file: str = typer.Option(None, help="static bearer tokens: token,user,uid[,groups]"),
-    advertise_address: str = typer.Option(None, help="address advertised to clients"),
-    v: bool = typer.Option(False, "-v", help="debug logging"),
-) -> None:
-    """Serve the Kubernetes-compatible API over etcd."""
-    from minik8s.apiserver.main import run
+def _register() -> None:
+    for name, module in COMPONENTS.items():
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                continue  # that component does not exist yet
+            raise
+        app.command(name)(mod.command)
+    try:
+        cluster = importlib.import_module(CLUSTER)
+    except ModuleNotFoundError as exc:
+        if exc.name != CLUSTER:
+            raise
+    else:
+        for verb in ("up", "down", "status"):
+            app.command(verb)(getattr(cluster, verb))
 
-    mlog.setup("apiserver", v)
-    run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
-        token_auth_file, advertise_address)
+
+_register()
 
 
 def main() -> None:

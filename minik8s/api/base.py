@@ -38,12 +38,12 @@ class Model(BaseModel):
 
 def now_rfc3339() -> str:
     """The current UTC time as RFC 3339 with second precision (``2026-01-02T03:04:05Z``)."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def now_rfc3339_micro() -> str:
     """The current UTC time as RFC 3339 with microseconds (Kubernetes ``MicroTime``)."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(value: str | None) -> _dt.datetime | None:

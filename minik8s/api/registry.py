@@ -92,7 +92,7 @@ class Registry:
         return None
 
     def resolve(self, name: str) -> ResourceType | None:
-        """Resolve what a user types (``pods``, ``pod``, ``po``, ``Pod``, ``pods.v1``, ``leases.coordination.k8s.io``)."""
+        """Resolve what a user types: ``pods``, ``pod``, ``po``, ``Pod``, ``leases.coordination.k8s.io``."""
         lowered = name.lower()
         resource, _, group = lowered.partition(".")
         for rt in self.types:

@@ -281,9 +281,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             if t.subresource:
                 raise errors.MethodNotAllowed(f"DELETE is not supported on {t.subresource}")
             body = await read_body(request)
-            opts = delete_options(params, body)
-            opts.dry_run = opts.dry_run or dry_run
-            return JSONResponse(await api.delete(t.rt, t.namespace, t.name, opts))
+            del_opts = delete_options(params, body)
+            del_opts.dry_run = del_opts.dry_run or dry_run
+            return JSONResponse(await api.delete(t.rt, t.namespace, t.name, del_opts))
         raise errors.MethodNotAllowed(f"{method} is not supported here")
 
     async def watch_response(t: Target, opts: ListOptions) -> Response:
@@ -294,7 +294,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 async for ev in events:
                     yield json.dumps(ev, separators=(",", ":")).encode() + b"\n"
             finally:
-                await events.aclose()
+                await events.aclose()  # type: ignore[attr-defined]
 
         return StreamingResponse(stream(), media_type="application/json",
                                  headers={"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"})

@@ -6,8 +6,10 @@ import logging
 import ssl
 from urllib.parse import urlparse
 
+import typer
 import uvicorn
 
+from minik8s import logging as mlog
 from minik8s.apiserver.app import create_app
 from minik8s.apiserver.auth import Authenticator, TLSInfoProtocol, load_token_file
 from minik8s.apiserver.storage import Store
@@ -58,3 +60,20 @@ def run(
         ws="auto",
     )
     uvicorn.Server(config).run()
+
+
+def command(
+    etcd_servers: str = typer.Option("http://127.0.0.1:2379", help="etcd client URL(s), comma-separated"),
+    bind_address: str = typer.Option("127.0.0.1", help="address to listen on"),
+    secure_port: int = typer.Option(6443, "--secure-port", "--port", help="port to listen on"),
+    tls_cert_file: str = typer.Option(None, help="serving certificate (PEM); enables HTTPS"),
+    tls_private_key_file: str = typer.Option(None, help="serving key (PEM)"),
+    client_ca_file: str = typer.Option(None, help="CA that signs client certificates (enables cert auth)"),
+    token_auth_file: str = typer.Option(None, help="static bearer tokens: token,user,uid[,groups]"),
+    advertise_address: str = typer.Option(None, help="address advertised to clients"),
+    v: bool = typer.Option(False, "-v", help="debug logging"),
+) -> None:
+    """Serve the Kubernetes-compatible API over etcd."""
+    mlog.setup("apiserver", v)
+    run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
+        token_auth_file, advertise_address)

@@ -35,6 +35,7 @@ from minik8s.apiserver.strategy import Strategy, strategy_for
 
 log = logging.getLogger("apiserver")
 Obj = dict[str, Any]
+ObjList = list[Obj]
 
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 MERGE_PATCH = "application/merge-patch+json"
@@ -240,7 +241,7 @@ class ResourceAPI:
                 raise errors.BadRequest("continue key is not valid: it does not match this request")
         elif opts.resource_version not in ("", "0") and opts.resource_version_match == "Exact":
             revision = self._parse_rv(opts.resource_version)
-        items: list[Obj] = []
+        items: ObjList = []
         next_key: str | None = None
         limit = max(opts.limit, 0)
         try:
@@ -406,7 +407,7 @@ class ResourceAPI:
                 except errors.NotFound:
                     raise self._not_found(rt, name) from None
             new = copy.deepcopy(old)
-            deadline = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=grace)
+            deadline = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=grace)
             new["metadata"]["deletionTimestamp"] = deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
             new["metadata"]["deletionGracePeriodSeconds"] = grace
             if opts.dry_run:
@@ -486,7 +487,7 @@ class ResourceAPI:
         """
         sel = Selector(strategy_for(rt.kind), opts)
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
-        initial: list[Obj] = []
+        initial: ObjList = []
         if opts.resource_version in ("", "0"):
             listed = await self.list(rt, namespace, ListOptions(label_selector=opts.label_selector,
                                                                 field_selector=opts.field_selector))
@@ -497,7 +498,7 @@ class ResourceAPI:
         source = await self.store.watch(prefix, start)  # raises Gone before streaming
         return self._stream(rt, sel, source, initial, start, opts, bookmark_interval)
 
-    async def _stream(self, rt: ResourceType, sel: Selector, source: AsyncIterator[Any], initial: list[Obj],
+    async def _stream(self, rt: ResourceType, sel: Selector, source: AsyncIterator[Any], initial: ObjList,
                       start: int, opts: ListOptions, bookmark_interval: float) -> AsyncIterator[Obj]:
         queue: asyncio.Queue[Any] = asyncio.Queue()
 
@@ -524,7 +525,7 @@ class ResourceAPI:
                     wait = min(wait, left) if wait is not None else left
                 try:
                     item = await asyncio.wait_for(queue.get(), wait)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     if opts.allow_watch_bookmarks:
                         yield {"type": "BOOKMARK", "object": {
                             "kind": rt.kind, "apiVersion": rt.api_version,

@@ -17,6 +17,7 @@ from typing import Any
 import aetcd
 import aetcd.exceptions
 import aetcd.rpc as rpc
+import grpc
 from aetcd import utils as etcd_utils
 
 from minik8s.api import errors
@@ -96,9 +97,12 @@ class Store:
             raise errors.ServiceUnavailable(f"etcd is unavailable: {exc}") from exc
         except aetcd.exceptions.ConnectionTimeoutError as exc:
             raise errors.Timeout(f"etcd did not answer in time: {exc}") from exc
-        except aetcd.exceptions.ClientError as exc:
+        except (aetcd.exceptions.ClientError, grpc.RpcError) as exc:
             if _is_compacted(exc):
                 raise errors.Gone("the requested resourceVersion has been compacted") from exc
+            if isinstance(exc, grpc.aio.AioRpcError) and exc.code() in (
+                    grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise errors.ServiceUnavailable(f"etcd is unavailable: {exc.details()}") from exc
             raise errors.InternalError(f"etcd error: {exc}") from exc
 
     async def _range(
@@ -196,6 +200,15 @@ class Store:
         is compacted.  Iterate the result for the events, in revision order.
         """
         await self._call(self.client.connect())
+        current = await self.revision()
+        if from_revision < current:
+            # etcd answers a compacted start revision only on the stream; ask up front so the
+            # client gets a plain 410 before any event.
+            try:
+                await self._range(prefix.encode(), etcd_utils.prefix_range_end(prefix.encode()),
+                                  revision=from_revision + 1, count_only=True)
+            except errors.Gone:
+                raise errors.Gone(f"too old resource version: {from_revision} ({current})") from None
         try:
             w = await self.client.watch_prefix(prefix.encode(), start_revision=from_revision + 1,
                                                prev_kv=True)
@@ -210,7 +223,8 @@ class Store:
         try:
             async for ev in w:
                 rev = ev.kv.mod_revision
-                prev = _decode(ev.prev_kv.value, ev.prev_kv.mod_revision) if ev.prev_kv else None
+                has_prev = ev.prev_kv is not None and ev.prev_kv.create_revision > 0
+                prev = _decode(ev.prev_kv.value, ev.prev_kv.mod_revision) if has_prev else None
                 if ev.kind == "PUT":
                     yield WatchEvent("ADDED" if ev.kv.version == 1 else "MODIFIED",
                                      _decode(ev.kv.value, rev), prev, rev)

@@ -22,6 +22,9 @@ from minik8s.client.rest import Client
 
 log = logging.getLogger("informer")
 Obj = dict[str, Any]
+ObjList = list[Obj]
+KeyList = list[str]
+HandlerList = list["Handler"]
 IndexFunc = Callable[[Obj], list[str]]
 
 
@@ -62,7 +65,7 @@ class Informer:
         self.indexers: dict[str, IndexFunc] = dict(indexers or {})
         self._items: dict[str, Obj] = {}
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self.indexers}
-        self._handlers: list[Handler] = []
+        self._handlers: HandlerList = []
         self._synced = asyncio.Event()
         self.resource_version: str | None = None
         self.relists = 0
@@ -72,13 +75,13 @@ class Informer:
         """The cached object for ``namespace/name`` (or ``name``), or None."""
         return self._items.get(key)
 
-    def list(self) -> list[Obj]:
+    def list(self) -> ObjList:
         return list(self._items.values())
 
-    def keys(self) -> list[str]:
+    def keys(self) -> KeyList:
         return list(self._items)
 
-    def by_index(self, index: str, value: str) -> list[Obj]:
+    def by_index(self, index: str, value: str) -> ObjList:
         """Objects whose ``index`` function returned ``value``."""
         return [self._items[k] for k in self._indices[index].get(value, ()) if k in self._items]
 
@@ -147,7 +150,7 @@ class Informer:
             self._unindex(key, old)
         self._dispatch("delete", obj if old is None else obj)
 
-    def _replace(self, items: list[Obj]) -> None:
+    def _replace(self, items: ObjList) -> None:
         fresh = {object_key(o): o for o in items}
         for key in list(self._items):
             if key not in fresh:

@@ -172,7 +172,9 @@ class Client:
         return first
 
     async def create(self, rt: ResourceType, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
-        ns = namespace or (obj.get("metadata") or {}).get("namespace") or (self.config.namespace if rt.namespaced else None)
+        ns = namespace or (obj.get("metadata") or {}).get("namespace")
+        if rt.namespaced and not ns:
+            ns = self.config.namespace
         return await self.request("POST", resource_path(rt, ns), body=obj)  # type: ignore[no-any-return]
 
     async def update(self, rt: ResourceType, obj: dict[str, Any], subresource: str | None = None) -> dict[str, Any]:
@@ -235,7 +237,7 @@ class Client:
                 async for line in resp.aiter_lines():
                     if line.strip():
                         yield json.loads(line)
-        except (httpx.TransportError,) as exc:
+        except httpx.TransportError as exc:
             raise ServerUnavailable(f"watch on {rt.plural} broke: {type(exc).__name__} {exc}".strip()) from exc
 
     async def stream_text(self, path: str, params: dict[str, Any] | None = None) -> AsyncIterator[str]:

@@ -1,0 +1,306 @@
+"""The HTTP API end to end against a real apiserver process over a real etcd."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from minik8s.api import errors
+from minik8s.client import Client
+from tests.conftest import APIServer
+
+POD = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "web", "labels": {"app": "web", "tier": "front"}},
+    "spec": {"containers": [{"name": "c", "image": "minik8s/busybox", "ports": [{"containerPort": 80}],
+                             "env": [{"name": "A", "value": "1"}]}]},
+}
+
+
+def pod(name: str, **labels: str) -> dict:
+    body = json.loads(json.dumps(POD))
+    body["metadata"]["name"] = name
+    if labels:
+        body["metadata"]["labels"] = labels
+    return body
+
+
+async def test_discovery_and_health(apiserver: APIServer) -> None:
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        assert (await h.get("/healthz")).text == "ok"
+        assert (await h.get("/readyz")).status_code == 200
+        assert (await h.get("/version")).json()["major"] == "1"
+        assert (await h.get("/api")).json()["versions"] == ["v1"]
+        core = (await h.get("/api/v1")).json()
+        names = {r["name"] for r in core["resources"]}
+        assert {"pods", "pods/status", "pods/binding", "pods/log", "pods/exec", "nodes", "namespaces",
+                "events"} <= names
+        groups = (await h.get("/apis")).json()
+        assert "coordination.k8s.io" in [g["name"] for g in groups["groups"]]
+        assert (await h.get("/apis/coordination.k8s.io/v1")).json()["resources"][0]["name"] == "leases"
+        assert (await h.get("/openapi.json")).status_code == 200
+        missing = await h.get("/api/v1/namespaces/default/widgets")
+        assert missing.status_code == 404 and missing.json()["kind"] == "Status"
+
+
+async def test_create_defaults_and_get(client: Client, namespace: str) -> None:
+    rt = client.kind("v1", "Pod")
+    created = await client.create(rt, pod("web"), namespace)
+    meta = created["metadata"]
+    assert meta["uid"] and meta["creationTimestamp"] and meta["resourceVersion"] and meta["generation"] == 1
+    spec = created["spec"]
+    assert spec["restartPolicy"] == "Always" and spec["terminationGracePeriodSeconds"] == 30
+    c = spec["containers"][0]
+    assert c["imagePullPolicy"] == "IfNotPresent" and c["ports"][0]["protocol"] == "TCP"
+    assert created["status"]["phase"] == "Pending"
+    got = await client.get(rt, "web", namespace)
+    assert got == created
+    with pytest.raises(errors.AlreadyExists, match='pods "web" already exists'):
+        await client.create(rt, pod("web"), namespace)
+    with pytest.raises(errors.NotFound, match='pods "nope" not found'):
+        await client.get(rt, "nope", namespace)
+
+
+async def test_generate_name(client: Client, namespace: str) -> None:
+    rt = client.kind("v1", "Pod")
+    body = pod("x")
+    body["metadata"] = {"generateName": "gen-"}
+    created = await client.create(rt, body, namespace)
+    assert created["metadata"]["name"].startswith("gen-") and len(created["metadata"]["name"]) == 9
+
+
+async def test_update_cas_and_status_subresource(client: Client, namespace: str) -> None:
+    rt = client.kind("v1", "Pod")
+    created = await client.create(rt, pod("p"), namespace)
+    stale = json.loads(json.dumps(created))
+    created["metadata"]["labels"]["new"] = "yes"
+    updated = await client.update(rt, created)
+    assert updated["metadata"]["labels"]["new"] == "yes"
+    stale["metadata"]["labels"]["other"] = "x"
+    with pytest.raises(errors.Conflict, match="the object has been modified"):
+        await client.update(rt, stale)
+    # main-resource updates ignore status; /status ignores spec
+    updated["status"] = {"phase": "Running"}
+    after = await client.update(rt, updated)
+    assert after["status"]["phase"] == "Pending"
+    after["status"] = {"phase": "Running", "podIP": "10.244.0.9"}
+    after["spec"]["containers"][0]["image"] = "changed-through-status"
+    st = await client.update_status(rt, after)
+    assert st["status"]["phase"] == "Running" and st["status"]["podIP"] == "10.244.0.9"
+    assert st["spec"]["containers"][0]["image"] == "minik8s/busybox"
+    # no-op update keeps the resourceVersion
+    same = await client.update(rt, st)
+    assert same["metadata"]["resourceVersion"] == st["metadata"]["resourceVersion"]
+    # pod spec is immutable except images
+    st["spec"]["restartPolicy"] = "Never"
+    with pytest.raises(errors.Invalid, match="pod updates may not change fields"):
+        await client.update(rt, st)
+
+
+async def test_patches(client: Client, namespace: str) -> None:
+    rt = client.kind("v1", "Pod")
+    await client.create(rt, pod("p"), namespace)
+    merged = await client.patch(rt, "p", {"metadata": {"labels": {"tier": None, "x": "1"}}}, namespace)
+    assert merged["metadata"]["labels"] == {"app": "web", "x": "1"}
+    jp = await client.patch(rt, "p", [{"op": "add", "path": "/metadata/annotations", "value": {"a": "b"}}],
+                            namespace, patch_type="json")
+    assert jp["metadata"]["annotations"] == {"a": "b"}
+    smp = await client.patch(rt, "p", {"spec": {"containers": [{"name": "c", "image": "minik8s/busybox:v2"}]}},
+                             namespace, patch_type="strategic")
+    c = smp["spec"]["containers"][0]
+    assert c["image"] == "minik8s/busybox:v2" and c["env"] == [{"name": "A", "value": "1"}]
+    with pytest.raises(errors.Invalid):
+        await client.patch(rt, "p", [{"op": "remove", "path": "/nope/x"}], namespace, patch_type="json")
+    async with httpx.AsyncClient(base_url=client.config.server) as h:
+        r = await h.patch(f"/api/v1/namespaces/{namespace}/pods/p", content=b"{}",
+                          headers={"Content-Type": "application/apply-patch+yaml"})
+        assert r.status_code == 415
+
+
+async def test_selectors_and_paging(client: Client, namespace: str) -> None:
+    rt = client.kind("v1", "Pod")
+    for i in range(7):
+        await client.create(rt, pod(f"p{i}", app="a" if i % 2 else "b", idx=str(i)), namespace)
+    lst = await client.list(rt, namespace, label_selector="app=a")
+    assert sorted(p["metadata"]["name"] for p in lst["items"]) == ["p1", "p3", "p5"]
+    lst = await client.list(rt, namespace, label_selector="app in (a,b),idx notin (0,1,2)")
+    assert len(lst["items"]) == 4
+    lst = await client.list(rt, namespace, label_selector="!nothere")
+    assert len(lst["items"]) == 7
+    lst = await client.list(rt, namespace, field_selector="metadata.name=p2")
+    assert [p["metadata"]["name"] for p in lst["items"]] == ["p2"]
+    lst = await client.list(rt, namespace, field_selector="status.phase!=Pending")
+    assert lst["items"] == []
+    names, token, pages = [], None, 0
+    while True:
+        page = await client.list(rt, namespace, limit=3, continue_=token)
+        pages += 1
+        names += [p["metadata"]["name"] for p in page["items"]]
+        token = page["metadata"].get("continue")
+        if not token:
+            break
+    assert pages == 3 and names == [f"p{i}" for i in range(7)]
+    with pytest.raises(errors.BadRequest):
+        await client.list(rt, namespace, label_selector="a in (b")
+    with pytest.raises(errors.BadRequest):
+        await client.list(rt, namespace, continue_="garbage!!")
+    # deletecollection by label
+    await client.delete_collection(rt, namespace, label_selector="app=b")
+    left = await client.list(rt, namespace)
+    assert sorted(p["metadata"]["name"] for p in left["items"]) == ["p1", "p3", "p5"]
+
+
+async def test_watch_stream(client: Client, namespace: str) -> None:
+    rt = client.kind("v1", "Pod")
+    start = (await client.list(rt, namespace))["metadata"]["resourceVersion"]
+    events: list[tuple[str, str]] = []
+
+    async def consume() -> None:
+        async for ev in client.watch(rt, namespace, resource_version=start, label_selector="app=w",
+                                     allow_bookmarks=False):
+            events.append((ev["type"], ev["object"]["metadata"]["name"]))
+            if len(events) == 4:
+                return
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.3)
+    await client.create(rt, pod("w1", app="w"), namespace)
+    await client.create(rt, pod("other", app="x"), namespace)
+    await client.patch(rt, "w1", {"metadata": {"labels": {"more": "1"}}}, namespace)
+    await client.patch(rt, "other", {"metadata": {"labels": {"app": "w"}}}, namespace)  # enters selector
+    await client.patch(rt, "w1", {"metadata": {"labels": {"app": "gone"}}}, namespace)  # leaves selector
+    await asyncio.wait_for(task, 10)
+    assert events == [("ADDED", "w1"), ("MODIFIED", "w1"), ("ADDED", "other"), ("DELETED", "w1")]
+
+
+async def test_watch_without_resource_version_sends_current_state(client: Client, namespace: str) -> None:
+    rt = client.kind("v1", "Pod")
+    await client.create(rt, pod("now"), namespace)
+    async for ev in client.watch(rt, namespace):
+        assert ev == {"type": "ADDED", "object": ev["object"]} and ev["object"]["metadata"]["name"] == "now"
+        break
+
+
+async def test_graceful_pod_deletion(client: Client, namespace: str) -> None:
+    rt = client.kind("v1", "Pod")
+    await client.create(rt, pod("unbound"), namespace)
+    await client.delete(rt, "unbound", namespace)
+    with pytest.raises(errors.NotFound):
+        await client.get(rt, "unbound", namespace)
+    await client.create(rt, pod("bound"), namespace)
+    await client.bind(namespace, "bound", "node-a")
+    bound = await client.get(rt, "bound", namespace)
+    assert bound["spec"]["nodeName"] == "node-a"
+    assert {"type": "PodScheduled", "status": "True"}.items() <= bound["status"]["conditions"][0].items()
+    with pytest.raises(errors.Conflict, match="already assigned"):
+        await client.bind(namespace, "bound", "node-b")
+    deleting = await client.delete(rt, "bound", namespace)
+    assert deleting["metadata"]["deletionTimestamp"] and deleting["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert (await client.get(rt, "bound", namespace))["metadata"]["deletionTimestamp"]
+    with pytest.raises(errors.Conflict, match="Precondition failed"):
+        await client.delete(rt, "bound", namespace, grace_period_seconds=0, preconditions={"uid": "wrong"})
+    await client.delete(rt, "bound", namespace, grace_period_seconds=0,
+                        preconditions={"uid": bound["metadata"]["uid"]})
+    with pytest.raises(errors.NotFound):
+        await client.get(rt, "bound", namespace)
+
+
+async def test_cluster_scoped_and_leases(client: Client) -> None:
+    node_rt = client.kind("v1", "Node")
+    node = await client.create(node_rt, {"metadata": {"name": "api-test-node", "labels": {"a": "b"}},
+                                         "spec": {"podCIDR": "10.244.9.0/24"}})
+    assert "namespace" not in node["metadata"] and node["spec"]["podCIDR"] == "10.244.9.0/24"
+    node["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+    st = await client.update_status(node_rt, node)
+    assert st["status"]["conditions"][0]["type"] == "Ready"
+    lease_rt = client.kind("coordination.k8s.io/v1", "Lease")
+    lease = await client.create(lease_rt, {"metadata": {"name": "api-test-node"},
+                                           "spec": {"holderIdentity": "api-test-node", "leaseDurationSeconds": 40}},
+                                "kube-node-lease")
+    assert lease["apiVersion"] == "coordination.k8s.io/v1"
+    await client.delete(lease_rt, "api-test-node", "kube-node-lease")
+    await client.delete(node_rt, "api-test-node")
+
+
+async def test_namespace_lifecycle(client: Client) -> None:
+    ns_rt, rt = client.kind("v1", "Namespace"), client.kind("v1", "Pod")
+    await client.create(ns_rt, {"metadata": {"name": "doomed"}})
+    await client.create(rt, pod("inside"), "doomed")
+    with pytest.raises(errors.Forbidden):
+        await client.delete(ns_rt, "default")
+    await client.delete(ns_rt, "doomed")
+    with pytest.raises(errors.Forbidden, match="being terminated"):
+        await client.create(rt, pod("late"), "doomed")
+    for _ in range(50):
+        try:
+            await client.get(ns_rt, "doomed")
+        except errors.NotFound:
+            break
+        await asyncio.sleep(0.2)
+    else:
+        pytest.fail("namespace was not removed")
+
+
+# ------------------------------------------------------------------ bad input: clear 4xx, nothing stored
+async def _raw(apiserver: APIServer, method: str, path: str, content: bytes,
+               ctype: str = "application/json") -> httpx.Response:
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        return await h.request(method, path, content=content, headers={"Content-Type": ctype})
+
+
+@pytest.mark.parametrize(("body", "code", "reason", "fragment"), [
+    (b"{not json", 400, "BadRequest", "could not be decoded"),
+    (b"[1, 2]", 400, "BadRequest", "must be a JSON object"),
+    (json.dumps({"apiVersion": "v1", "kind": "Widget", "metadata": {"name": "x"}}).encode(), 400, "BadRequest",
+     "does not match the expected kind"),
+    (json.dumps({"apiVersion": "v9", "kind": "Pod", "metadata": {"name": "x"}}).encode(), 400, "BadRequest",
+     "does not match the expected API version"),
+    (json.dumps({"metadata": {"name": "x"}}).encode(), 422, "Invalid", "spec: Required value"),
+    (json.dumps({"metadata": {"name": "Bad_Name"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}).encode(),
+     422, "Invalid", "metadata.name: Invalid value"),
+    (json.dumps({"metadata": {"name": "q"}, "spec": {"containers": [
+        {"name": "c", "image": "i", "resources": {"limits": {"cpu": "lots"}}}]}}).encode(),
+     422, "Invalid", "quantities must match"),
+    (json.dumps({"metadata": {"name": "q", "labels": {"bad key!": "v"}},
+                 "spec": {"containers": [{"name": "c", "image": "i"}]}}).encode(), 422, "Invalid", "metadata.labels"),
+    (json.dumps({"metadata": {"name": "q", "namespace": "other"},
+                 "spec": {"containers": [{"name": "c", "image": "i"}]}}).encode(), 400, "BadRequest",
+     "does not match the namespace"),
+])
+async def test_bad_input_is_rejected_and_nothing_stored(apiserver: APIServer, client: Client, namespace: str,
+                                                        body: bytes, code: int, reason: str, fragment: str) -> None:
+    before = await client.list(client.kind("v1", "Pod"), namespace)
+    r = await _raw(apiserver, "POST", f"/api/v1/namespaces/{namespace}/pods", body)
+    assert r.status_code == code, r.text
+    status = r.json()
+    assert status["kind"] == "Status" and status["reason"] == reason and fragment in status["message"]
+    after = await client.list(client.kind("v1", "Pod"), namespace)
+    assert after["items"] == before["items"]
+
+
+async def test_oversized_body_and_missing_namespace(apiserver: APIServer, client: Client) -> None:
+    big = json.dumps({"metadata": {"name": "big", "annotations": {"a": "x" * (3 * 1024 * 1024)}},
+                      "spec": {"containers": [{"name": "c", "image": "i"}]}}).encode()
+    r = await _raw(apiserver, "POST", "/api/v1/namespaces/default/pods", big)
+    assert r.status_code == 413 and r.json()["reason"] == "RequestEntityTooLarge"
+    with pytest.raises(errors.NotFound):
+        await client.get(client.kind("v1", "Pod"), "big", "default")
+    r = await _raw(apiserver, "POST", "/api/v1/namespaces/missing-ns/pods",
+                   json.dumps(POD).encode())
+    assert r.status_code == 404 and 'namespaces "missing-ns" not found' in r.json()["message"]
+    r = await _raw(apiserver, "POST", "/api/v1/namespaces/default/pods", b"metadata: {name: y}\n  bad: [",
+                   "application/yaml")
+    assert r.status_code == 400
+
+
+async def test_stale_resource_version_via_http(apiserver: APIServer, client: Client, namespace: str) -> None:
+    rt = client.kind("v1", "Pod")
+    created = await client.create(rt, pod("s"), namespace)
+    await client.patch(rt, "s", {"metadata": {"labels": {"bump": "1"}}}, namespace)
+    created["metadata"]["labels"]["x"] = "y"
+    r = await _raw(apiserver, "PUT", f"/api/v1/namespaces/{namespace}/pods/s", json.dumps(created).encode())
+    assert r.status_code == 409 and r.json()["reason"] == "Conflict"
+    assert "x" not in (await client.get(rt, "s", namespace))["metadata"]["labels"]
