@@ -57,6 +57,7 @@ def run(
         ssl_ca_certs=client_ca_file,
         ssl_cert_reqs=ssl.CERT_OPTIONAL if client_ca_file else ssl.CERT_NONE,
         timeout_keep_alive=30,
+        timeout_graceful_shutdown=2,
         ws="auto",
     )
     uvicorn.Server(config).run()
