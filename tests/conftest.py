@@ -4,40 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from minik8s.client import Client, ClientConfig
+from minik8s.cluster.processes import etcd_command, free_port, wait_http
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_http(url: str, timeout: float = 20.0, **kwargs: object) -> None:
-    deadline = time.monotonic() + timeout
-    last: object = None
-    while time.monotonic() < deadline:
-        try:
-            r = httpx.get(url, timeout=1.0, **kwargs)  # type: ignore[arg-type]
-            if r.status_code == 200:
-                return
-            last = r.status_code
-        except httpx.HTTPError as exc:
-            last = exc
-        time.sleep(0.1)
-    raise RuntimeError(f"{url} did not become ready: {last}")
 
 
 class Etcd:
@@ -50,13 +27,10 @@ class Etcd:
         peer = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.log = open(data_dir / "etcd.log", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            ["etcd", "--data-dir", str(data_dir / "data"), "--name", "test",
-             "--listen-client-urls", self.endpoint, "--advertise-client-urls", self.endpoint,
-             "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-             "--initial-cluster", f"test=http://127.0.0.1:{peer}"],
-            stdout=self.log, stderr=subprocess.STDOUT)
+        argv = etcd_command(data_dir / "data", self.port, peer, name="test")
+        argv.remove("--auto-compaction-retention")
+        argv.remove("1")
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT)
         wait_http(f"{self.endpoint}/health")
 
     def stop(self) -> None:

@@ -1,0 +1,45 @@
+"""Shared helpers for benchmarks: percentiles and a throwaway etcd + apiserver."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from minik8s.cluster.processes import Process, etcd_command, free_port, minik8s_command, wait_http
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    """p50/p99/mean/max of ``samples`` in milliseconds (input in seconds)."""
+    ms = sorted(s * 1000 for s in samples)
+    if not ms:
+        return {}
+
+    def pct(p: float) -> float:
+        return round(ms[min(len(ms) - 1, int(round(p / 100 * (len(ms) - 1))))], 2)
+
+    return {"p50_ms": pct(50), "p99_ms": pct(99), "mean_ms": round(statistics.fmean(ms), 2),
+            "max_ms": round(ms[-1], 2), "n": len(ms)}
+
+
+@contextmanager
+def control_plane() -> Iterator[tuple[str, int]]:
+    """Start etcd and the apiserver in a temp dir; yields (apiserver URL, etcd port)."""
+    with tempfile.TemporaryDirectory(prefix="minik8s-bench-") as tmp:
+        d = Path(tmp)
+        etcd_port, peer = free_port(), free_port()
+        etcd = Process("etcd", etcd_command(d / "etcd", etcd_port, peer), d / "etcd.log")
+        etcd.start()
+        wait_http(f"http://127.0.0.1:{etcd_port}/health")
+        port = free_port()
+        api = Process("apiserver", minik8s_command("apiserver", "--etcd-servers", f"http://127.0.0.1:{etcd_port}",
+                                                   "--port", str(port)), d / "apiserver.log")
+        api.start()
+        try:
+            wait_http(f"http://127.0.0.1:{port}/readyz")
+            yield f"http://127.0.0.1:{port}", etcd_port
+        finally:
+            api.stop()
+            etcd.stop()
