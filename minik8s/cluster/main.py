@@ -1,0 +1,204 @@
+"""``minik8s up`` / ``down`` / ``status``: an all-in-one local cluster on this host.
+
+``up`` starts a supervisor process (see :mod:`minik8s.cluster.supervisor`) that
+runs etcd, the apiserver, the scheduler, the controller-manager, the kubelet and
+the proxy as separate processes; writes ``DATA_DIR/kubeconfig``; waits until the
+node is Ready.  It is idempotent: when the cluster already runs it only reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import typer
+from rich.console import Console
+
+from minik8s.client.kubeconfig import render
+from minik8s.cluster.processes import port_in_use, wait_http
+from minik8s.cluster.supervisor import ClusterLayout, component_processes
+
+err = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True)
+DEFAULT_DATA_DIR = "~/.minik8s"
+MANAGED_LABEL = "minik8s.io/managed=true"
+
+
+def _fail(message: str) -> None:
+    err.print(f"error: {message}", markup=False, highlight=False)
+    raise typer.Exit(1)
+
+
+def _supervisor_pid(layout: ClusterLayout) -> int | None:
+    try:
+        pid = int(layout.pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if _alive(pid) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+
+
+def _preflight() -> None:
+    if not shutil.which("etcd"):
+        _fail("etcd is not installed: apt-get install etcd-server (or run scripts/quickstart.sh)")
+    try:
+        import docker
+
+        docker.from_env(timeout=5).ping()
+    except Exception:  # noqa: BLE001
+        _fail("the Docker Engine is not reachable: start dockerd (scripts/start-dockerd.sh)")
+    try:
+        docker.from_env(timeout=5).images.get("minik8s/pause:latest")
+    except Exception:  # noqa: BLE001
+        _fail("image minik8s/pause:latest is missing: build the local images with scripts/build-images.sh")
+
+
+def _nodes_ready(server: str) -> tuple[int, int]:
+    try:
+        nodes = httpx.get(f"{server}/api/v1/nodes", timeout=2).json().get("items") or []
+    except (httpx.HTTPError, ValueError):
+        return 0, 0
+    ready = sum(1 for n in nodes for c in (n.get("status") or {}).get("conditions") or []
+                if c.get("type") == "Ready" and c.get("status") == "True")
+    return ready, len(nodes)
+
+
+def up(
+    data_dir: str = typer.Option(DEFAULT_DATA_DIR, help="where the cluster keeps etcd data, logs and kubeconfig"),
+    apiserver_port: int = typer.Option(6443, help="apiserver port on 127.0.0.1"),
+    etcd_port: int = typer.Option(2379, help="etcd client port on 127.0.0.1 (peer port is this + 1)"),
+    timeout: float = typer.Option(180, help="seconds to wait for the node to become Ready"),
+) -> None:
+    """Start a local cluster (idempotent) and wait until its node is Ready."""
+    layout = ClusterLayout(Path(data_dir).expanduser().resolve(), apiserver_port, etcd_port)
+    if _supervisor_pid(layout) is not None:
+        layout = ClusterLayout.load(layout.data_dir)
+        out.print(f"minik8s is already running (data dir {layout.data_dir})")
+        _print_where(layout)
+        return
+    _preflight()
+    for port, what in ((apiserver_port, "apiserver"), (etcd_port, "etcd"), (etcd_port + 1, "etcd peer")):
+        if port_in_use(port):
+            _fail(f"port {port} for the {what} is already in use on 127.0.0.1 (choose another with --help)")
+    layout.save()
+    layout.logs.mkdir(parents=True, exist_ok=True)
+    layout.kubeconfig.write_text(render(layout.server, name="minik8s"))
+    names = ", ".join(p.name for p in component_processes(layout))
+    out.print(f"Starting minik8s in {layout.data_dir}: {names}")
+    with open(layout.logs / "supervisor.log", "ab") as log:
+        subprocess.Popen([sys.executable, "-m", "minik8s.cluster.supervisor", "--data-dir", str(layout.data_dir)],
+                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    with out.status("waiting for the apiserver ...") as status:
+        try:
+            wait_http(f"{layout.server}/readyz", timeout)
+        except TimeoutError:
+            _fail(f"the apiserver did not become ready; see {layout.logs}/apiserver.log and supervisor.log")
+        status.update("waiting for the node to register and become Ready ...")
+        while time.monotonic() < deadline:
+            ready, total = _nodes_ready(layout.server)
+            if ready:
+                break
+            status.update(f"waiting for the node to become Ready ({ready}/{total} nodes Ready) ...")
+            time.sleep(0.5)
+        else:
+            _fail(f"no node became Ready in {timeout:.0f}s; see {layout.logs}/kubelet.log")
+    out.print("minik8s is up.")
+    _print_where(layout)
+
+
+def _print_where(layout: ClusterLayout) -> None:
+    ready, total = _nodes_ready(layout.server)
+    out.print(f"  apiserver:  {layout.server}  ({ready}/{total} nodes Ready)")
+    out.print(f"  kubeconfig: {layout.kubeconfig}")
+    out.print(f"  logs:       {layout.logs}/")
+    out.print(f"  try:        export KUBECONFIG={layout.kubeconfig}; kubectl get nodes")
+
+
+def down(
+    data_dir: str = typer.Option(DEFAULT_DATA_DIR, help="the cluster's data directory"),
+    purge: bool = typer.Option(False, "--purge", help="also remove pod containers, the pod network and all data"),
+) -> None:
+    """Stop the local cluster (components and pod containers); ``--purge`` removes everything."""
+    layout = ClusterLayout.load(Path(data_dir).expanduser().resolve())
+    pid = _supervisor_pid(layout)
+    if pid is None:
+        out.print("minik8s is not running")
+    else:
+        os.kill(pid, signal.SIGTERM)
+        with out.status("stopping components ..."):
+            for _ in range(600):
+                if _supervisor_pid(layout) is None:
+                    break
+                time.sleep(0.1)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        out.print("minik8s components stopped")
+    _stop_pod_containers(purge)
+    if purge and layout.data_dir.exists():
+        shutil.rmtree(layout.data_dir)
+        out.print(f"removed {layout.data_dir}")
+
+
+def _stop_pod_containers(remove: bool) -> None:
+    try:
+        import docker
+
+        engine = docker.from_env(timeout=30)
+        containers = engine.containers.list(all=True, filters={"label": MANAGED_LABEL})
+    except Exception:  # noqa: BLE001
+        return
+    for c in containers:
+        try:
+            if remove:
+                c.remove(force=True)
+            elif c.status == "running":
+                c.stop(timeout=10)
+        except Exception:  # noqa: BLE001
+            pass
+    if containers:
+        out.print(f"{'removed' if remove else 'stopped'} {len(containers)} pod containers")
+    if remove:
+        for net in engine.networks.list(filters={"label": MANAGED_LABEL}):
+            try:
+                net.remove()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def status(data_dir: str = typer.Option(DEFAULT_DATA_DIR, help="the cluster's data directory")) -> None:
+    """Show whether the local cluster runs, its components and its nodes."""
+    layout = ClusterLayout.load(Path(data_dir).expanduser().resolve())
+    pid = _supervisor_pid(layout)
+    if pid is None:
+        out.print("minik8s is not running")
+        raise typer.Exit(1)
+    out.print(f"supervisor: running (pid {pid})")
+    try:
+        pids = json.loads(layout.components_file.read_text())
+    except (OSError, ValueError):
+        pids = {}
+    for p in component_processes(layout):
+        cpid = pids.get(p.name)
+        state = "running" if cpid and _alive(cpid) else "NOT running"
+        out.print(f"  {p.name:<19} {state:<12} pid {cpid or '-':<8} log {p.log_path}")
+    try:
+        healthy = httpx.get(f"{layout.server}/readyz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        healthy = False
+    out.print(f"apiserver {layout.server}: {'ready' if healthy else 'NOT ready'}")
+    _print_where(layout)

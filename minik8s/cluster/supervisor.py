@@ -1,0 +1,181 @@
+"""The local-cluster supervisor: runs etcd and every minik8s component as child processes.
+
+Started (detached) by ``minik8s up``; stopped by ``minik8s down`` with SIGTERM.
+A child that exits is restarted with back-off (1 s doubling to 30 s), as systemd
+would with ``Restart=always``.  Components are started in dependency order
+(etcd, apiserver, then the rest) and stopped in reverse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from minik8s import logging as mlog
+from minik8s.cluster.processes import Process, etcd_command, minik8s_command, wait_http
+
+log = logging.getLogger("supervisor")
+
+# component name -> module that must exist for it to be started
+OPTIONAL_COMPONENTS = {
+    "scheduler": "minik8s.scheduler.main",
+    "controller-manager": "minik8s.controllers.main",
+    "kubelet": "minik8s.kubelet.main",
+    "proxy": "minik8s.proxy.main",
+}
+
+
+@dataclass
+class ClusterLayout:
+    """Where a local cluster keeps its state (``minik8s up --data-dir``)."""
+
+    data_dir: Path
+    apiserver_port: int = 6443
+    etcd_port: int = 2379
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.data_dir / "kubeconfig"
+
+    @property
+    def logs(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.data_dir / "supervisor.pid"
+
+    @property
+    def state_file(self) -> Path:
+        return self.data_dir / "cluster.json"
+
+    @property
+    def components_file(self) -> Path:
+        """``{component: pid}`` of the running children, rewritten at every (re)start."""
+        return self.data_dir / "components.json"
+
+    @property
+    def server(self) -> str:
+        return f"http://127.0.0.1:{self.apiserver_port}"
+
+    def save(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.state_file.write_text(json.dumps({"apiserver_port": self.apiserver_port, "etcd_port": self.etcd_port}))
+
+    @classmethod
+    def load(cls, data_dir: Path) -> ClusterLayout:
+        layout = cls(data_dir)
+        if layout.state_file.exists():
+            saved = json.loads(layout.state_file.read_text())
+            layout.apiserver_port = saved.get("apiserver_port", layout.apiserver_port)
+            layout.etcd_port = saved.get("etcd_port", layout.etcd_port)
+        return layout
+
+
+def component_processes(layout: ClusterLayout) -> list[Process]:
+    """The child processes of a local cluster, in start order (those not written yet are skipped)."""
+    kc = str(layout.kubeconfig)
+    procs = [
+        Process("etcd", etcd_command(layout.data_dir / "etcd", layout.etcd_port, layout.etcd_port + 1),
+                layout.logs / "etcd.log"),
+        Process("apiserver", minik8s_command("apiserver", "--etcd-servers", f"http://127.0.0.1:{layout.etcd_port}",
+                                             "--bind-address", "127.0.0.1", "--port", str(layout.apiserver_port)),
+                layout.logs / "apiserver.log"),
+    ]
+    extra = {
+        "scheduler": ["--kubeconfig", kc],
+        "controller-manager": ["--kubeconfig", kc],
+        "kubelet": ["--kubeconfig", kc, "--root-dir", str(layout.data_dir / "kubelet")],
+        "proxy": ["--kubeconfig", kc],
+    }
+    for name, module in OPTIONAL_COMPONENTS.items():
+        if importlib.util.find_spec(module) is not None:
+            procs.append(Process(name, minik8s_command(name, *extra[name]), layout.logs / f"{name}.log"))
+    return procs
+
+
+class Supervisor:
+    def __init__(self, layout: ClusterLayout) -> None:
+        self.layout = layout
+        self.procs = component_processes(layout)
+        self.next_start: dict[str, float] = {}
+        self.backoff: dict[str, float] = {}
+        self.stopping = False
+
+    def _start(self, p: Process) -> None:
+        p.start()
+        log.info("supervisor started %s pid=%s", p.name, p.pid)
+        self.layout.components_file.write_text(json.dumps({q.name: q.pid for q in self.procs if q.alive()}))
+        if p.name == "etcd":
+            wait_http(f"http://127.0.0.1:{self.layout.etcd_port}/health", 60)
+        elif p.name == "apiserver":
+            wait_http(f"{self.layout.server}/readyz", 60)
+
+    def run(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        self.layout.pid_file.write_text(str(os.getpid()))
+        try:
+            for p in self.procs:
+                if self.stopping:
+                    break
+                self._start(p)
+            while not self.stopping:
+                now = time.monotonic()
+                for p in self.procs:
+                    if p.alive() or self.stopping:
+                        continue
+                    due = self.next_start.get(p.name)
+                    if due is None:
+                        delay = self.backoff.get(p.name, 1.0)
+                        code = p.popen.returncode if p.popen else None
+                        log.warning("supervisor %s exited (code %s); restarting in %.0fs", p.name, code, delay)
+                        self.next_start[p.name] = now + delay
+                        self.backoff[p.name] = min(delay * 2, 30.0)
+                    elif now >= due:
+                        self.next_start.pop(p.name)
+                        p.restarts += 1
+                        try:
+                            self._start(p)
+                        except TimeoutError as exc:
+                            log.error("supervisor %s did not become ready: %s", p.name, exc)
+                time.sleep(0.5)
+        finally:
+            self.shutdown()
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+    def shutdown(self) -> None:
+        for p in reversed(self.procs):
+            if p.alive():
+                log.info("supervisor stopping %s pid=%s", p.name, p.pid)
+                p.stop(grace=15.0)
+        self.layout.pid_file.unlink(missing_ok=True)
+        self.layout.components_file.unlink(missing_ok=True)
+        log.info("supervisor stopped")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="minik8s local-cluster supervisor (started by `minik8s up`)")
+    parser.add_argument("--data-dir", required=True)
+    args = parser.parse_args(argv)
+    mlog.setup("supervisor")
+    layout = ClusterLayout.load(Path(args.data_dir))
+    try:
+        Supervisor(layout).run()
+    except Exception:  # noqa: BLE001
+        log.exception("supervisor failed")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
