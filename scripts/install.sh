@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install everything minik8s needs on a fresh Debian 12 machine (run as root):
+# Debian packages, a virtualenv with minik8s and its test tools in .venv, a running
+# Docker Engine, and the locally built images (no registry needed). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(etcd-server etcd-client docker.io iptables iproute2 busybox-static debootstrap gcc libc6-dev openssl
+      ca-certificates curl)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install: apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "install: creating .venv"
+  if ! "$PY" -m venv .venv 2>/dev/null; then
+    apt-get install -y -qq python3-venv >/dev/null
+    rm -rf .venv
+    "$PY" -m venv .venv
+  fi
+fi
+echo "install: pip install -e .[test]"
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
+
+bash scripts/start-dockerd.sh
+bash scripts/build-images.sh
+echo "install: done"
