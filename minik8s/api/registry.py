@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from minik8s.api.apps import Deployment, ReplicaSet
 from minik8s.api.coordination import Lease
 from minik8s.api.core import Binding, Event, Namespace, Node, Pod
 from minik8s.api.meta import TypedObject
@@ -52,11 +53,11 @@ class ResourceType:
     def storage_prefix(self, namespace: str | None = None) -> str:
         """etcd key prefix: ``/registry/{plural}/`` or ``/registry/{plural}/{namespace}/``.
 
-        Kinds of a non-core group are stored under ``/registry/{group}/{plural}`` so two
-        groups may share a plural.
+        Kubernetes' own groups (``apps``, ``*.k8s.io``) store under ``/registry/{plural}/``;
+        minik8s' own group under ``/registry/{group}/{plural}/``, as kube-apiserver does for CRDs.
         """
-        base = f"/registry/{self.plural}/" if self.group in ("", "coordination.k8s.io") \
-            else f"/registry/{self.group}/{self.plural}/"
+        builtin = "." not in self.group or self.group.endswith(".k8s.io")
+        base = f"/registry/{self.plural}/" if builtin else f"/registry/{self.group}/{self.plural}/"
         if self.namespaced and namespace:
             return f"{base}{namespace}/"
         return base
@@ -122,6 +123,10 @@ CORE_TYPES = [
     ResourceType("", "v1", "Event", "events", "event", True, Event, short_names=("ev",)),
     ResourceType("", "v1", "Binding", "bindings", "binding", True, Binding, verbs=("create",)),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
+    ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
+                 subresources=frozenset({"status", "scale"}), categories=("all",)),
+    ResourceType("apps", "v1", "Deployment", "deployments", "deployment", True, Deployment,
+                 short_names=("deploy",), subresources=frozenset({"status", "scale"}), categories=("all",)),
 ]
 
 

@@ -27,7 +27,7 @@ from minik8s.apiserver import discovery
 from minik8s.apiserver.auth import Authenticator
 from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
 from minik8s.apiserver.storage import Store
-from minik8s.apiserver.subresources import PodSubresources
+from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
 
 log = logging.getLogger("apiserver")
 
@@ -144,6 +144,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     registry = registry or default_registry()
     api = ResourceAPI(store, registry)
     pods = PodSubresources(api)
+    scale = ScaleSubresource(api)
 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         ns_rt = registry.by_kind("v1", "Namespace")
@@ -246,6 +247,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         dry_run = bool(params.getlist("dryRun"))
         if t.subresource in ("log", "exec", "binding"):
             return await pods.handle(request, t.rt, t.namespace, t.name or "", t.subresource)
+        if t.subresource == "scale":
+            return await scale.handle(request, t.rt, t.namespace, t.name or "")
         if t.name is None:
             if method == "GET":
                 opts = list_options(params)

@@ -435,6 +435,90 @@ class EventStrategy(Strategy):
         return f
 
 
+class ReplicaSetStrategy(Strategy):
+    """apps/v1 ReplicaSet: replicas default 1; the selector must select the template's labels."""
+
+    has_status = True
+
+    def default(self, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("replicas", 1)
+        spec.setdefault("minReadySeconds", 0)
+        template = spec.get("template")
+        if template:
+            default_pod_spec(template.setdefault("spec", {}))
+
+    def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
+        causes = self.validate_metadata(obj)
+        spec = obj.get("spec") or {}
+        causes += validate_workload_spec(spec, template_required=True)
+        return causes
+
+
+class DeploymentStrategy(ReplicaSetStrategy):
+    """apps/v1 Deployment: RollingUpdate 25%/25% by default, history limit 10, deadline 600 s."""
+
+    def default(self, obj: Obj) -> None:
+        super().default(obj)
+        spec = obj["spec"]
+        strategy = spec.setdefault("strategy", {})
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            ru = strategy.setdefault("rollingUpdate", {})
+            ru.setdefault("maxUnavailable", "25%")
+            ru.setdefault("maxSurge", "25%")
+        spec.setdefault("revisionHistoryLimit", 10)
+        spec.setdefault("progressDeadlineSeconds", 600)
+
+    def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
+        causes = super().validate(obj, old)
+        strategy = (obj.get("spec") or {}).get("strategy") or {}
+        if strategy.get("type") not in ("RollingUpdate", "Recreate"):
+            causes.append(("spec.strategy.type", None, _supported(strategy.get("type"), ("Recreate", "RollingUpdate"))))
+        if strategy.get("type") == "Recreate" and strategy.get("rollingUpdate"):
+            causes.append(("spec.strategy.rollingUpdate", None,
+                           "Forbidden: may not be specified when strategy `type` is 'Recreate'"))
+        ru = strategy.get("rollingUpdate") or {}
+        for fld in ("maxSurge", "maxUnavailable"):
+            val = ru.get(fld)
+            if isinstance(val, str) and not (val.endswith("%") and val[:-1].isdigit()):
+                causes.append((f"spec.strategy.rollingUpdate.{fld}", val,
+                               "a valid percent string must be a numeric string followed by an ending '%'"))
+            elif isinstance(val, int) and val < 0:
+                causes.append((f"spec.strategy.rollingUpdate.{fld}", val, "must be greater than or equal to 0"))
+        if str(ru.get("maxSurge", "")).strip("%") in ("0", "") and str(ru.get("maxUnavailable", "")).strip("%") == "0" \
+                and strategy.get("type") == "RollingUpdate":
+            causes.append(("spec.strategy.rollingUpdate.maxUnavailable", ru.get("maxUnavailable"),
+                           "may not be 0 when `maxSurge` is 0"))
+        return causes
+
+
+def validate_workload_spec(spec: Obj, template_required: bool) -> list[Cause]:
+    """replicas >= 0, a non-empty selector that matches ``template.metadata.labels``, a valid pod template."""
+    causes: list[Cause] = []
+    replicas = spec.get("replicas")
+    if replicas is not None and replicas < 0:
+        causes.append(("spec.replicas", replicas, "must be greater than or equal to 0"))
+    selector = spec.get("selector")
+    if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        causes.append(("spec.selector", None, "Required value"))
+    else:
+        causes += selector_errors(selector, "spec.selector")
+    template = spec.get("template")
+    if template is None:
+        if template_required:
+            causes.append(("spec.template", None, "Required value"))
+        return causes
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    causes += v.validate_labels(labels, "spec.template.metadata.labels")
+    if selector and not causes:
+        if not LabelSelector.from_dict(selector).matches(labels):
+            causes.append(("spec.template.metadata.labels", labels,
+                           "`selector` does not match template `labels`"))
+    causes += validate_pod_spec(template.get("spec") or {}, "spec.template.spec")
+    return causes
+
+
 def selector_errors(selector: Obj | None, path: str) -> list[Cause]:
     """Validate a ``metav1.LabelSelector`` object."""
     if selector is None:
@@ -451,6 +535,8 @@ STRATEGIES: dict[str, Strategy] = {
     "Pod": PodStrategy(),
     "Node": NodeStrategy(),
     "Event": EventStrategy(),
+    "ReplicaSet": ReplicaSetStrategy(),
+    "Deployment": DeploymentStrategy(),
 }
 
 

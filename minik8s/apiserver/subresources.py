@@ -204,3 +204,68 @@ async def _splice(client: WebSocket, upstream: Any) -> None:
         await upstream.close()
         with contextlib.suppress(Exception):
             await client.close()
+
+
+class ScaleSubresource:
+    """``{plural}/{name}/scale`` (autoscaling/v1 Scale) for kinds with ``spec.replicas``.
+
+    GET builds the Scale from the object; PUT/PATCH change only ``spec.replicas``
+    (a stale ``metadata.resourceVersion`` in the Scale → 409, as for the object).
+    """
+
+    def __init__(self, api: Any) -> None:
+        self.api = api
+
+    @staticmethod
+    def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
+        from minik8s.api.selectors import LabelSelector
+
+        meta = obj["metadata"]
+        selector = (obj.get("spec") or {}).get("selector")
+        selector_text = str(LabelSelector.from_dict(selector)) if selector else ""
+        return {
+            "apiVersion": "autoscaling/v1", "kind": "Scale",
+            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                         if k in meta},
+            "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
+            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": selector_text},
+        }
+
+    async def handle(self, request: Request, rt: ResourceType, namespace: str | None, name: str) -> Response:
+        from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
+        from minik8s.apiserver.app import read_body
+
+        current = await self.api.get(rt, namespace, name)
+        if request.method == "GET":
+            return JSONResponse(self.to_scale(current))
+        body = await read_body(request)
+        scale = self.to_scale(current)
+        if request.method == "PUT":
+            new_scale = body
+        elif request.method == "PATCH":
+            ctype = request.headers.get("content-type", "").split(";")[0].strip()
+            try:
+                if ctype == "application/json-patch+json":
+                    new_scale = json_patch(scale, body)
+                elif ctype == "application/strategic-merge-patch+json":
+                    new_scale = strategic_merge_patch(scale, body)
+                else:
+                    new_scale = json_merge_patch(scale, body)
+            except ValueError as exc:
+                raise errors.Invalid(f"the patch could not be applied: {exc}") from exc
+        else:
+            raise errors.MethodNotAllowed(f"{request.method} is not supported on scale")
+        if not isinstance(new_scale, dict):
+            raise errors.BadRequest("the body must be a Scale object")
+        replicas = (new_scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or replicas < 0:
+            raise errors.invalid("Scale", name, [("spec.replicas", replicas, "must be greater than or equal to 0")])
+        wanted_rv = (new_scale.get("metadata") or {}).get("resourceVersion")
+        obj = copy.deepcopy(current)
+        obj["spec"]["replicas"] = replicas
+        if request.method == "PUT" and wanted_rv:
+            obj["metadata"]["resourceVersion"] = wanted_rv
+        else:
+            obj["metadata"].pop("resourceVersion", None)
+        updated = await self.api.update(rt, namespace, name, obj)
+        return JSONResponse(self.to_scale(updated))

@@ -304,3 +304,44 @@ async def test_stale_resource_version_via_http(apiserver: APIServer, client: Cli
     r = await _raw(apiserver, "PUT", f"/api/v1/namespaces/{namespace}/pods/s", json.dumps(created).encode())
     assert r.status_code == 409 and r.json()["reason"] == "Conflict"
     assert "x" not in (await client.get(rt, "s", namespace))["metadata"]["labels"]
+
+
+RS = {
+    "apiVersion": "apps/v1", "kind": "ReplicaSet",
+    "metadata": {"name": "frontend", "labels": {"app": "guestbook"}},
+    "spec": {"replicas": 3, "selector": {"matchLabels": {"tier": "frontend"}},
+             "template": {"metadata": {"labels": {"tier": "frontend"}},
+                          "spec": {"containers": [{"name": "php", "image": "minik8s/busybox"}]}}},
+}
+
+
+async def test_apps_kinds_and_scale_subresource(apiserver: APIServer, client: Client, namespace: str) -> None:
+    rs_rt = client.kind("apps/v1", "ReplicaSet")
+    created = await client.create(rs_rt, RS, namespace)
+    assert created["spec"]["template"]["spec"]["restartPolicy"] == "Always"
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        path = f"/apis/apps/v1/namespaces/{namespace}/replicasets/frontend/scale"
+        scale = (await h.get(path)).json()
+        assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 3
+        assert scale["status"]["selector"] == "tier=frontend"
+        merge = {"Content-Type": "application/merge-patch+json"}
+        r = await h.patch(path, json={"spec": {"replicas": 5}}, headers=merge)
+        assert r.status_code == 200 and r.json()["spec"]["replicas"] == 5
+        stale = dict(scale, spec={"replicas": 1})
+        assert (await h.put(path, json=stale)).status_code == 409
+        bad = await h.patch(path, json={"spec": {"replicas": -1}}, headers=merge)
+        assert bad.status_code == 422
+    got = await client.get(rs_rt, "frontend", namespace)
+    assert got["spec"]["replicas"] == 5 and got["metadata"]["generation"] == 2
+    mismatched = json.loads(json.dumps(RS))
+    mismatched["metadata"]["name"] = "mismatch"
+    mismatched["spec"]["selector"] = {"matchLabels": {"tier": "backend"}}
+    with pytest.raises(errors.Invalid, match="`selector` does not match template `labels`"):
+        await client.create(rs_rt, mismatched, namespace)
+    dep_rt = client.kind("apps/v1", "Deployment")
+    dep = json.loads(json.dumps(RS))
+    dep["kind"] = "Deployment"
+    created = await client.create(dep_rt, dep, namespace)
+    assert created["spec"]["strategy"] == {"type": "RollingUpdate",
+                                           "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
+    assert created["spec"]["revisionHistoryLimit"] == 10

@@ -1,0 +1,81 @@
+"""``apps/v1`` kinds: ReplicaSet and Deployment; and ``autoscaling/v1`` Scale (the ``scale`` subresource)."""
+
+from __future__ import annotations
+
+from minik8s.api.base import Model
+from minik8s.api.core import IntOrString, PodTemplateSpec
+from minik8s.api.meta import Condition, LabelSelector, TypedObject
+
+
+class ReplicaSetSpec(Model):
+    replicas: int | None = None
+    min_ready_seconds: int | None = None
+    selector: LabelSelector
+    template: PodTemplateSpec | None = None
+
+
+class ReplicaSetStatus(Model):
+    replicas: int = 0
+    fully_labeled_replicas: int | None = None
+    ready_replicas: int | None = None
+    available_replicas: int | None = None
+    observed_generation: int | None = None
+    conditions: list[Condition] | None = None
+
+
+class ReplicaSet(TypedObject):
+    spec: ReplicaSetSpec
+    status: ReplicaSetStatus | None = None
+
+
+class RollingUpdateDeployment(Model):
+    max_unavailable: IntOrString | None = None
+    max_surge: IntOrString | None = None
+
+
+class DeploymentStrategy(Model):
+    type: str | None = None  # RollingUpdate, Recreate
+    rolling_update: RollingUpdateDeployment | None = None
+
+
+class DeploymentSpec(Model):
+    replicas: int | None = None
+    selector: LabelSelector
+    template: PodTemplateSpec
+    strategy: DeploymentStrategy | None = None
+    min_ready_seconds: int | None = None
+    revision_history_limit: int | None = None
+    paused: bool | None = None
+    progress_deadline_seconds: int | None = None
+
+
+class DeploymentStatus(Model):
+    observed_generation: int | None = None
+    replicas: int | None = None
+    updated_replicas: int | None = None
+    ready_replicas: int | None = None
+    available_replicas: int | None = None
+    unavailable_replicas: int | None = None
+    conditions: list[Condition] | None = None
+    collision_count: int | None = None
+
+
+class Deployment(TypedObject):
+    spec: DeploymentSpec
+    status: DeploymentStatus | None = None
+
+
+class ScaleSpec(Model):
+    replicas: int | None = None
+
+
+class ScaleStatus(Model):
+    replicas: int = 0
+    selector: str | None = None
+
+
+class Scale(TypedObject):
+    """``autoscaling/v1`` Scale: what ``kubectl scale`` and the HPA read and write."""
+
+    spec: ScaleSpec | None = None
+    status: ScaleStatus | None = None
