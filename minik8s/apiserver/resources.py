@@ -396,7 +396,12 @@ class ResourceAPI:
                 current = meta.get("deletionGracePeriodSeconds") or 0
                 if grace >= current and (grace or meta.get("finalizers")):
                     return old
-            finalizers = meta.get("finalizers") or []
+            finalizers = list(meta.get("finalizers") or [])
+            # Garbage-collection propagation (the GC controller acts on these finalizers).
+            gc_finalizer = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}.get(
+                opts.propagation_policy or "")
+            if gc_finalizer and not meta.get("deletionTimestamp"):
+                finalizers = [f for f in finalizers if f not in ("foregroundDeletion", "orphan")] + [gc_finalizer]
             if grace == 0 and not finalizers:
                 if opts.dry_run:
                     return old
@@ -408,8 +413,11 @@ class ResourceAPI:
                     raise self._not_found(rt, name) from None
             new = copy.deepcopy(old)
             deadline = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=grace)
-            new["metadata"]["deletionTimestamp"] = deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
+            new["metadata"]["deletionTimestamp"] = meta.get("deletionTimestamp") or \
+                deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
             new["metadata"]["deletionGracePeriodSeconds"] = grace
+            if finalizers:
+                new["metadata"]["finalizers"] = finalizers
             if opts.dry_run:
                 return new
             try:
