@@ -81,17 +81,23 @@ def up(
     data_dir: str = typer.Option(DEFAULT_DATA_DIR, help="where the cluster keeps etcd data, logs and kubeconfig"),
     apiserver_port: int = typer.Option(6443, help="apiserver port on 127.0.0.1"),
     etcd_port: int = typer.Option(2379, help="etcd client port on 127.0.0.1 (peer port is this + 1)"),
+    kubelet_port: int = typer.Option(10250, help="the kubelet's port (logs, exec)"),
+    node_name: str = typer.Option(None, help="the node's name (default: the host name)"),
+    pod_cidr: str = typer.Option("10.244.0.0/24", help="the node's pod subnet"),
+    network_name: str = typer.Option("minik8s-pods", help="the Docker bridge network of the pods"),
     timeout: float = typer.Option(180, help="seconds to wait for the node to become Ready"),
 ) -> None:
     """Start a local cluster (idempotent) and wait until its node is Ready."""
-    layout = ClusterLayout(Path(data_dir).expanduser().resolve(), apiserver_port, etcd_port)
+    layout = ClusterLayout(Path(data_dir).expanduser().resolve(), apiserver_port, etcd_port, kubelet_port,
+                           node_name, pod_cidr, network_name)
     if _supervisor_pid(layout) is not None:
         layout = ClusterLayout.load(layout.data_dir)
         out.print(f"minik8s is already running (data dir {layout.data_dir})")
         _print_where(layout)
         return
     _preflight()
-    for port, what in ((apiserver_port, "apiserver"), (etcd_port, "etcd"), (etcd_port + 1, "etcd peer")):
+    for port, what in ((apiserver_port, "apiserver"), (etcd_port, "etcd"), (etcd_port + 1, "etcd peer"),
+                       (kubelet_port, "kubelet")):
         if port_in_use(port):
             _fail(f"port {port} for the {what} is already in use on 127.0.0.1 (choose another with --help)")
     layout.save()

@@ -40,6 +40,12 @@ class ClusterLayout:
     data_dir: Path
     apiserver_port: int = 6443
     etcd_port: int = 2379
+    kubelet_port: int = 10250
+    node_name: str | None = None  # default: the host name
+    pod_cidr: str = "10.244.0.0/24"
+    network_name: str = "minik8s-pods"
+
+    SAVED = ("apiserver_port", "etcd_port", "kubelet_port", "node_name", "pod_cidr", "network_name")
 
     @property
     def kubeconfig(self) -> Path:
@@ -68,15 +74,16 @@ class ClusterLayout:
 
     def save(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.state_file.write_text(json.dumps({"apiserver_port": self.apiserver_port, "etcd_port": self.etcd_port}))
+        self.state_file.write_text(json.dumps({k: getattr(self, k) for k in self.SAVED}))
 
     @classmethod
     def load(cls, data_dir: Path) -> ClusterLayout:
         layout = cls(data_dir)
         if layout.state_file.exists():
             saved = json.loads(layout.state_file.read_text())
-            layout.apiserver_port = saved.get("apiserver_port", layout.apiserver_port)
-            layout.etcd_port = saved.get("etcd_port", layout.etcd_port)
+            for k in cls.SAVED:
+                if k in saved:
+                    setattr(layout, k, saved[k])
         return layout
 
 
@@ -93,7 +100,10 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
     extra = {
         "scheduler": ["--kubeconfig", kc],
         "controller-manager": ["--kubeconfig", kc],
-        "kubelet": ["--kubeconfig", kc, "--root-dir", str(layout.data_dir / "kubelet")],
+        "kubelet": ["--kubeconfig", kc, "--root-dir", str(layout.data_dir / "kubelet"),
+                    "--port", str(layout.kubelet_port), "--pod-cidr", layout.pod_cidr,
+                    "--network-name", layout.network_name,
+                    *(["--node-name", layout.node_name] if layout.node_name else [])],
         "proxy": ["--kubeconfig", kc],
     }
     for name, module in OPTIONAL_COMPONENTS.items():

@@ -1,0 +1,89 @@
+"""A whole local cluster (``minik8s up``) for end-to-end tests, isolated from a user's own cluster:
+its own data dir, free ports, node name, pod network and CIDR."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from minik8s.cluster.processes import free_port
+
+E2E_POD_CIDR = "10.244.250.0/24"
+E2E_NETWORK = "minik8s-e2e"
+E2E_NODE = "e2e-node"
+
+
+def _docker_ok() -> bool:
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@dataclass
+class Cluster:
+    data_dir: Path
+    kubeconfig: Path
+    server: str
+    node: str
+
+    def minik8s(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "minik8s", *args, "--data-dir", str(self.data_dir)],
+                              capture_output=True, text=True, check=check, timeout=timeout)
+
+    def kubectl(self, *args: str, check: bool = True, input: str | None = None,
+                timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Our kubectl (``python -m minik8s.kubectl``) against this cluster."""
+        proc = subprocess.run([sys.executable, "-m", "minik8s.kubectl", "--kubeconfig", str(self.kubeconfig),
+                               *args], capture_output=True, text=True, input=input, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
+        return proc
+
+    def get_json(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def component_pid(self, name: str) -> int:
+        return int(json.loads((self.data_dir / "components.json").read_text())[name])
+
+
+def wait_for(pred: Callable[[], Any], timeout: float = 60.0, interval: float = 0.5, what: str = "condition") -> Any:
+    """Poll ``pred`` until it returns something truthy; fail with ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = pred()
+            if last:
+                return last
+        except AssertionError as exc:
+            last = exc
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    if not _docker_ok():
+        pytest.skip("the Docker Engine is not running (scripts/start-dockerd.sh)")
+    data_dir = tmp_path_factory.mktemp("cluster")
+    api_port, etcd_port, kubelet_port = free_port(), free_port(), free_port()
+    c = Cluster(data_dir, data_dir / "kubeconfig", f"http://127.0.0.1:{api_port}", E2E_NODE)
+    up = subprocess.run([sys.executable, "-m", "minik8s", "up", "--data-dir", str(data_dir),
+                         "--apiserver-port", str(api_port), "--etcd-port", str(etcd_port),
+                         "--kubelet-port", str(kubelet_port), "--node-name", E2E_NODE,
+                         "--pod-cidr", E2E_POD_CIDR, "--network-name", E2E_NETWORK, "--timeout", "120"],
+                        capture_output=True, text=True, timeout=300)
+    if up.returncode != 0:
+        logs = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted((data_dir / "logs").glob("*.log")))
+        pytest.fail(f"minik8s up failed: {up.stdout}\n{up.stderr}\n{logs}")
+    yield c
+    c.minik8s("down", "--purge", check=False)
