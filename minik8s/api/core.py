@@ -412,3 +412,72 @@ class Event(TypedObject):
     reporting_component: str | None = None
     reporting_instance: str | None = None
     action: str | None = None
+
+
+# ---------------------------------------------------------------- Service / Endpoints
+class ServicePort(Model):
+    name: str | None = None
+    protocol: str | None = None
+    port: int
+    target_port: IntOrString | None = None
+    node_port: int | None = None
+    app_protocol: str | None = None
+
+
+class ServiceSpec(Model):
+    type: str | None = None  # ClusterIP, NodePort, LoadBalancer, ExternalName
+    selector: dict[str, str] | None = None
+    ports: list[ServicePort] | None = None
+    cluster_ip: str | None = Field(default=None, alias="clusterIP")
+    cluster_ips: list[str] | None = Field(default=None, alias="clusterIPs")
+    external_ips: list[str] | None = Field(default=None, alias="externalIPs")
+    external_name: str | None = None
+    session_affinity: str | None = None
+    external_traffic_policy: str | None = None
+    internal_traffic_policy: str | None = None
+    ip_families: list[str] | None = None
+    ip_family_policy: str | None = None
+    publish_not_ready_addresses: bool | None = None
+
+
+class LoadBalancerIngress(Model):
+    ip: str | None = None
+    hostname: str | None = None
+
+
+class LoadBalancerStatus(Model):
+    ingress: list[LoadBalancerIngress] | None = None
+
+
+class ServiceStatus(Model):
+    load_balancer: LoadBalancerStatus | None = None
+    conditions: list[Condition] | None = None
+
+
+class Service(TypedObject):
+    spec: ServiceSpec | None = None
+    status: ServiceStatus | None = None
+
+
+class EndpointAddress(Model):
+    ip: str
+    hostname: str | None = None
+    node_name: str | None = None
+    target_ref: ObjectReference | None = None
+
+
+class EndpointPort(Model):
+    name: str | None = None
+    port: int
+    protocol: str | None = None
+    app_protocol: str | None = None
+
+
+class EndpointSubset(Model):
+    addresses: list[EndpointAddress] | None = None
+    not_ready_addresses: list[EndpointAddress] | None = None
+    ports: list[EndpointPort] | None = None
+
+
+class Endpoints(TypedObject):
+    subsets: list[EndpointSubset] | None = None

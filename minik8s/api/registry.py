@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from minik8s.api.apps import Deployment, ReplicaSet
 from minik8s.api.coordination import Lease
-from minik8s.api.core import Binding, Event, Namespace, Node, Pod
+from minik8s.api.core import Binding, Endpoints, Event, Namespace, Node, Pod, Service
 from minik8s.api.meta import TypedObject
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -122,6 +122,9 @@ CORE_TYPES = [
                  subresources=frozenset({"status"})),
     ResourceType("", "v1", "Event", "events", "event", True, Event, short_names=("ev",)),
     ResourceType("", "v1", "Binding", "bindings", "binding", True, Binding, verbs=("create",)),
+    ResourceType("", "v1", "Service", "services", "service", True, Service, short_names=("svc",),
+                 subresources=frozenset({"status"}), categories=("all",)),
+    ResourceType("", "v1", "Endpoints", "endpoints", "endpoints", True, Endpoints, short_names=("ep",)),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),

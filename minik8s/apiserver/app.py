@@ -26,7 +26,9 @@ from minik8s.api.registry import Registry, ResourceType, default_registry
 from minik8s.apiserver import discovery
 from minik8s.apiserver.auth import Authenticator
 from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
+from minik8s.apiserver.services import ServiceStrategy
 from minik8s.apiserver.storage import Store
+from minik8s.apiserver.strategy import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
 
 log = logging.getLogger("apiserver")
@@ -139,10 +141,13 @@ def delete_options(params: Any, body: Any) -> DeleteOptions:
 
 
 def create_app(store: Store, registry: Registry | None = None, authenticator: Authenticator | None = None,
-               server_address: str = "127.0.0.1:6443") -> FastAPI:
+               server_address: str = "127.0.0.1:6443", service_cidr: str = "10.96.0.0/16",
+               node_port_range: tuple[int, int] = (30000, 32767)) -> FastAPI:
     """Build the ASGI application over ``store``. Namespaces in SYSTEM_NAMESPACES are created at start."""
     registry = registry or default_registry()
-    api = ResourceAPI(store, registry)
+    strategies = default_strategies()
+    strategies["Service"] = ServiceStrategy(service_cidr, node_port_range)
+    api = ResourceAPI(store, registry, strategies)
     pods = PodSubresources(api)
     scale = ScaleSubresource(api)
 

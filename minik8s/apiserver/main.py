@@ -26,6 +26,8 @@ def run(
     client_ca_file: str | None = None,
     token_auth_file: str | None = None,
     advertise_address: str | None = None,
+    service_cluster_ip_range: str = "10.96.0.0/16",
+    service_node_port_range: str = "30000-32767",
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -42,7 +44,9 @@ def run(
         raise SystemExit("apiserver: --client-ca-file needs --tls-cert-file and --tls-private-key-file")
     auth = Authenticator(tokens, client_certs=bool(client_ca_file))
     scheme = "https" if tls_cert_file else "http"
-    app = create_app(store, authenticator=auth, server_address=f"{advertise_address or bind_address}:{port}")
+    low, _, high = service_node_port_range.partition("-")
+    app = create_app(store, authenticator=auth, server_address=f"{advertise_address or bind_address}:{port}",
+                     service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)))
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s)", scheme, bind_address, port, first,
              "on" if auth.enabled else "off")
     config = uvicorn.Config(
@@ -72,9 +76,11 @@ def command(
     client_ca_file: str = typer.Option(None, help="CA that signs client certificates (enables cert auth)"),
     token_auth_file: str = typer.Option(None, help="static bearer tokens: token,user,uid[,groups]"),
     advertise_address: str = typer.Option(None, help="address advertised to clients"),
+    service_cluster_ip_range: str = typer.Option("10.96.0.0/16", help="CIDR ClusterIPs are allocated from"),
+    service_node_port_range: str = typer.Option("30000-32767", help="range nodePorts are allocated from"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
     mlog.setup("apiserver", v)
     run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
-        token_auth_file, advertise_address)
+        token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range)

@@ -31,7 +31,7 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.selectors import FieldSelector, LabelSelector
 from minik8s.apiserver.storage import Store
-from minik8s.apiserver.strategy import Strategy, strategy_for
+from minik8s.apiserver.strategy import GENERIC, Strategy, default_strategies
 
 log = logging.getLogger("apiserver")
 Obj = dict[str, Any]
@@ -117,9 +117,14 @@ class Selector:
 class ResourceAPI:
     """Generic verbs for every kind in ``registry``, stored in ``store``."""
 
-    def __init__(self, store: Store, registry: Registry) -> None:
+    def __init__(self, store: Store, registry: Registry, strategies: dict[str, Strategy] | None = None) -> None:
         self.store = store
         self.registry = registry
+        self.strategies = strategies if strategies is not None else default_strategies()
+
+    def strategy(self, kind: str) -> Strategy:
+        """The strategy of ``kind`` (generic when it has none of its own)."""
+        return self.strategies.get(kind) or GENERIC
 
     # ---------------------------------------------------------------- helpers
     @staticmethod
@@ -171,7 +176,7 @@ class ResourceAPI:
         return {"apiVersion": rt.api_version, "kind": rt.kind, **model.to_dict()}
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
-        causes = strategy_for(rt.kind).validate(obj, old)
+        causes = self.strategy(rt.kind).validate(obj, old)
         if causes:
             raise errors.invalid(rt.kind, (obj.get("metadata") or {}).get("name") or "", causes)
 
@@ -199,7 +204,7 @@ class ResourceAPI:
         meta["creationTimestamp"] = now_rfc3339()
         if "spec" in obj or rt.kind not in ("Event", "Lease"):
             meta["generation"] = 1
-        strategy = strategy_for(rt.kind)
+        strategy = self.strategy(rt.kind)
         strategy.prepare_for_create(obj)
         strategy.default(obj)
         self._validate(rt, obj, None)
@@ -207,9 +212,13 @@ class ResourceAPI:
             await self.ensure_namespace(meta["namespace"])
         if dry_run:
             return obj
+        taken = await strategy.allocate(self.store, obj, None)
         try:
             return await self.store.create(self._key(rt, meta.get("namespace"), meta["name"]), obj)
-        except errors.AlreadyExists:
+        except BaseException as exc:
+            await strategy.release_keys(self.store, taken)
+            if not isinstance(exc, errors.AlreadyExists):
+                raise
             raise errors.AlreadyExists(
                 f'{rt.plural}{"." + rt.group if rt.group else ""} "{meta["name"]}" already exists',
                 {"name": meta["name"], "group": rt.group, "kind": rt.plural}) from None
@@ -232,7 +241,7 @@ class ResourceAPI:
 
     async def list(self, rt: ResourceType, namespace: str | None, opts: ListOptions) -> Obj:
         """List with label/field selectors and limit/continue paging (``metav1.List``)."""
-        sel = Selector(strategy_for(rt.kind), opts)
+        sel = Selector(self.strategy(rt.kind), opts)
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
         revision, start = 0, None
         if opts.continue_:
@@ -338,7 +347,7 @@ class ResourceAPI:
 
     async def _write_update(self, rt: ResourceType, name: str, obj: Obj, old: Obj,
                             subresource: str | None, dry_run: bool) -> Obj:
-        strategy = strategy_for(rt.kind)
+        strategy = self.strategy(rt.kind)
         old_meta = old["metadata"]
         meta = obj["metadata"]
         for fld in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
@@ -365,11 +374,19 @@ class ResourceAPI:
         key = self._key(rt, meta.get("namespace"), name)
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and \
                 not meta.get("deletionGracePeriodSeconds"):
-            return await self.store.delete(key, int(old_meta["resourceVersion"]))
+            deleted = await self.store.delete(key, int(old_meta["resourceVersion"]))
+            await strategy.release_keys(self.store, strategy.keys_of(deleted))
+            return deleted
+        taken = await strategy.allocate(self.store, obj, old)
         try:
-            return await self.store.update(key, obj, int(old_meta["resourceVersion"]))
-        except errors.NotFound:
-            raise self._not_found(rt, name) from None
+            written = await self.store.update(key, obj, int(old_meta["resourceVersion"]))
+        except BaseException as exc:
+            await strategy.release_keys(self.store, taken)
+            if isinstance(exc, errors.NotFound):
+                raise self._not_found(rt, name) from None
+            raise
+        await strategy.release_keys(self.store, strategy.keys_of(old) - strategy.keys_of(written))
+        return written
 
     # ---------------------------------------------------------------- delete
     async def delete(self, rt: ResourceType, namespace: str | None, name: str, opts: DeleteOptions) -> Obj:
@@ -377,7 +394,7 @@ class ResourceAPI:
         set, object kept), else removed at once. Returns the object's last state."""
         if rt.kind == "Namespace":
             return await self._delete_namespace(name, opts)
-        strategy = strategy_for(rt.kind)
+        strategy = self.strategy(rt.kind)
         key = self._key(rt, namespace, name)
         for _ in range(20):
             old = await self.get(rt, namespace, name)
@@ -406,11 +423,13 @@ class ResourceAPI:
                 if opts.dry_run:
                     return old
                 try:
-                    return await self.store.delete(key, rv)
+                    deleted = await self.store.delete(key, rv)
                 except errors.Conflict:
                     continue
                 except errors.NotFound:
                     raise self._not_found(rt, name) from None
+                await strategy.release_keys(self.store, strategy.keys_of(deleted))
+                return deleted
             new = copy.deepcopy(old)
             deadline = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=grace)
             new["metadata"]["deletionTimestamp"] = meta.get("deletionTimestamp") or \
@@ -493,7 +512,7 @@ class ResourceAPI:
         Objects entering or leaving the selector appear as ADDED / DELETED, as in Kubernetes.
         Raises Gone (before any event) for a compacted resourceVersion.
         """
-        sel = Selector(strategy_for(rt.kind), opts)
+        sel = Selector(self.strategy(rt.kind), opts)
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
         initial: ObjList = []
         if opts.resource_version in ("", "0"):

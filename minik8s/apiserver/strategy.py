@@ -90,6 +90,20 @@ class Strategy:
         """Seconds of graceful deletion (0: remove at once). Only pods are graceful."""
         return 0
 
+    # ---------------------------------------------------------- allocations (Service IPs, node ports)
+    async def allocate(self, store: Any, obj: Obj, old: Obj | None) -> list[str]:
+        """Reserve what ``obj`` needs before it is written; returns the reservation keys taken."""
+        return []
+
+    @staticmethod
+    def keys_of(obj: Obj | None) -> set[str]:
+        """Reservation keys an object holds (released when it is deleted)."""
+        return set()
+
+    @staticmethod
+    async def release_keys(store: Any, keys: Any) -> None:
+        """Give reservations back (no-op for kinds that reserve nothing)."""
+
 
 class NamespaceStrategy(Strategy):
     has_status = True
@@ -530,19 +544,16 @@ def selector_errors(selector: Obj | None, path: str) -> list[Cause]:
     return []
 
 
-STRATEGIES: dict[str, Strategy] = {
-    "Namespace": NamespaceStrategy(),
-    "Pod": PodStrategy(),
-    "Node": NodeStrategy(),
-    "Event": EventStrategy(),
-    "ReplicaSet": ReplicaSetStrategy(),
-    "Deployment": DeploymentStrategy(),
-}
+def default_strategies() -> dict[str, Strategy]:
+    """The strategy of every kind that has special needs (others use :class:`Strategy`)."""
+    return {
+        "Namespace": NamespaceStrategy(),
+        "Pod": PodStrategy(),
+        "Node": NodeStrategy(),
+        "Event": EventStrategy(),
+        "ReplicaSet": ReplicaSetStrategy(),
+        "Deployment": DeploymentStrategy(),
+    }
 
 
-def strategy_for(kind: str) -> Strategy:
-    """The strategy of ``kind`` (the generic :class:`Strategy` when it has none of its own)."""
-    return STRATEGIES.get(kind) or _GENERIC
-
-
-_GENERIC = Strategy()
+GENERIC = Strategy()

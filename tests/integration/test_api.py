@@ -345,3 +345,41 @@ async def test_apps_kinds_and_scale_subresource(apiserver: APIServer, client: Cl
     assert created["spec"]["strategy"] == {"type": "RollingUpdate",
                                            "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
     assert created["spec"]["revisionHistoryLimit"] == 10
+
+
+async def test_services_allocate_cluster_ip_and_node_port(client: Client, namespace: str) -> None:
+    svc_rt = client.kind("v1", "Service")
+    svc = {"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+    created = await client.create(svc_rt, svc, namespace)
+    spec = created["spec"]
+    assert spec["type"] == "ClusterIP" and spec["clusterIP"].startswith("10.96.")
+    assert spec["ports"][0]["targetPort"] == 80
+    # updates keep the ClusterIP; changing it is refused
+    again = dict(created, spec=dict(spec, clusterIP=""))
+    assert (await client.update(svc_rt, again))["spec"]["clusterIP"] == spec["clusterIP"]
+    with pytest.raises(errors.Invalid, match="field is immutable"):
+        await client.patch(svc_rt, "web", {"spec": {"clusterIP": "10.96.0.99"}}, namespace)
+    np = {"metadata": {"name": "np"}, "spec": {"type": "NodePort", "selector": {"app": "web"},
+                                               "ports": [{"port": 80, "targetPort": "http", "nodePort": 30080}]}}
+    np_created = await client.create(svc_rt, np, namespace)
+    assert np_created["spec"]["ports"][0]["nodePort"] == 30080
+    clash = json.loads(json.dumps(np))
+    clash["metadata"]["name"] = "np2"
+    with pytest.raises(errors.Invalid, match="provided port is already allocated"):
+        await client.create(svc_rt, clash, namespace)
+    clash["spec"]["ports"][0].pop("nodePort")
+    auto = await client.create(svc_rt, clash, namespace)
+    assert 30000 <= auto["spec"]["ports"][0]["nodePort"] <= 32767
+    taken_ip = {"metadata": {"name": "same-ip"}, "spec": {"clusterIP": spec["clusterIP"], "ports": [{"port": 1}]}}
+    with pytest.raises(errors.Invalid, match="already allocated"):
+        await client.create(svc_rt, taken_ip, namespace)
+    with pytest.raises(errors.Invalid, match="not in the valid range"):
+        await client.create(svc_rt, {"metadata": {"name": "out"}, "spec": {"clusterIP": "192.0.2.1",
+                                                                          "ports": [{"port": 1}]}}, namespace)
+    # deleting releases: the same nodePort and IP can be taken again
+    await client.delete(svc_rt, "np", namespace)
+    await client.delete(svc_rt, "web", namespace)
+    await client.create(svc_rt, np, namespace)
+    await client.create(svc_rt, taken_ip, namespace)
+    with pytest.raises(errors.Invalid, match="metadata.name"):
+        await client.create(svc_rt, {"metadata": {"name": "1abc"}, "spec": {"ports": [{"port": 1}]}}, namespace)

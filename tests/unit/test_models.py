@@ -9,7 +9,7 @@ import pytest
 from minik8s.api import errors
 from minik8s.api.core import Node, Pod
 from minik8s.api.registry import default_registry
-from minik8s.apiserver.strategy import PodStrategy, pod_qos_class, strategy_for
+from minik8s.apiserver.strategy import PodStrategy, default_strategies, pod_qos_class
 from minik8s.client.kubeconfig import KubeconfigError, load, render
 
 
@@ -83,7 +83,7 @@ def test_pod_defaults_and_qos() -> None:
 ])
 def test_pod_validation_causes(spec: dict, field: str) -> None:
     obj = {"metadata": {"name": "p"}, "spec": spec}
-    s = strategy_for("Pod")
+    s = default_strategies()["Pod"]
     s.default(obj)
     assert field in [c[0] for c in s.validate(obj, None)]
 
