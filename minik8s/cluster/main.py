@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -154,18 +155,20 @@ def down(
             else:
                 os.kill(pid, signal.SIGKILL)
         out.print("minik8s components stopped")
-    _stop_pod_containers(purge)
+    _stop_pod_containers(layout, purge)
     if purge and layout.data_dir.exists():
         shutil.rmtree(layout.data_dir)
         out.print(f"removed {layout.data_dir}")
 
 
-def _stop_pod_containers(remove: bool) -> None:
+def _stop_pod_containers(layout: ClusterLayout, remove: bool) -> None:
+    """Stop (or remove) the pod containers of this cluster's node — not those of other clusters."""
+    node = layout.node_name or socket.gethostname().lower()
     try:
         import docker
 
         engine = docker.from_env(timeout=30)
-        containers = engine.containers.list(all=True, filters={"label": MANAGED_LABEL})
+        containers = engine.containers.list(all=True, filters={"label": [MANAGED_LABEL, f"minik8s.io/node={node}"]})
     except Exception:  # noqa: BLE001
         return
     for c in containers:
@@ -179,7 +182,7 @@ def _stop_pod_containers(remove: bool) -> None:
     if containers:
         out.print(f"{'removed' if remove else 'stopped'} {len(containers)} pod containers")
     if remove:
-        for net in engine.networks.list(filters={"label": MANAGED_LABEL}):
+        for net in engine.networks.list(names=[layout.network_name]):
             try:
                 net.remove()
             except Exception:  # noqa: BLE001

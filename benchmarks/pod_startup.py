@@ -1,0 +1,133 @@
+"""Pod startup latency: create → Running (seen by a watch), sequential and in a burst,
+against raw ``docker run`` of the same containers (pause + app) measured in the same run.
+
+Brings up its own local cluster (``minik8s up`` in a temp dir, free ports, its own pod
+network) and tears it down.  Prints one JSON document.  Targets: p50 <= 1.5x the raw
+Docker time; burst p99 <= 2 s.
+
+    python -m benchmarks.pod_startup [--sequential 20] [--burst 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from benchmarks.common import percentiles
+from minik8s.client import Client
+from minik8s.client.kubeconfig import load
+from minik8s.cluster.processes import free_port
+
+IMAGE = "minik8s/busybox:latest"
+PAUSE = "minik8s/pause:latest"
+
+
+def _pod(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"bench": "startup"}},
+            "spec": {"terminationGracePeriodSeconds": 1,
+                     "containers": [{"name": "app", "image": IMAGE, "command": ["sleep", "3600"]}]}}
+
+
+def docker_baseline(n: int, network: str) -> list[float]:
+    """Seconds for ``docker run`` of a pause container plus an app container in its namespace."""
+    engine = docker.from_env()
+    samples = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        pause = engine.containers.run(PAUSE, detach=True, name=f"bench-raw-pause-{i}", network=network,
+                                      labels={"minik8s.bench": "raw"})
+        app = engine.containers.run(IMAGE, ["sleep", "3600"], detach=True, name=f"bench-raw-app-{i}",
+                                    network_mode=f"container:{pause.id}", labels={"minik8s.bench": "raw"})
+        app.reload()
+        assert app.status == "running"
+        samples.append(time.perf_counter() - t0)
+    for c in engine.containers.list(all=True, filters={"label": "minik8s.bench=raw"}):
+        c.remove(force=True)
+    return samples
+
+
+async def measure(client: Client, names: list[str], concurrent: bool) -> list[float]:
+    """Create pods; return per-pod seconds from the create call to the watch event showing Running."""
+    rt = client.kind("v1", "Pod")
+    rv = (await client.list(rt, "default"))["metadata"]["resourceVersion"]
+    started: dict[str, float] = {}
+    done: dict[str, float] = {}
+    finished = asyncio.Event()
+
+    async def watch() -> None:
+        async for ev in client.watch(rt, "default", resource_version=rv, label_selector="bench=startup"):
+            obj = ev["object"]
+            name = obj["metadata"]["name"]
+            if name in started and name not in done and (obj.get("status") or {}).get("phase") == "Running":
+                done[name] = time.perf_counter() - started[name]
+                if len(done) == len(names):
+                    finished.set()
+                    return
+
+    task = asyncio.create_task(watch())
+    await asyncio.sleep(0.3)
+
+    async def create(name: str) -> None:
+        started[name] = time.perf_counter()
+        await client.create(rt, _pod(name), "default")
+
+    if concurrent:
+        await asyncio.gather(*(create(n) for n in names))
+        await asyncio.wait_for(finished.wait(), 180)
+    else:
+        for n in names:
+            await create(n)
+            while n not in done:
+                await asyncio.sleep(0.01)
+                if time.perf_counter() - started[n] > 120:
+                    raise TimeoutError(f"pod {n} did not start")
+    task.cancel()
+    await client.delete_collection(rt, "default", label_selector="bench=startup")
+    return [done[n] for n in names]
+
+
+async def run(kubeconfig: Path, sequential: int, burst: int) -> dict[str, Any]:
+    async with Client(load(str(kubeconfig))) as client:
+        seq = await measure(client, [f"seq-{i}" for i in range(sequential)], concurrent=False)
+        await asyncio.sleep(5)  # let the sequential pods terminate
+        bur = await measure(client, [f"burst-{i}" for i in range(burst)], concurrent=True)
+    return {"sequential": percentiles(seq), "burst": percentiles(bur)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sequential", type=int, default=20)
+    parser.add_argument("--burst", type=int, default=30)
+    args = parser.parse_args()
+    network = "minik8s-bench"
+    with tempfile.TemporaryDirectory(prefix="minik8s-bench-") as tmp:
+        up = [sys.executable, "-m", "minik8s", "up", "--data-dir", tmp, "--apiserver-port", str(free_port()),
+              "--etcd-port", str(free_port()), "--kubelet-port", str(free_port()), "--node-name", "bench-node",
+              "--pod-cidr", "10.244.251.0/24", "--network-name", network]
+        subprocess.run(up, check=True, capture_output=True, text=True)
+        try:
+            raw = docker_baseline(args.sequential, network)
+            pods = asyncio.run(run(Path(tmp) / "kubeconfig", args.sequential, args.burst))
+        finally:
+            subprocess.run([sys.executable, "-m", "minik8s", "down", "--purge", "--data-dir", tmp],
+                           capture_output=True)
+    base = percentiles(raw)
+    result = {"raw_docker_run": base, **pods,
+              "sequential_p50_vs_docker": round(pods["sequential"]["p50_ms"] / base["p50_ms"], 2),
+              "burst_p50_vs_docker": round(pods["burst"]["p50_ms"] / base["p50_ms"], 2)}
+    result["targets"] = {"p50<=1.5x_docker": result["sequential_p50_vs_docker"] <= 1.5,
+                         "burst_p99<=2s": pods["burst"]["p99_ms"] <= 2000}
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
