@@ -86,11 +86,12 @@ def up(
     node_name: str = typer.Option(None, help="the node's name (default: the host name)"),
     pod_cidr: str = typer.Option("10.244.0.0/24", help="the node's pod subnet"),
     network_name: str = typer.Option("minik8s-pods", help="the Docker bridge network of the pods"),
+    kubelet_arg: list[str] = typer.Option([], help="extra kubelet flag (repeatable), e.g. --kubelet-arg=-v"),
     timeout: float = typer.Option(180, help="seconds to wait for the node to become Ready"),
 ) -> None:
     """Start a local cluster (idempotent) and wait until its node is Ready."""
     layout = ClusterLayout(Path(data_dir).expanduser().resolve(), apiserver_port, etcd_port, kubelet_port,
-                           node_name, pod_cidr, network_name)
+                           node_name, pod_cidr, network_name, list(kubelet_arg))
     if _supervisor_pid(layout) is not None:
         layout = ClusterLayout.load(layout.data_dir)
         out.print(f"minik8s is already running (data dir {layout.data_dir})")

@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from minik8s import logging as mlog
@@ -44,8 +44,9 @@ class ClusterLayout:
     node_name: str | None = None  # default: the host name
     pod_cidr: str = "10.244.0.0/24"
     network_name: str = "minik8s-pods"
+    kubelet_args: list[str] = field(default_factory=list)  # extra kubelet flags, e.g. a faster back-off
 
-    SAVED = ("apiserver_port", "etcd_port", "kubelet_port", "node_name", "pod_cidr", "network_name")
+    SAVED = ("apiserver_port", "etcd_port", "kubelet_port", "node_name", "pod_cidr", "network_name", "kubelet_args")
 
     @property
     def kubeconfig(self) -> Path:
@@ -103,7 +104,7 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
         "kubelet": ["--kubeconfig", kc, "--root-dir", str(layout.data_dir / "kubelet"),
                     "--port", str(layout.kubelet_port), "--pod-cidr", layout.pod_cidr,
                     "--network-name", layout.network_name,
-                    *(["--node-name", layout.node_name] if layout.node_name else [])],
+                    *(["--node-name", layout.node_name] if layout.node_name else []), *layout.kubelet_args],
         "proxy": ["--kubeconfig", kc],
     }
     for name, module in OPTIONAL_COMPONENTS.items():
