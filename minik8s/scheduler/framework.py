@@ -1,0 +1,409 @@
+"""The scheduling framework: plugin interfaces, Status, CycleState and one scheduling cycle.
+
+Follows Kubernetes' scheduler framework (``pkg/scheduler/framework``):
+
+* A plugin implements one or more extension points -- :class:`PreFilterPlugin`,
+  :class:`FilterPlugin`, :class:`PreScorePlugin`, :class:`ScorePlugin` (with an optional
+  ``normalize_score``) -- and names the :class:`ClusterEvent` kinds that can make a pod it
+  rejected schedulable (``events``; Kubernetes' ``EnqueueExtensions``).
+* Plugins answer with a :class:`Status`: ``SUCCESS``, ``UNSCHEDULABLE`` (may fit after the
+  cluster changes), ``UNSCHEDULABLE_AND_UNRESOLVABLE`` (this node will not do, whatever
+  happens to its pods), ``ERROR`` (the cycle fails) or ``SKIP`` (a PreFilter/PreScore
+  plugin telling the framework not to call its Filter/Score for this pod).
+* :class:`CycleState` carries one cycle's scratch data between extension points.
+* :class:`Framework` runs the plugins of a profile (a list of :class:`PluginRow`) in
+  order: PreFilter, Filter on every node (stopping at a node's first failing plugin),
+  PreScore and Score on the feasible nodes, then the highest weighted total wins; ties
+  are broken round-robin. When no node fits, :class:`FitError` carries Kubernetes'
+  ``0/3 nodes are available: ...`` message.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from minik8s.scheduler.nodeinfo import NodeInfo, PodInfo, Snapshot
+
+#: The range of one plugin's (normalized) node score.
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+class Code(enum.IntEnum):
+    """A plugin's verdict (Kubernetes ``framework.Code``)."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    SKIP = 4
+
+
+@dataclass(frozen=True)
+class Status:
+    """A verdict with human-readable ``reasons`` (each counted separately in the
+    "0/N nodes are available" message) and the ``plugin`` that gave it."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @classmethod
+    def success(cls) -> Status:
+        return _SUCCESS
+
+    @classmethod
+    def skip(cls) -> Status:
+        return _SKIP
+
+    @classmethod
+    def unschedulable(cls, *reasons: str, unresolvable: bool = False) -> Status:
+        """A rejection; ``unresolvable`` marks reasons no pod eviction could cure."""
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+        return cls(code, tuple(reasons))
+
+    @classmethod
+    def error(cls, message: str) -> Status:
+        return cls(Code.ERROR, (message,))
+
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    def is_skip(self) -> bool:
+        return self.code == Code.SKIP
+
+    def is_rejected(self) -> bool:
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        return Status(self.code, self.reasons, plugin)
+
+
+_SUCCESS = Status()
+_SKIP = Status(Code.SKIP)
+
+
+class ClusterEvent(enum.StrEnum):
+    """A change in the cluster that may make an unschedulable pod schedulable."""
+
+    NODE_ADD = "NodeAdd"
+    NODE_UPDATE = "NodeUpdate"
+    NODE_DELETE = "NodeDelete"
+    ASSIGNED_POD_ADD = "AssignedPodAdd"
+    ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
+    ASSIGNED_POD_DELETE = "AssignedPodDelete"
+    #: a pod sat in the unschedulable pool too long; retry it whatever its plugins say
+    UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+
+
+ALL_EVENTS: frozenset[ClusterEvent] = frozenset(ClusterEvent)
+
+
+class CycleState:
+    """Scratch data of one scheduling cycle, keyed by plugin-chosen strings.
+
+    ``snapshot`` is the node view the cycle works on; ``skip_filter`` / ``skip_score`` name
+    plugins whose PreFilter / PreScore returned ``SKIP``.
+    """
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self._data: dict[str, Any] = {}
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def read(self, key: str) -> Any:
+        """The value stored under ``key``; raises KeyError when there is none."""
+        return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+
+# ---------------------------------------------------------------------------- plugin interfaces
+class Plugin:
+    """Base of every plugin: a Kubernetes-style ``name`` and the cluster events after which a
+    pod this plugin rejected is worth retrying."""
+
+    name: ClassVar[str] = ""
+    events: ClassVar[frozenset[ClusterEvent]] = ALL_EVENTS
+
+
+class PreFilterPlugin(Plugin):
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> Status:
+        """Pre-compute for Filter (write to ``state``); ``SKIP`` to skip this plugin's Filter,
+        a rejection to make the pod unschedulable on every node."""
+        raise NotImplementedError
+
+
+class FilterPlugin(Plugin):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Whether ``pod`` may run on ``node``: success, or a rejection with reasons."""
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        """Pre-compute for Score over the feasible ``nodes``; ``SKIP`` to skip Score."""
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        """The node's raw score for ``pod`` (normalized afterwards by :meth:`normalize_score`)."""
+        raise NotImplementedError
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: dict[str, int]) -> None:
+        """Rescale ``scores`` (node name -> raw score) in place into 0..100. Default: none."""
+
+
+def default_normalize(scores: dict[str, int], reverse: bool = False) -> None:
+    """Kubernetes' ``DefaultNormalizeScore``: scale so the highest is 100 (``reverse``: the
+    highest becomes 0 and 0 becomes 100). All zero stays 0 (``reverse``: 100)."""
+    top = max(scores.values(), default=0)
+    if top == 0:
+        if reverse:
+            for name in scores:
+                scores[name] = MAX_NODE_SCORE
+        return
+    for name, value in scores.items():
+        scaled = MAX_NODE_SCORE * value // top
+        scores[name] = MAX_NODE_SCORE - scaled if reverse else scaled
+
+
+# ---------------------------------------------------------------------------- profile
+@dataclass(frozen=True)
+class PluginRow:
+    """One row of a scheduling profile: the plugin (a class or factory) and its score weight.
+
+    Filters run in row order; ``weight`` multiplies a Score plugin's 0..100 score (0 disables
+    the plugin's Score while keeping its Filter).
+    """
+
+    factory: Callable[[], Plugin]
+    weight: int = 1
+
+
+# ---------------------------------------------------------------------------- results and errors
+@dataclass
+class Diagnosis:
+    """Why a pod fits nowhere: each rejected node's status, the plugins that rejected it,
+    and a PreFilter message when a PreFilter plugin rejected it for every node."""
+
+    node_statuses: dict[str, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+
+
+def fit_error_message(num_nodes: int, diagnosis: Diagnosis) -> str:
+    """Kubernetes' ``FitError`` text.
+
+    ``0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node
+    affinity/selector.`` -- each reason counted over the nodes that gave it, the
+    ``"<count> <reason>"`` strings sorted as strings (as Kubernetes' ``sort.Strings``),
+    joined by ``", "``, with a trailing period. With no nodes: ``0/0 nodes are available.``;
+    with a PreFilter rejection: ``0/N nodes are available: <message>.``.
+    """
+    head = f"0/{num_nodes} nodes are available"
+    if num_nodes == 0:
+        return head + "."
+    if diagnosis.pre_filter_msg:
+        return f"{head}: {diagnosis.pre_filter_msg}."
+    histogram: Counter[str] = Counter()
+    for status in diagnosis.node_statuses.values():
+        for reason in status.reasons:
+            histogram[reason] += 1
+    parts = sorted(f"{count} {reason}" for reason, count in histogram.items())
+    return f"{head}: {', '.join(parts)}." if parts else head + "."
+
+
+class FitError(Exception):
+    """No node fits the pod; ``str()`` is the Kubernetes message (see :func:`fit_error_message`)."""
+
+    def __init__(self, pod: PodInfo, num_nodes: int, diagnosis: Diagnosis) -> None:
+        self.pod = pod
+        self.num_nodes = num_nodes
+        self.diagnosis = diagnosis
+        super().__init__(fit_error_message(num_nodes, diagnosis))
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class SchedulingError(Exception):
+    """A plugin failed (``Code.ERROR``), e.g. the pod has an invalid selector; retry later."""
+
+    def __init__(self, message: str, plugin: str = "") -> None:
+        super().__init__(message)
+        self.plugin = plugin
+
+
+@dataclass
+class ScheduleResult:
+    """The chosen ``node``, how many nodes were ``evaluated`` and how many were ``feasible``,
+    and the weighted totals per feasible node (empty when only one node fitted)."""
+
+    node: str
+    evaluated: int
+    feasible: int
+    scores: dict[str, int] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------- the framework
+class Framework:
+    """Runs one profile's plugins; :meth:`schedule` is one scheduling cycle (pure, no I/O)."""
+
+    def __init__(self, rows: Iterable[PluginRow]) -> None:
+        self.plugins: list[Plugin] = []
+        self.weights: dict[str, int] = {}
+        for row in rows:
+            plugin = row.factory()
+            if not plugin.name:
+                raise ValueError(f"plugin {plugin!r} has no name")
+            if plugin.name in self.weights:
+                raise ValueError(f"plugin {plugin.name} appears twice in the profile")
+            self.plugins.append(plugin)
+            self.weights[plugin.name] = row.weight
+        self.pre_filter_plugins = [p for p in self.plugins if isinstance(p, PreFilterPlugin)]
+        self.filter_plugins = [p for p in self.plugins if isinstance(p, FilterPlugin)]
+        self.pre_score_plugins = [p for p in self.plugins if isinstance(p, PreScorePlugin)
+                                  and self.weights[p.name] > 0]
+        self.score_plugins = [p for p in self.plugins if isinstance(p, ScorePlugin) and self.weights[p.name] > 0]
+        self._tie_breaker = 0
+
+    def plugin_events(self) -> dict[str, frozenset[ClusterEvent]]:
+        """Plugin name -> the cluster events that may make a pod it rejected fit."""
+        return {p.name: p.events for p in self.plugins}
+
+    # ------------------------------------------------------------------ extension points
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> Status:
+        """Every PreFilter plugin in order; the first rejection or error is returned."""
+        for plugin in self.pre_filter_plugins:
+            status = plugin.pre_filter(state, pod)
+            if status.is_skip():
+                state.skip_filter.add(plugin.name)
+            elif not status.is_success():
+                return status.with_plugin(plugin.name)
+        return Status.success()
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Filter plugins in order on one node; stops at the first that does not succeed."""
+        for plugin in self.filter_plugins:
+            if plugin.name in state.skip_filter:
+                continue
+            status = plugin.filter(state, pod, node)
+            if not status.is_success():
+                return status.with_plugin(plugin.name)
+        return Status.success()
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
+        for plugin in self.pre_score_plugins:
+            status = plugin.pre_score(state, pod, nodes)
+            if status.is_skip():
+                state.skip_score.add(plugin.name)
+            elif not status.is_success():
+                return status.with_plugin(plugin.name)
+        return Status.success()
+
+    def run_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> dict[str, dict[str, int]]:
+        """Each Score plugin's normalized (0..100, unweighted) scores: plugin -> node -> score.
+
+        Raises:
+            SchedulingError: when a plugin normalizes outside 0..100.
+        """
+        result: dict[str, dict[str, int]] = {}
+        for plugin in self.score_plugins:
+            if plugin.name in state.skip_score:
+                continue
+            scores = {n.name: plugin.score(state, pod, n) for n in nodes}
+            plugin.normalize_score(state, pod, scores)
+            for node_name, value in scores.items():
+                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                    raise SchedulingError(f"plugin {plugin.name} scored node {node_name} {value}, "
+                                          f"outside [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}]", plugin.name)
+            result[plugin.name] = scores
+        return result
+
+    # ------------------------------------------------------------------ one cycle
+    def find_feasible(self, state: CycleState, pod: PodInfo) -> tuple[list[NodeInfo], Diagnosis]:
+        """PreFilter, then Filter on every node of the snapshot.
+
+        Raises:
+            SchedulingError: when a plugin returns ``ERROR``.
+        """
+        diagnosis = Diagnosis()
+        status = self.run_pre_filter(state, pod)
+        if status.code == Code.ERROR:
+            raise SchedulingError(status.message(), status.plugin)
+        if not status.is_success():
+            diagnosis.pre_filter_msg = status.message()
+            diagnosis.unschedulable_plugins.add(status.plugin)
+            return [], diagnosis
+        feasible: list[NodeInfo] = []
+        for node in state.snapshot.nodes:
+            status = self.run_filter(state, pod, node)
+            if status.is_success():
+                feasible.append(node)
+            elif status.code == Code.ERROR:
+                raise SchedulingError(status.message(), status.plugin)
+            else:
+                diagnosis.node_statuses[node.name] = status
+                diagnosis.unschedulable_plugins.add(status.plugin)
+        return feasible, diagnosis
+
+    def prioritize(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> dict[str, int]:
+        """PreScore and Score on ``nodes``; returns the weighted total per node name.
+
+        Raises:
+            SchedulingError: when a plugin returns ``ERROR`` or scores out of range.
+        """
+        status = self.run_pre_score(state, pod, nodes)
+        if not status.is_success():
+            raise SchedulingError(status.message(), status.plugin)
+        totals = {n.name: 0 for n in nodes}
+        for plugin_name, scores in self.run_score(state, pod, nodes).items():
+            weight = self.weights[plugin_name]
+            for node_name, value in scores.items():
+                totals[node_name] += value * weight
+        return totals
+
+    def select_host(self, totals: dict[str, int]) -> str:
+        """The node with the highest total; among equals, round-robin over their sorted names."""
+        best = max(totals.values())
+        tied = sorted(name for name, value in totals.items() if value == best)
+        if len(tied) == 1:
+            return tied[0]
+        choice = tied[self._tie_breaker % len(tied)]
+        self._tie_breaker += 1
+        return choice
+
+    def schedule(self, pod: PodInfo, snapshot: Snapshot) -> ScheduleResult:
+        """One scheduling cycle for ``pod`` over ``snapshot`` (Kubernetes ``schedulePod``).
+
+        Raises:
+            FitError: when no node fits (the message is Kubernetes' "0/N nodes are available").
+            SchedulingError: when the pod cannot be evaluated (a plugin error, a broken spec).
+        """
+        if pod.errors:
+            raise SchedulingError("; ".join(pod.errors))
+        state = CycleState(snapshot)
+        if not snapshot.nodes:
+            raise FitError(pod, 0, Diagnosis())
+        feasible, diagnosis = self.find_feasible(state, pod)
+        if not feasible:
+            raise FitError(pod, len(snapshot.nodes), diagnosis)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, len(snapshot.nodes), 1)
+        totals = self.prioritize(state, pod, feasible)
+        return ScheduleResult(self.select_host(totals), len(snapshot.nodes), len(feasible), totals)

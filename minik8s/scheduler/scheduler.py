@@ -1,0 +1,304 @@
+"""The scheduler loop: watch pods and nodes, pick a node for each pending pod, bind it.
+
+Kubernetes' ``kube-scheduler`` shape:
+
+* Two informers (all pods, all nodes). Bound pods feed the :class:`SchedulerCache`;
+  pending pods that are ours -- ``spec.schedulerName`` is this scheduler's name, no
+  ``spec.nodeName``, no ``deletionTimestamp`` -- feed the :class:`SchedulingQueue`.
+  Node changes and bound-pod changes move unschedulable pods back to be retried.
+* ``schedule_one`` pops a pod, re-reads it from the informer cache (level-triggered:
+  the queue only says *which* pod), runs one framework cycle over a snapshot of the
+  cache (synchronous: nothing changes under it), *assumes* the pod onto the chosen node
+  and binds it in the background (``POST pods/{name}/binding``), so the next pod is
+  considered at once and already sees the room as taken.
+* Success: a ``Normal Scheduled`` event "Successfully assigned <ns>/<pod> to <node>".
+  No fit: the pod's ``PodScheduled`` condition becomes ``False`` / ``Unschedulable``
+  with Kubernetes' "0/N nodes are available: ..." message (written only when it
+  changes), a ``Warning FailedScheduling`` event with the same message, and the pod
+  waits in the unschedulable pool.
+* A 409 from the binding means someone else bound the pod (or it is being deleted):
+  it is dropped. A restarted scheduler just lists and schedules what is still pending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine, Iterable
+from typing import Any
+
+from minik8s.api import errors
+from minik8s.api.base import now_rfc3339
+from minik8s.client.events import EventRecorder
+from minik8s.client.informer import Informer
+from minik8s.client.rest import Client
+from minik8s.scheduler.cache import SchedulerCache, pod_terminal
+from minik8s.scheduler.framework import ClusterEvent, FitError, Framework, PluginRow, SchedulingError
+from minik8s.scheduler.nodeinfo import PodInfo, node_condition
+from minik8s.scheduler.plugins import DEFAULT_PLUGINS
+from minik8s.scheduler.queue import QueueClosed, QueuedPodInfo, SchedulingQueue, pod_key
+
+log = logging.getLogger("scheduler")
+
+Obj = dict[str, Any]
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+def _assigned(pod: Obj) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _node_fingerprint(node: Obj) -> tuple[Any, ...]:
+    """What of a node can change a scheduling decision (heartbeats do not)."""
+    meta, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
+    return (meta.get("labels"), bool(spec.get("unschedulable")), spec.get("taints"),
+            status.get("allocatable"), status.get("capacity"), node_condition(node, "Ready"),
+            [i.get("names") for i in status.get("images") or []])
+
+
+def _requests_or_labels_changed(old: Obj, new: Obj) -> bool:
+    old_info, new_info = PodInfo(old), PodInfo(new)
+    return old_info.labels != new_info.labels or old_info.requests != new_info.requests
+
+
+class Scheduler:
+    """One scheduler (one profile) named ``scheduler_name``.
+
+    ``plugins`` is the profile (default :data:`~minik8s.scheduler.plugins.DEFAULT_PLUGINS`).
+    ``node_label_selector`` restricts the nodes this scheduler sees (a label selector
+    string; None: all nodes) -- for partitioned clusters and tests. Back-off and timeout
+    parameters are seconds (see :class:`SchedulingQueue`); on shutdown, bindings already
+    sent get ``shutdown_grace`` seconds to finish.
+
+    ``await run()`` runs until cancelled; ``await wait_ready()`` returns once both
+    informers have listed. ``stats`` counts ``scheduled``, ``unschedulable``, ``errors``
+    and ``conflicts``.
+    """
+
+    def __init__(self, client: Client, scheduler_name: str = DEFAULT_SCHEDULER_NAME, *,
+                 plugins: Iterable[PluginRow] | None = None, node_label_selector: str | None = None,
+                 initial_backoff: float = 1.0, max_backoff: float = 10.0,
+                 unschedulable_timeout: float = 30.0, flush_interval: float = 0.5,
+                 shutdown_grace: float = 2.0) -> None:
+        self.client = client
+        self.scheduler_name = scheduler_name
+        self.framework = Framework(DEFAULT_PLUGINS if plugins is None else plugins)
+        self.cache = SchedulerCache()
+        self.queue = SchedulingQueue(self.framework.plugin_events(), initial_backoff=initial_backoff,
+                                     max_backoff=max_backoff, unschedulable_timeout=unschedulable_timeout)
+        self.flush_interval = flush_interval
+        self.shutdown_grace = shutdown_grace
+        self.pod_rt = client.kind("v1", "Pod")
+        self.node_rt = client.kind("v1", "Node")
+        self.pods = Informer(client, self.pod_rt)
+        self.nodes = Informer(client, self.node_rt, label_selector=node_label_selector)
+        self.recorder = EventRecorder(client, scheduler_name)
+        self.stats = {"scheduled": 0, "unschedulable": 0, "errors": 0, "conflicts": 0}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._ready = asyncio.Event()
+        self._handlers_added = False
+
+    # ------------------------------------------------------------------ which pods
+    def responsible_for(self, pod: Obj) -> bool:
+        """A pending pod this scheduler should place: our ``schedulerName`` (unset counts as
+        ``default-scheduler``), no ``nodeName``, not being deleted, not finished."""
+        spec = pod.get("spec") or {}
+        return ((spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME) == self.scheduler_name
+                and not spec.get("nodeName")
+                and not (pod.get("metadata") or {}).get("deletionTimestamp")
+                and not pod_terminal(pod))
+
+    # ------------------------------------------------------------------ informer handlers
+    def _on_pod_add(self, pod: Obj) -> None:
+        if _assigned(pod):
+            if not pod_terminal(pod):
+                self.cache.add_pod(pod)
+                self.queue.move_all(ClusterEvent.ASSIGNED_POD_ADD)
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+
+    def _on_pod_update(self, old: Obj, new: Obj) -> None:
+        if _assigned(new):
+            self.queue.delete(new)  # bound (by us or anyone): not pending any more
+            key = pod_key(new)
+            if pod_terminal(new):
+                if self.cache.has_pod(key):
+                    self.cache.remove_pod(new)
+                    self.queue.move_all(ClusterEvent.ASSIGNED_POD_DELETE)
+                return
+            known = self.cache.has_pod(key) and not self.cache.is_assumed(key)
+            self.cache.update_pod(new)
+            if not known or not _assigned(old):
+                self.queue.move_all(ClusterEvent.ASSIGNED_POD_ADD)
+            elif _requests_or_labels_changed(old, new):
+                self.queue.move_all(ClusterEvent.ASSIGNED_POD_UPDATE)
+        elif self.responsible_for(new):
+            self.queue.update(old, new)
+        else:
+            self.queue.delete(new)
+
+    def _on_pod_delete(self, pod: Obj) -> None:
+        key = pod_key(pod)
+        self.queue.delete(pod)
+        if self.cache.has_pod(key):
+            was_bound = not self.cache.is_assumed(key)
+            self.cache.remove_pod(pod)
+            if was_bound:
+                self.queue.move_all(ClusterEvent.ASSIGNED_POD_DELETE)
+
+    def _on_node_add(self, node: Obj) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all(ClusterEvent.NODE_ADD)
+
+    def _on_node_update(self, old: Obj, new: Obj) -> None:
+        self.cache.update_node(new)
+        if _node_fingerprint(old) != _node_fingerprint(new):
+            self.queue.move_all(ClusterEvent.NODE_UPDATE)
+
+    def _on_node_delete(self, node: Obj) -> None:
+        self.cache.remove_node(node)
+        self.queue.move_all(ClusterEvent.NODE_DELETE)
+
+    # ------------------------------------------------------------------ running
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def wait_ready(self, timeout: float | None = None) -> None:
+        """Wait until both informers have listed and scheduling has started."""
+        await asyncio.wait_for(self._ready.wait(), timeout)
+
+    async def run(self) -> None:
+        """Run until cancelled: informers, the queue's timers, and the scheduling loop."""
+        if not self._handlers_added:
+            self.nodes.add_handler(self._on_node_add, self._on_node_update, self._on_node_delete)
+            self.pods.add_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
+            self._handlers_added = True
+        background = [self._spawn(self.nodes.run()), self._spawn(self.pods.run()),
+                      self._spawn(self.queue.run_flush(self.flush_interval)), self._spawn(self._housekeeping())]
+        try:
+            await self.nodes.wait_synced()
+            await self.pods.wait_synced()
+            log.info("started scheduler=%s nodes=%d pending=%d", self.scheduler_name,
+                     len(self.cache.node_names()), sum(self.queue.counts().values()))
+            self._ready.set()
+            while True:
+                try:
+                    await self.schedule_one()
+                except QueueClosed:
+                    return
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # noqa: BLE001 - one broken pod must not stop the scheduler
+                    log.exception("scheduling loop error scheduler=%s", self.scheduler_name)
+                    await asyncio.sleep(0.1)
+        finally:
+            self.queue.close()
+            for task in background:
+                task.cancel()
+            pending = [t for t in self._tasks if t not in background]
+            if pending:  # let bindings and reports already sent finish (briefly)
+                await asyncio.wait(pending, timeout=self.shutdown_grace)
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _housekeeping(self) -> None:
+        while True:
+            await asyncio.sleep(5.0)
+            for key in self.cache.cleanup_expired():
+                log.warning("assumed pod expired pod=%s reason=binding never confirmed by a watch event", key)
+
+    # ------------------------------------------------------------------ one pod
+    async def schedule_one(self) -> None:
+        """Pop one pod and run a scheduling cycle for it (binding happens in the background)."""
+        qpi = await self.queue.pop()
+        pod = self.pods.get(qpi.key)
+        if pod is None or not self.responsible_for(pod) or self.cache.has_pod(qpi.key):
+            self.queue.done(qpi.key)  # gone, bound, assumed or not ours any more
+            return
+        qpi.pod = pod
+        info = PodInfo(pod)
+        started = time.monotonic()
+        try:
+            result = self.framework.schedule(info, self.cache.snapshot())
+        except FitError as exc:
+            self.stats["unschedulable"] += 1
+            where = self.queue.add_unschedulable(qpi, exc.diagnosis.unschedulable_plugins)
+            log.info("unschedulable pod=%s attempts=%d queue=%s message=%r", qpi.key, qpi.attempts,
+                     where or "dropped", exc.message)
+            self._spawn(self._report_failure(pod, "Unschedulable", exc.message))
+            return
+        except SchedulingError as exc:
+            self.stats["errors"] += 1
+            self.queue.add_backoff(qpi)
+            log.warning("scheduling error pod=%s attempts=%d error=%r", qpi.key, qpi.attempts, str(exc))
+            self._spawn(self._report_failure(pod, "SchedulerError", str(exc)))
+            return
+        self.cache.assume_pod(info, result.node)
+        log.debug("assumed pod=%s node=%s feasible=%d evaluated=%d scores=%s cycle_ms=%.2f", qpi.key, result.node,
+                  result.feasible, result.evaluated, result.scores, (time.monotonic() - started) * 1000)
+        self._spawn(self._bind(qpi, pod, result.node))
+
+    async def _bind(self, qpi: QueuedPodInfo, pod: Obj, node: str) -> None:
+        meta = pod.get("metadata") or {}
+        namespace, name = meta.get("namespace") or "default", meta.get("name") or ""
+        try:
+            await self.client.bind(namespace, name, node)
+        except (errors.Conflict, errors.NotFound) as exc:
+            # Someone else bound it, or it is being deleted or gone: not ours to place.
+            self.stats["conflicts"] += 1
+            self.cache.forget_pod(qpi.key)
+            self.queue.done(qpi.key)
+            log.info("binding refused, dropping pod=%s node=%s error=%r", qpi.key, node, str(exc))
+            current = self.pods.get(qpi.key)
+            if isinstance(exc, errors.Conflict) and current is not None and self.responsible_for(current):
+                # Still pending as far as we know: the watch will tell; look again after a back-off.
+                self.queue.add_backoff(qpi)
+            return
+        except asyncio.CancelledError:
+            self.cache.forget_pod(qpi.key)
+            self.queue.done(qpi.key)
+            raise
+        except Exception as exc:  # noqa: BLE001 - apiserver away etc.: retry after the back-off
+            self.stats["errors"] += 1
+            self.cache.forget_pod(qpi.key)
+            self.queue.add_backoff(qpi)
+            log.warning("binding failed, will retry pod=%s node=%s error=%r", qpi.key, node, str(exc))
+            await self.recorder.record(self._ref(pod), "Warning", "FailedScheduling", f"Binding rejected: {exc}")
+            return
+        self.cache.finish_binding(qpi.key)
+        self.queue.done(qpi.key)
+        self.stats["scheduled"] += 1
+        log.info("bound pod=%s node=%s attempts=%d", qpi.key, node, qpi.attempts)
+        await self.recorder.record(self._ref(pod), "Normal", "Scheduled",
+                                   f"Successfully assigned {namespace}/{name} to {node}")
+
+    @staticmethod
+    def _ref(pod: Obj) -> Obj:
+        return {**pod, "apiVersion": pod.get("apiVersion") or "v1", "kind": pod.get("kind") or "Pod"}
+
+    async def _report_failure(self, pod: Obj, reason: str, message: str) -> None:
+        """Set ``PodScheduled=False`` (only when it changes) and record ``FailedScheduling``."""
+        meta = pod.get("metadata") or {}
+        namespace, name = meta.get("namespace") or "default", meta.get("name") or ""
+        current = next((c for c in (pod.get("status") or {}).get("conditions") or []
+                        if c.get("type") == "PodScheduled"), None)
+        if current is None or (current.get("status"), current.get("reason"), current.get("message")) != \
+                ("False", reason, message):
+            condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+                         "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
+            if current is not None and current.get("status") == "False" and current.get("lastTransitionTime"):
+                condition["lastTransitionTime"] = current["lastTransitionTime"]
+            try:
+                await self.client.patch(self.pod_rt, name, {"status": {"conditions": [condition]}}, namespace,
+                                        patch_type="strategic", subresource="status")
+            except errors.NotFound:
+                return
+            except Exception as exc:  # noqa: BLE001 - the condition is informative; the queue retries anyway
+                log.warning("condition update failed pod=%s/%s error=%r", namespace, name, str(exc))
+        await self.recorder.record(self._ref(pod), "Warning", "FailedScheduling", message)
