@@ -1,0 +1,160 @@
+"""``kubectl``: the typer app, global options, argument normalisation and error handling.
+
+One module per verb (``get``, ``describe``, ``apply``/``create``, ``delete``,
+``api-resources``, ``version``, ``logs``, ``exec``). Every failure ends as one
+line on stderr and exit code 1 (``exec`` exits with the remote command's code).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import click
+import typer
+
+from minik8s.kubectl import api_resources, apply, delete, describe, get, logs, version
+from minik8s.kubectl import exec as exec_cmd
+from minik8s.kubectl.errors import render
+from minik8s.kubectl.session import GlobalOptions
+
+app = typer.Typer(
+    name="kubectl",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="kubectl controls the minik8s cluster manager.",
+)
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    kubeconfig: Annotated[str | None, typer.Option("--kubeconfig", help="path to the kubeconfig file")] = None,
+    context: Annotated[str | None, typer.Option("--context", help="the kubeconfig context to use")] = None,
+    namespace: Annotated[str | None, typer.Option("-n", "--namespace", help="the namespace scope")] = None,
+    server: Annotated[str | None, typer.Option("-s", "--server", help="the apiserver URL")] = None,
+    request_timeout: Annotated[float | None, typer.Option("--request-timeout",
+                                                          help="seconds to wait for one request")] = None,
+) -> None:
+    """kubectl controls the minik8s cluster manager."""
+    ctx.obj = GlobalOptions(kubeconfig=kubeconfig, context=context, namespace=namespace, server=server,
+                            request_timeout=request_timeout)
+
+
+app.command("get")(get.get)
+app.command("describe")(describe.describe)
+app.command("apply")(apply.apply)
+app.command("create")(apply.create)
+app.command("delete")(delete.delete)
+app.command("api-resources")(api_resources.api_resources)
+app.command("version")(version.version)
+app.command("logs")(logs.logs)
+app.command("exec")(exec_cmd.exec_)
+
+#: Global flags that take a value; they may appear anywhere before ``--`` (as with kubectl).
+GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout"}
+#: Boolean flags that also accept ``--flag=true|false``; a ``--no-flag`` form exists for these.
+NEGATABLE = {"--wait", "--recursive"}
+BOOL_FLAGS = NEGATABLE | {"--all", "--all-namespaces", "--force", "--now", "--show-labels", "--watch",
+                          "--watch-only", "--save-config", "--stdin", "--tty", "--follow", "--timestamps",
+                          "--previous", "--client", "--ignore-not-found", "--namespaced"}
+
+
+def normalize_argv(argv: list[str]) -> list[str]:
+    """Move global flags in front of the verb and rewrite ``--flag=true|false`` bool forms.
+
+    ``kubectl get pods -n x`` becomes ``-n x get pods``; ``--wait=false`` becomes
+    ``--no-wait``. Nothing after ``--`` is touched (it belongs to ``exec``'s command).
+    """
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest += argv[i:]
+            break
+        name, eq, value = arg.partition("=")
+        if name in GLOBAL_VALUE_FLAGS:
+            if eq:
+                front += [name, value]
+            elif i + 1 < len(argv):
+                front += [arg, argv[i + 1]]
+                i += 1
+            else:
+                front.append(arg)
+        elif arg.startswith("-n") and len(arg) > 2 and not arg.startswith("--"):
+            front += ["-n", arg[2:].lstrip("=")]
+        elif name in BOOL_FLAGS and eq:
+            truth = value.lower() in ("true", "1", "yes", "t")
+            if name == "--namespaced":
+                rest.append(f"--namespaced={value}")
+            elif truth:
+                rest.append(name)
+            elif name in NEGATABLE:
+                rest.append("--no-" + name[2:])
+        else:
+            rest.append(arg)
+        i += 1
+    return front + rest
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run kubectl and exit with its code (no tracebacks)."""
+    args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
+    if not args:
+        args = ["--help"]
+    try:
+        result = app(args=args, prog_name="kubectl", standalone_mode=False, obj=None)
+        code = result if isinstance(result, int) else 0
+    except click.exceptions.NoArgsIsHelpError as exc:
+        print(exc.ctx.get_help() if exc.ctx else str(exc))
+        code = 0
+    except click.UsageError as exc:
+        hint = f" (see 'kubectl {exc.ctx.info_name} --help')" if exc.ctx and exc.ctx.parent else ""
+        print(f"error: {exc.format_message()}{hint}", file=sys.stderr)
+        code = 1
+    except click.ClickException as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        code = 1
+    except click.exceptions.Abort:
+        code = 130
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:  # e.g. `kubectl get pods | head -1`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line
+        line, code = render(exc, _server_hint(args))
+        print(line, file=sys.stderr)
+    _flush()
+    sys.exit(code)
+
+
+def _server_hint(args: list[str]) -> str:
+    """The server URL the failed command was talking to (for the connection-refused message)."""
+    opts = GlobalOptions()
+    for i, arg in enumerate(args[:-1]):
+        if arg == "--kubeconfig":
+            opts.kubeconfig = args[i + 1]
+        elif arg == "--context":
+            opts.context = args[i + 1]
+        elif arg in ("-s", "--server"):
+            opts.server = args[i + 1]
+    return opts.server_url
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""``kubectl logs POD [-c CONTAINER] [-f] [--tail N] [--timestamps] [--previous]``.
+
+Streams ``GET /api/v1/namespaces/{ns}/pods/{name}/log`` (the apiserver relays the
+kubelet's stream) to stdout as it arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from minik8s.client.rest import resource_path
+from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.session import GlobalOptions, Session
+
+
+def pod_name(arg: str) -> str:
+    """``web`` or ``pod/web`` / ``pods/web`` / ``po/web`` → ``web``."""
+    if "/" in arg:
+        kind, _, name = arg.partition("/")
+        if kind.lower() not in ("pod", "pods", "po") or not name:
+            raise KubectlError(f"logs works on pods only, not {arg!r}")
+        return name
+    return arg
+
+
+def log_params(container: str | None, follow: bool, tail: int, timestamps: bool, previous: bool,
+               since_seconds: int | None = None, limit_bytes: int | None = None) -> dict[str, Any]:
+    """The query of the log subresource (``tailLines`` only when ``tail`` >= 0)."""
+    params: dict[str, Any] = {"container": container, "follow": follow or None, "timestamps": timestamps or None,
+                              "previous": previous or None, "sinceSeconds": since_seconds,
+                              "limitBytes": limit_bytes}
+    if tail >= 0:
+        params["tailLines"] = tail
+    return {k: v for k, v in params.items() if v is not None}
+
+
+async def stream_logs(opts: GlobalOptions, name: str, params: dict[str, Any]) -> None:
+    """Copy the log stream to stdout chunk by chunk."""
+    async with Session(opts) as s:
+        rt = s.resource("pods")
+        path = resource_path(rt, s.namespace, name, "log")
+        async for chunk in s.client.stream_text(path, params):
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+
+
+def logs(
+    ctx: typer.Context,
+    pod: Annotated[str, typer.Argument(metavar="POD", help="pod name (or pod/NAME)")],
+    container: Annotated[str | None, typer.Option("-c", "--container", help="container name")] = None,
+    follow: Annotated[bool, typer.Option("-f", "--follow", help="keep streaming new lines")] = False,
+    tail: Annotated[int, typer.Option("--tail", help="lines from the end to show (-1: all)")] = -1,
+    timestamps: Annotated[bool, typer.Option("--timestamps", help="prefix lines with RFC 3339 times")] = False,
+    previous: Annotated[bool, typer.Option("-p", "--previous", help="the previous (crashed) instance")] = False,
+    since: Annotated[int | None, typer.Option("--since-seconds", help="only lines newer than this")] = None,
+    limit_bytes: Annotated[int | None, typer.Option("--limit-bytes", help="stop after this many bytes")] = None,
+) -> None:
+    """Print the logs of a container in a pod."""
+    params = log_params(container, follow, tail, timestamps, previous, since, limit_bytes)
+    asyncio.run(stream_logs(ctx.obj, pod_name(pod), params))

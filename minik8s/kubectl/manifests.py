@@ -1,0 +1,146 @@
+"""Reading manifests for ``apply``, ``create`` and ``delete -f``.
+
+Sources are files, directories (``*.yaml``, ``*.yml``, ``*.json``, sorted; ``-R``
+recurses) and ``-`` for stdin.  A file may hold several YAML documents, a JSON
+object, or a ``List`` kind whose ``items`` are objects.  Every error is a
+:class:`~minik8s.kubectl.errors.KubectlError` naming the file and, for syntax
+errors, the line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from minik8s.kubectl.errors import KubectlError
+
+EXTENSIONS = (".yaml", ".yml", ".json")
+
+
+@dataclass
+class Manifest:
+    """One object read from ``source`` (a path, or ``STDIN``)."""
+
+    source: str
+    obj: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        """``metadata.name`` (``""`` when unset)."""
+        return str((self.obj.get("metadata") or {}).get("name") or "")
+
+    @property
+    def namespace(self) -> str:
+        """``metadata.namespace`` (``""`` when unset)."""
+        return str((self.obj.get("metadata") or {}).get("namespace") or "")
+
+
+def expand(paths: list[str], recursive: bool = False) -> list[str]:
+    """The files named by ``paths`` (directories expanded, sorted); ``-`` stays ``-``."""
+    files: list[str] = []
+    for raw in paths:
+        if raw == "-":
+            files.append("-")
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            pattern = "**/*" if recursive else "*"
+            found = sorted(p for p in path.glob(pattern) if p.is_file() and p.suffix.lower() in EXTENSIONS)
+            files += [str(p) for p in found]
+        elif path.exists():
+            files.append(raw)
+        else:
+            raise KubectlError(f'the path "{raw}" does not exist')
+    return files
+
+
+def _line_of(exc: Exception) -> int | None:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if mark is not None:
+        return int(mark.line) + 1
+    lineno = getattr(exc, "lineno", None)
+    return int(lineno) if lineno is not None else None
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        parts = [p for p in (exc.context, exc.problem) if p]
+        return ": ".join(parts) or "invalid YAML"
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def parse(text: str, source: str) -> list[dict[str, Any]]:
+    """The objects in one file's text (multi-document YAML or JSON; ``List`` kinds expanded).
+
+    Raises KubectlError ``error parsing SOURCE: <reason> (line N)`` on syntax errors and
+    ``error validating "SOURCE": ...`` when a document lacks ``apiVersion`` or ``kind``.
+    """
+    docs: list[Any]
+    try:
+        if source.lower().endswith(".json") or text.lstrip().startswith(("{", "[")):
+            try:
+                docs = [json.loads(text)]
+            except json.JSONDecodeError:
+                if source.lower().endswith(".json"):
+                    raise
+                docs = list(yaml.safe_load_all(text))
+        else:
+            docs = list(yaml.safe_load_all(text))
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        line = _line_of(exc)
+        where = f" (line {line})" if line else ""
+        raise KubectlError(f"error parsing {source}: {_reason(exc)}{where}") from None
+    objects: list[dict[str, Any]] = []
+    for index, doc in enumerate(docs):
+        if doc is None:
+            continue
+        if isinstance(doc, list):
+            raise KubectlError(f'error validating "{source}": document {index + 1} is a list, not an object')
+        if not isinstance(doc, dict):
+            raise KubectlError(f'error validating "{source}": document {index + 1} is not an object: {doc!r}')
+        kind = doc.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
+            items = doc["items"]
+            for item in items:
+                if not isinstance(item, dict):
+                    raise KubectlError(f'error validating "{source}": items of a {kind} must be objects')
+            candidates = items
+        else:
+            candidates = [doc]
+        for obj in candidates:
+            missing = [f for f in ("apiVersion", "kind") if not obj.get(f)]
+            if missing:
+                raise KubectlError(f'error validating "{source}": error validating data: '
+                                   f"[{', '.join(f'{m} not set' for m in missing)}]")
+            meta = obj.get("metadata")
+            if meta is not None and not isinstance(meta, dict):
+                raise KubectlError(f'error validating "{source}": metadata must be an object')
+            objects.append(obj)
+    return objects
+
+
+def load(paths: list[str], recursive: bool = False, verb: str = "apply") -> list[Manifest]:
+    """Every object in ``paths``, in order. Raises KubectlError; an empty result is an error too."""
+    if not paths:
+        raise KubectlError("must specify one of -f and -k")
+    manifests: list[Manifest] = []
+    for file in expand(paths, recursive):
+        if file == "-":
+            text, source = sys.stdin.read(), "STDIN"
+        else:
+            source = file
+            try:
+                text = Path(file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise KubectlError(f"cannot read {file}: {exc}") from None
+        manifests += [Manifest(source, obj) for obj in parse(text, source)]
+    if not manifests:
+        raise KubectlError(f"no objects passed to {verb}")
+    return manifests

@@ -1,0 +1,282 @@
+"""Output helpers: kubectl's plain tables (Go ``text/tabwriter``), ages, YAML and JSON.
+
+Everything prints as plain text (no markup, no box drawing) so output pipes cleanly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import yaml
+
+from minik8s.api.base import parse_time
+
+NONE = "<none>"
+
+
+# ------------------------------------------------------------------ tabwriter
+def tabwrite(lines: Sequence[Sequence[str]], minwidth: int = 0, padding: int = 3) -> list[str]:
+    """Align cells the way Go's ``text/tabwriter`` does (kubectl's tables and describe output).
+
+    Each line is a list of cells; every cell but the last of a line is tab-terminated and
+    takes part in alignment. A column block is a run of consecutive lines that have a cell
+    in that column; its width is the widest cell plus ``padding`` (at least ``minwidth``).
+    Returns the formatted lines (no trailing spaces on the last cell).
+    """
+    cells = [list(line) if line else [""] for line in lines]
+    out: list[str] = ["" for _ in cells]
+    widths: list[int] = []
+
+    def write_lines(line0: int, line1: int) -> None:
+        for i in range(line0, line1):
+            parts = []
+            line = cells[i]
+            for j, cell in enumerate(line):
+                if j < len(widths) and j < len(line) - 1:
+                    parts.append(cell.ljust(widths[j]))
+                else:
+                    parts.append(cell)
+            out[i] = "".join(parts).rstrip() if len(line) > 1 and not line[-1] else "".join(parts)
+
+    def fmt(line0: int, line1: int) -> None:
+        column = len(widths)
+        this = line0
+        while this < line1:
+            if column >= len(cells[this]) - 1:
+                this += 1
+                continue
+            write_lines(line0, this)
+            line0 = this
+            width = minwidth
+            while this < line1 and column < len(cells[this]) - 1:
+                width = max(width, len(cells[this][column]) + padding)
+                this += 1
+            widths.append(width)
+            fmt(line0, this)
+            widths.pop()
+            line0 = this
+        write_lines(line0, line1)
+
+    fmt(0, len(cells))
+    return out
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A kubectl ``get`` table: upper-case header, columns 3 spaces apart."""
+    return tabwrite([list(header), *[list(r) for r in rows]], minwidth=6, padding=3)
+
+
+def write_lines(lines: Sequence[str], stream: TextIO | None = None) -> None:
+    """Print lines and flush (watch output must appear at once)."""
+    out = stream or sys.stdout
+    for line in lines:
+        out.write(line + "\n")
+    out.flush()
+
+
+# ------------------------------------------------------------------ time
+def now() -> dt.datetime:
+    """The current UTC time (aware)."""
+    return dt.datetime.now(dt.UTC)
+
+
+def human_duration(seconds: float) -> str:
+    """kubectl's ``duration.HumanDuration``: ``45s``, ``3m12s``, ``15m``, ``5h``, ``2d3h``, ``3y``."""
+    secs = int(seconds)
+    if secs < -1:
+        return "<invalid>"
+    if secs < 0:
+        return "0s"
+    if secs < 120:
+        return f"{secs}s"
+    minutes = secs // 60
+    if minutes < 10:
+        s = secs % 60
+        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = secs // 3600
+    if hours < 8:
+        m = minutes % 60
+        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
+    return f"{hours // 24 // 365}y"
+
+
+def since(timestamp: str | None, at: dt.datetime | None = None) -> str:
+    """Age of an RFC 3339 timestamp (``<unknown>`` when unset or unparsable)."""
+    try:
+        when = parse_time(timestamp)
+    except ValueError:
+        when = None
+    if when is None:
+        return "<unknown>"
+    return human_duration(((at or now()) - when).total_seconds())
+
+
+def age(obj: dict[str, Any], at: dt.datetime | None = None) -> str:
+    """The AGE column: time since ``metadata.creationTimestamp``."""
+    return since((obj.get("metadata") or {}).get("creationTimestamp"), at)
+
+
+def describe_time(timestamp: str | None) -> str:
+    """A timestamp as ``kubectl describe`` shows it: ``Mon, 02 Jan 2006 15:04:05 +0000``."""
+    try:
+        when = parse_time(timestamp)
+    except ValueError:
+        when = None
+    if when is None:
+        return timestamp or NONE
+    return when.strftime("%a, %d %b %Y %H:%M:%S %z")
+
+
+# ------------------------------------------------------------------ structured output
+class _Dumper(yaml.SafeDumper):
+    """YAML like kubectl's: block style, lists not indented under their key, long strings kept."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    tag = "tag:yaml.org,2002:str"
+    if "\n" in value:
+        return dumper.represent_scalar(tag, value, style="|")
+    if value == "" or dumper.resolve(yaml.ScalarNode, value, (True, False)) != tag:
+        return dumper.represent_scalar(tag, value, style='"')  # "2", "true", timestamps: quoted like kubectl
+    return dumper.represent_scalar(tag, value)
+
+
+_Dumper.add_representer(str, _str_representer)
+
+
+def to_yaml(obj: Any) -> str:
+    """YAML text of ``obj`` (keys sorted, as kubectl prints them)."""
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True,
+                     width=1 << 16)
+
+
+def to_json(obj: Any) -> str:
+    """JSON text of ``obj`` indented like ``kubectl -o json`` (4 spaces)."""
+    return json.dumps(obj, indent=4, ensure_ascii=False)
+
+
+def as_list(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``kind: List`` wrapper kubectl prints for several objects."""
+    return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def join_labels(labels: dict[str, str] | None) -> str:
+    """``a=1,b=2`` (sorted), or ``<none>``."""
+    if not labels:
+        return NONE
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+class RowPrinter:
+    """Prints table rows as they arrive (``get -w``), keeping the first batch's column widths."""
+
+    def __init__(self, header: Sequence[str], stream: TextIO | None = None) -> None:
+        self.header = list(header)
+        self.stream = stream or sys.stdout
+        self.widths: list[int] = []
+        self.header_done = False
+
+    def _grow(self, rows: Sequence[Sequence[str]]) -> None:
+        for row in rows:
+            for i, cell in enumerate(row[:-1]):
+                width = max(6, len(cell) + 3)
+                if i >= len(self.widths):
+                    self.widths.append(width)
+                elif width > self.widths[i]:
+                    self.widths[i] = width
+
+    def _line(self, row: Sequence[str]) -> str:
+        cells = [cell.ljust(self.widths[i]) for i, cell in enumerate(row[:-1])]
+        return "".join(cells) + (row[-1] if row else "")
+
+    def print_rows(self, rows: Sequence[Sequence[str]]) -> None:
+        """Print rows (and the header before the first); widths only grow."""
+        batch = ([self.header] if not self.header_done else []) + [list(r) for r in rows]
+        self._grow(batch)
+        write_lines([self._line(r) for r in batch], self.stream)
+        self.header_done = True
+
+
+# ------------------------------------------------------------------ jsonpath
+def jsonpath(template: str, data: Any) -> str:
+    """A small subset of kubectl's JSONPath templates.
+
+    ``{.a.b}``, ``{.items[0].x}``, ``{.items[*].metadata.name}``, ``{.metadata.labels.app}``,
+    literal text between expressions, ``{"\\n"}`` / ``{"\\t"}``. Several matches are joined by
+    a space. Raises ValueError for a template it cannot parse.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(template):
+        start = template.find("{", i)
+        if start < 0:
+            out.append(template[i:])
+            break
+        out.append(template[i:start])
+        end = template.find("}", start)
+        if end < 0:
+            raise ValueError(f"unclosed action in template {template!r}")
+        expr = template[start + 1:end].strip()
+        i = end + 1
+        if expr.startswith('"') and expr.endswith('"') and len(expr) >= 2:
+            out.append(expr[1:-1].encode().decode("unicode_escape"))
+            continue
+        values = _jsonpath_eval(expr, data)
+        out.append(" ".join(v if isinstance(v, str) else json.dumps(v) for v in values))
+    return "".join(out)
+
+
+def _jsonpath_eval(expr: str, data: Any) -> list[Any]:
+    if expr in ("", "$", "."):
+        return [data]
+    if expr.startswith("$"):
+        expr = expr[1:]
+    if not expr.startswith("."):
+        raise ValueError(f"unrecognized JSONPath expression {expr!r}")
+    tokens: list[str] = []
+    for part in expr[1:].split("."):
+        while "[" in part:
+            head, _, rest = part.partition("[")
+            if head:
+                tokens.append(head)
+            index, _, part = rest.partition("]")
+            tokens.append(f"[{index}]")
+        if part:
+            tokens.append(part)
+    current = [data]
+    for tok in tokens:
+        nxt: list[Any] = []
+        for value in current:
+            if tok.startswith("["):
+                index = tok[1:-1]
+                if not isinstance(value, list):
+                    continue
+                if index == "*":
+                    nxt += value
+                else:
+                    try:
+                        nxt.append(value[int(index)])
+                    except (ValueError, IndexError):
+                        continue
+            elif tok == "*" and isinstance(value, dict):
+                nxt += list(value.values())
+            elif isinstance(value, dict) and tok in value:
+                nxt.append(value[tok])
+        current = nxt
+    return current

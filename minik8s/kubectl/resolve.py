@@ -1,0 +1,160 @@
+"""Resource name resolution through the server's discovery documents.
+
+kubectl knows no kinds of its own: it reads ``/api/v1``, ``/apis`` and
+``/apis/{group}/{version}`` and builds :class:`~minik8s.api.registry.ResourceType`
+rows from them, so kinds the server adds later (ReplicaSet, Service, ...) work
+without changes here.  Users may name a type by plural, singular, short name,
+Kind, or ``name.group`` / ``name.version.group``; objects as ``TYPE NAME...``,
+``TYPE/NAME`` or ``TYPE1,TYPE2``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from minik8s.api import errors
+from minik8s.api.meta import TypedObject
+from minik8s.api.registry import Registry, ResourceType
+from minik8s.client.rest import Client
+from minik8s.kubectl.errors import KubectlError
+
+
+def _rows(doc: dict[str, Any], group: str, version: str) -> list[ResourceType]:
+    """ResourceType rows of one ``APIResourceList`` (subresources folded into their parent)."""
+    subs: dict[str, set[str]] = {}
+    for res in doc.get("resources") or []:
+        name = str(res.get("name") or "")
+        if "/" in name:
+            parent, _, sub = name.partition("/")
+            subs.setdefault(parent, set()).add(sub)
+    rows = []
+    for res in doc.get("resources") or []:
+        name = str(res.get("name") or "")
+        if not name or "/" in name:
+            continue
+        kind = str(res.get("kind") or "")
+        rows.append(ResourceType(
+            group=group, version=version, kind=kind, plural=name,
+            singular=str(res.get("singularName") or kind.lower()),
+            namespaced=bool(res.get("namespaced")), model=TypedObject,
+            short_names=tuple(res.get("shortNames") or ()),
+            subresources=frozenset(subs.get(name, set())),
+            verbs=tuple(res.get("verbs") or ()),
+            categories=tuple(res.get("categories") or ()),
+        ))
+    return rows
+
+
+async def discover(client: Client) -> Registry:
+    """Every kind the server serves: core first, then each group (preferred version first).
+
+    Raises the client's errors (ServerUnavailable, APIError) when discovery fails.
+    """
+    core = await client.request("GET", "/api/v1")
+    try:
+        groups = (await client.request("GET", "/apis")).get("groups") or []
+    except errors.NotFound:
+        groups = []
+    wanted: list[tuple[str, str]] = []
+    for grp in groups:
+        name = grp.get("name") or ""
+        preferred = (grp.get("preferredVersion") or {}).get("version")
+        versions = [v.get("version") for v in grp.get("versions") or [] if v.get("version")]
+        if preferred in versions:
+            versions.remove(preferred)
+            versions.insert(0, preferred)
+        wanted += [(name, v) for v in versions]
+
+    async def fetch(group: str, version: str) -> list[ResourceType]:
+        try:
+            doc = await client.request("GET", f"/apis/{group}/{version}")
+        except errors.NotFound:
+            return []
+        return _rows(doc, group, version)
+
+    types = _rows(core, "", "v1")
+    for rows in await asyncio.gather(*(fetch(g, v) for g, v in wanted)):
+        types += rows
+    return Registry(types)
+
+
+def resource_type(registry: Registry, name: str) -> ResourceType:
+    """Resolve what a user typed (``pods``, ``po``, ``Pod``, ``leases.coordination.k8s.io``).
+
+    Raises KubectlError (``the server doesn't have a resource type "x"``) when nothing matches.
+    """
+    rt = registry.resolve(name) if name else None
+    if rt is None:
+        raise KubectlError(f'the server doesn\'t have a resource type "{name}"')
+    return rt
+
+
+def kind_for(registry: Registry, api_version: str, kind: str) -> ResourceType | None:
+    """The type of a manifest's ``apiVersion``/``kind`` (None when the server does not serve it)."""
+    return registry.by_kind(api_version, kind)
+
+
+def type_ref(rt: ResourceType) -> str:
+    """How kubectl names a type in messages: ``pod``, ``namespace``, ``replicaset.apps``."""
+    kind = rt.kind.lower()
+    return f"{kind}.{rt.group}" if rt.group else kind
+
+
+def object_ref(rt: ResourceType, name: str) -> str:
+    """``pod/web``, ``replicaset.apps/web``."""
+    return f"{type_ref(rt)}/{name}"
+
+
+def plural_ref(rt: ResourceType) -> str:
+    """``pods``, ``replicasets.apps`` (the form of server NotFound messages)."""
+    return f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+
+
+@dataclass
+class Target:
+    """One resource type and the names asked for (empty: all of that type)."""
+
+    rt: ResourceType
+    names: list[str] = field(default_factory=list)
+
+
+def parse_targets(registry: Registry, args: list[str]) -> list[Target]:
+    """Turn ``TYPE[,TYPE...] [NAME...]`` or ``TYPE/NAME...`` arguments into targets.
+
+    ``all`` expands to the types in the ``all`` category (like kubectl).
+    Raises KubectlError for unknown types and for mixing the two forms.
+    """
+    if not args:
+        raise KubectlError('You must specify the type of resource to get. Use "kubectl api-resources" '
+                           "for a complete list of supported resources.")
+    if any("/" in a for a in args):
+        if not all("/" in a for a in args):
+            raise KubectlError("there is no need to specify a resource type as a separate argument when "
+                               "passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' "
+                               "instead of 'kubectl get resource resource/<resource_name>'")
+        targets: list[Target] = []
+        for arg in args:
+            type_name, _, name = arg.partition("/")
+            if not name:
+                raise KubectlError(f"arguments in resource/name form must have a single resource and name: {arg}")
+            rt = resource_type(registry, type_name)
+            for t in targets:
+                if t.rt == rt:
+                    t.names.append(name)
+                    break
+            else:
+                targets.append(Target(rt, [name]))
+        return targets
+    type_names = [t for t in args[0].split(",") if t]
+    names = args[1:]
+    rts: list[ResourceType] = []
+    for type_name in type_names:
+        if type_name.lower() == "all":
+            rts += [rt for rt in registry.types if "all" in rt.categories and rt not in rts]
+            continue
+        rt = resource_type(registry, type_name)
+        if rt not in rts:
+            rts.append(rt)
+    return [Target(rt, list(names)) for rt in rts]

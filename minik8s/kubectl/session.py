@@ -1,0 +1,87 @@
+"""Global options and the per-command session: kubeconfig, client and the server's discovery."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from minik8s.api.registry import Registry, ResourceType
+from minik8s.client.kubeconfig import ClientConfig, KubeconfigError, load
+from minik8s.client.rest import Client
+from minik8s.kubectl import resolve
+
+
+@dataclass
+class GlobalOptions:
+    """kubectl's global flags (``--kubeconfig``, ``--context``, ``-n``, ``-s``)."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    server: str | None = None
+    request_timeout: float | None = None
+    _config: ClientConfig | None = field(default=None, repr=False)
+
+    def config(self) -> ClientConfig:
+        """The client configuration: the kubeconfig, overridden by ``--server``.
+
+        Raises KubeconfigError when there is no usable kubeconfig and no ``--server``.
+        """
+        if self._config is None:
+            try:
+                cfg = load(self.kubeconfig, self.context)
+            except KubeconfigError:
+                if not self.server or self.kubeconfig or self.context:
+                    raise
+                cfg = ClientConfig()
+            if self.server:
+                cfg.server = self.server.rstrip("/")
+            self._config = cfg
+        return self._config
+
+    def default_namespace(self) -> str:
+        """``-n``, else the kubeconfig context's namespace, else ``default``."""
+        if self.namespace:
+            return self.namespace
+        try:
+            return self.config().namespace or "default"
+        except KubeconfigError:
+            return "default"
+
+    @property
+    def server_url(self) -> str:
+        """The apiserver URL (for error messages); ``""`` when it cannot be known."""
+        try:
+            return self.config().server
+        except KubeconfigError:
+            return self.server or ""
+
+
+class Session:
+    """An open client plus the server's discovery (``async with Session(opts) as s``)."""
+
+    def __init__(self, opts: GlobalOptions, discover: bool = True) -> None:
+        self.opts = opts
+        self.discover = discover
+        self.namespace = opts.default_namespace()
+        self.client = Client(opts.config(), retries=1, backoff=0.2,
+                             timeout=opts.request_timeout or 30.0)
+        self.registry: Registry = Registry([])
+
+    async def __aenter__(self) -> Session:
+        try:
+            if self.discover:
+                self.registry = await resolve.discover(self.client)
+                self.client.registry = self.registry
+        except BaseException:
+            await self.client.close()
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.client.close()
+
+    def resource(self, name: str) -> ResourceType:
+        """Resolve a resource type name through discovery (KubectlError when unknown)."""
+        return resolve.resource_type(self.registry, name)
