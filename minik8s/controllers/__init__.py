@@ -1,1 +1,15 @@
-"""minik8s controllers."""
+"""minik8s controllers, run by ``minik8s controller-manager`` (:mod:`minik8s.controllers.main`).
+
+One module per controller, each a :class:`~minik8s.controllers.base.Controller` whose
+informer handlers only enqueue keys and whose ``sync(key)`` reconciles from the shared
+caches (:class:`minik8s.client.factory.SharedInformerFactory`):
+
+* :mod:`~minik8s.controllers.replicaset` — ReplicaSet (pods, expectations, status);
+* :mod:`~minik8s.controllers.deployment` — Deployment (rollouts through ReplicaSets);
+* :mod:`~minik8s.controllers.garbagecollector` — ownerReference garbage collection.
+
+Pure logic lives beside them: :mod:`~minik8s.controllers.podutil` (pod states, scale-down
+order), :mod:`~minik8s.controllers.expectations`, :mod:`~minik8s.controllers.deploymentutil`
+(hash, surge/unavailable, rollout steps, status) and :mod:`~minik8s.controllers.ownerrefs`
+(adoption and release).
+"""

@@ -1,0 +1,374 @@
+"""The ReplicaSet controller: keep ``spec.replicas`` active pods matching each ReplicaSet's selector.
+
+Kubernetes' ``pkg/controller/replicaset`` semantics:
+
+* **Claiming**: active pods (not terminating, not Succeeded/Failed) in the ReplicaSet's
+  namespace are claimed with :func:`minik8s.controllers.ownerrefs.claim` — matching
+  orphans are adopted, owned pods whose labels stopped matching are released.
+* **Managing replicas**: too few → create pods from ``spec.template`` (``generateName``
+  ``<rs>-``, controller ownerReference) in slow-start batches 1, 2, 4, ... capped at
+  :data:`BURST_REPLICAS` per sync; too many → delete in the order of
+  :func:`minik8s.controllers.podutil.pods_to_delete`.
+* **Expectations**: creates/deletes in flight are recorded before they are sent and lowered
+  by the informer's pod events; while some are outstanding (and younger than 5 minutes)
+  the sync only updates status, so a slow watch never causes extra creates or deletes.
+* **Status** (``replicas``, ``fullyLabeledReplicas``, ``readyReplicas``,
+  ``availableReplicas``, ``observedGeneration``, condition ``ReplicaFailure``) is written
+  through the ``status`` subresource, only when it changed.
+* **Events** on the ReplicaSet: ``SuccessfulCreate``, ``SuccessfulDelete``,
+  ``FailedCreate``, ``FailedDelete``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime as dt
+from typing import Any
+
+from minik8s.api import errors
+from minik8s.api.base import now_rfc3339
+from minik8s.api.meta import object_key
+from minik8s.api.selectors import LabelSelector
+from minik8s.client.events import EventRecorder
+from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.rest import Client
+from minik8s.controllers.base import (
+    CONTROLLER_UID_INDEX,
+    NAMESPACE_INDEX,
+    Controller,
+    by_controller_uid,
+    by_namespace,
+    slow_start_batch,
+)
+from minik8s.controllers.expectations import Expectations
+from minik8s.controllers.ownerrefs import claim, controller_ref, meta_of, new_controller_ref, recheck_owner
+from minik8s.controllers.podutil import (
+    is_pod_active,
+    is_pod_available,
+    is_pod_ready,
+    pods_to_delete,
+    seconds_until_available,
+)
+
+Obj = dict[str, Any]
+
+#: Most pods one sync creates or deletes (Kubernetes' ``BurstReplicas``).
+BURST_REPLICAS = 500
+#: The first slow-start batch size (Kubernetes' ``SlowStartInitialBatchSize``).
+SLOW_START_INITIAL_BATCH = 1
+#: Status fields this controller owns.
+STATUS_FIELDS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
+
+
+def _selector(rs: Obj) -> LabelSelector | None:
+    """The ReplicaSet's parsed ``spec.selector``; None when invalid or empty (selects nothing)."""
+    raw = (rs.get("spec") or {}).get("selector")
+    try:
+        selector = LabelSelector.from_dict(raw)
+    except ValueError:
+        return None
+    return None if selector.is_empty() else selector
+
+
+def _namespace_terminating(exc: errors.APIError) -> bool:
+    return isinstance(exc, errors.Forbidden) and "being terminated" in exc.message
+
+
+def calculate_status(rs: Obj, pods: list[Obj], manage_error: Exception | None,
+                     now: dt.datetime | None = None) -> Obj:
+    """The ReplicaSet status ``pods`` (its claimed active pods) add up to.
+
+    ``fullyLabeledReplicas`` counts pods carrying every template label, ``readyReplicas``
+    Ready pods, ``availableReplicas`` pods Ready for ``spec.minReadySeconds``.  A
+    ``ReplicaFailure`` condition (reason FailedCreate/FailedDelete) is set while
+    ``manage_error`` is not None and removed once a sync succeeds (``calculateStatus``).
+    ``observedGeneration`` is the ReplicaSet's ``metadata.generation``.
+    """
+    spec = rs.get("spec") or {}
+    min_ready = int(spec.get("minReadySeconds") or 0)
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    template_selector = LabelSelector.from_set(template_labels)
+    now = now or dt.datetime.now(dt.UTC)
+    status = copy.deepcopy(rs.get("status") or {})
+    status["replicas"] = len(pods)
+    status["fullyLabeledReplicas"] = sum(1 for p in pods if template_selector.matches(meta_of(p).get("labels") or {}))
+    status["readyReplicas"] = sum(1 for p in pods if is_pod_ready(p))
+    status["availableReplicas"] = sum(1 for p in pods if is_pod_available(p, min_ready, now))
+    status["observedGeneration"] = meta_of(rs).get("generation")
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "ReplicaFailure"]
+    failure = next((c for c in status.get("conditions") or [] if c.get("type") == "ReplicaFailure"), None)
+    if manage_error is not None:
+        if failure is None:
+            diff = len(pods) - int(spec.get("replicas") or 0)
+            reason = "FailedCreate" if diff < 0 else "FailedDelete" if diff > 0 else ""
+            failure = {"type": "ReplicaFailure", "status": "True", "reason": reason,
+                       "message": str(manage_error), "lastTransitionTime": now_rfc3339()}
+        conditions.append(failure)
+    if conditions:
+        status["conditions"] = conditions
+    else:
+        status.pop("conditions", None)
+    if status.get("observedGeneration") is None:
+        status.pop("observedGeneration", None)
+    return status
+
+
+class ReplicaSetController(Controller):
+    """Reconciles ReplicaSets (keys ``namespace/name``) against the shared pod cache."""
+
+    name = "replicaset-controller"
+
+    def __init__(self, client: Client, factory: SharedInformerFactory, recorder: EventRecorder | None = None,
+                 expectations: Expectations | None = None, burst_replicas: int = BURST_REPLICAS) -> None:
+        super().__init__(client, factory, recorder)
+        self.rs_rt = client.kind("apps/v1", "ReplicaSet")
+        self.pod_rt = client.kind("v1", "Pod")
+        self.expectations = expectations or Expectations()
+        self.burst_replicas = burst_replicas
+        self.replicasets = factory.informer(self.rs_rt, {NAMESPACE_INDEX: by_namespace,
+                                                         CONTROLLER_UID_INDEX: by_controller_uid})
+        self.pods = factory.informer(self.pod_rt, {NAMESPACE_INDEX: by_namespace,
+                                                   CONTROLLER_UID_INDEX: by_controller_uid})
+        self.replicasets.add_handler(self._add_rs, self._update_rs, self._delete_rs)
+        self.pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
+
+    # ================================================================== event handlers
+    def _add_rs(self, rs: Obj) -> None:
+        self.enqueue(object_key(rs))
+
+    def _update_rs(self, old: Obj, cur: Obj) -> None:
+        if meta_of(old).get("uid") != meta_of(cur).get("uid"):
+            self.expectations.forget(object_key(old))  # deleted and recreated under the same name
+        self.enqueue(object_key(cur))
+
+    def _delete_rs(self, rs: Obj) -> None:
+        key = object_key(rs)
+        self.expectations.forget(key)
+        self.enqueue(key)
+
+    def _resolve(self, namespace: str, ref: Obj) -> Obj | None:
+        """The cached ReplicaSet a controller ownerReference points at (same uid), or None."""
+        if ref.get("kind") != "ReplicaSet" or not str(ref.get("apiVersion") or "").startswith("apps/"):
+            return None
+        rs = self.replicasets.get(f"{namespace}/{ref.get('name')}")
+        if rs is None or meta_of(rs).get("uid") != ref.get("uid"):
+            return None
+        return rs
+
+    def _matching_replicasets(self, pod: Obj) -> list[Obj]:
+        """ReplicaSets in the pod's namespace whose selector matches its labels (for orphans)."""
+        meta = meta_of(pod)
+        labels = meta.get("labels") or {}
+        if not labels:
+            return []
+        found = []
+        for rs in self.replicasets.by_index(NAMESPACE_INDEX, meta.get("namespace") or ""):
+            selector = _selector(rs)
+            if selector is not None and selector.matches(labels):
+                found.append(rs)
+        return found
+
+    def _add_pod(self, pod: Obj) -> None:
+        if meta_of(pod).get("deletionTimestamp"):
+            self._delete_pod(pod)  # seen terminating after a relist: a deletion, not a creation
+            return
+        ref = controller_ref(pod)
+        if ref is not None:
+            rs = self._resolve(meta_of(pod).get("namespace") or "", ref)
+            if rs is None:
+                return
+            key = object_key(rs)
+            self.expectations.creation_observed(key)
+            self.enqueue(key)
+            return
+        for rs in self._matching_replicasets(pod):
+            self.enqueue(object_key(rs))
+
+    def _update_pod(self, old: Obj, cur: Obj) -> None:
+        old_meta, cur_meta = meta_of(old), meta_of(cur)
+        if old_meta.get("resourceVersion") == cur_meta.get("resourceVersion"):
+            return  # periodic resync: the ReplicaSet resync covers it
+        labels_changed = (old_meta.get("labels") or {}) != (cur_meta.get("labels") or {})
+        if cur_meta.get("deletionTimestamp"):
+            self._delete_pod(cur)
+            if labels_changed:
+                self._delete_pod(old)
+            return
+        namespace = cur_meta.get("namespace") or ""
+        cur_ref, old_ref = controller_ref(cur), controller_ref(old)
+        ref_changed = cur_ref != old_ref
+        if ref_changed and old_ref is not None:
+            old_rs = self._resolve(namespace, old_ref)
+            if old_rs is not None:
+                self.enqueue(object_key(old_rs))
+        if cur_ref is not None:
+            rs = self._resolve(namespace, cur_ref)
+            if rs is None:
+                return
+            key = object_key(rs)
+            self.enqueue(key)
+            min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
+            if min_ready > 0 and not is_pod_ready(old) and is_pod_ready(cur):
+                self.enqueue_after(key, min_ready + 0.05)  # becomes available then
+            return
+        if labels_changed or ref_changed:
+            for rs in self._matching_replicasets(cur):
+                self.enqueue(object_key(rs))
+
+    def _delete_pod(self, pod: Obj) -> None:
+        ref = controller_ref(pod)
+        if ref is None:
+            return
+        rs = self._resolve(meta_of(pod).get("namespace") or "", ref)
+        if rs is None:
+            return
+        key = object_key(rs)
+        self.expectations.deletion_observed(key, object_key(pod))
+        self.enqueue(key)
+
+    # ================================================================== sync
+    async def sync(self, key: str) -> None:
+        """Reconcile ReplicaSet ``key``: claim pods, create/delete toward spec.replicas, write status."""
+        rs = self.replicasets.get(key)
+        if rs is None:
+            self.expectations.forget(key)
+            return
+        needs_sync = self.expectations.satisfied(key)
+        meta = meta_of(rs)
+        selector = _selector(rs)
+        if selector is None:
+            self.log.warning("replicaset %s: invalid or empty selector, nothing to do", key)
+            return
+        namespace = meta.get("namespace") or ""
+        active = [p for p in self.pods.by_index(NAMESPACE_INDEX, namespace) if is_pod_active(p)]
+        owner_ref = new_controller_ref(rs, "apps/v1", "ReplicaSet")
+        pods, failures = await claim(self.client, self.pod_rt, rs, owner_ref, selector, active,
+                                     recheck_owner(self.client, self.rs_rt, rs))
+        if failures:
+            raise failures[0]
+        manage_error: Exception | None = None
+        if needs_sync and not meta.get("deletionTimestamp"):
+            try:
+                await self._manage_replicas(key, rs, pods)
+            except Exception as exc:  # noqa: BLE001 - recorded in status, then re-raised for a retry
+                manage_error = exc
+        status = calculate_status(rs, pods, manage_error)
+        updated = await self._write_status(rs, status)
+        if manage_error is not None:
+            raise manage_error
+        self._requeue_for_availability(key, updated or rs, pods)
+
+    def _requeue_for_availability(self, key: str, rs: Obj, pods: list[Obj]) -> None:
+        """With minReadySeconds, sync again when the next Ready pod turns available."""
+        min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
+        if min_ready <= 0:
+            return
+        now = dt.datetime.now(dt.UTC)
+        waits = [w for p in pods if not is_pod_available(p, min_ready, now)
+                 and (w := seconds_until_available(p, min_ready, now)) is not None]
+        if waits:
+            self.enqueue_after(key, min(waits) + 0.1)
+
+    async def _manage_replicas(self, key: str, rs: Obj, pods: list[Obj]) -> None:
+        """Create or delete pods so that ``len(pods)`` moves toward ``spec.replicas``."""
+        wanted = int((rs.get("spec") or {}).get("replicas") or 0)
+        diff = len(pods) - wanted
+        if diff < 0:
+            await self._create_pods(key, rs, min(-diff, self.burst_replicas))
+        elif diff > 0:
+            await self._delete_pods(key, rs, pods, min(diff, self.burst_replicas))
+
+    def _pod_from_template(self, rs: Obj) -> Obj:
+        meta = meta_of(rs)
+        template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
+        tmeta = template.get("metadata") or {}
+        pod_meta: Obj = {"generateName": f"{meta.get('name')}-", "namespace": meta.get("namespace"),
+                         "ownerReferences": [new_controller_ref(rs, "apps/v1", "ReplicaSet")]}
+        for fld in ("labels", "annotations", "finalizers"):
+            if tmeta.get(fld):
+                pod_meta[fld] = tmeta[fld]
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": template.get("spec") or {}}
+
+    async def _create_pods(self, key: str, rs: Obj, count: int) -> None:
+        namespace = meta_of(rs).get("namespace")
+        self.expectations.expect_creations(key, count)
+        terminating: list[bool] = []
+
+        async def create_one() -> None:
+            try:
+                pod = await self.client.create(self.pod_rt, self._pod_from_template(rs), namespace)
+            except errors.APIError as exc:
+                if _namespace_terminating(exc):
+                    terminating.append(True)
+                else:
+                    self.event(rs, "Warning", "FailedCreate", f"Error creating: {exc.message}")
+                raise
+            name = meta_of(pod).get("name")
+            self.log.info("replicaset %s created pod %s", key, name)
+            self.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {name}")
+
+        successes, error = await slow_start_batch(count, SLOW_START_INITIAL_BATCH, create_one)
+        for _ in range(count - successes):
+            self.expectations.creation_observed(key)  # never sent or failed: will never be observed
+        if error is not None and not terminating:
+            raise error
+
+    async def _delete_pods(self, key: str, rs: Obj, pods: list[Obj], count: int) -> None:
+        victims = pods_to_delete(pods, self._related_pods(rs, pods), count)
+        self.expectations.expect_deletions(key, [object_key(p) for p in victims])
+        errors_seen: list[Exception] = []
+
+        async def delete_one(pod: Obj) -> None:
+            pmeta = meta_of(pod)
+            try:
+                await self.client.delete(self.pod_rt, pmeta.get("name") or "", pmeta.get("namespace"),
+                                         preconditions={"uid": pmeta.get("uid") or ""})
+            except (errors.NotFound, errors.Conflict):
+                self.expectations.deletion_observed(key, object_key(pod))  # already gone or replaced
+                return
+            except errors.APIError as exc:
+                self.expectations.deletion_observed(key, object_key(pod))
+                self.event(rs, "Warning", "FailedDelete", f"Error deleting: {exc.message}")
+                errors_seen.append(exc)
+                return
+            self.log.info("replicaset %s deleted pod %s", key, pmeta.get("name"))
+            self.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pmeta.get('name')}")
+
+        await asyncio.gather(*(delete_one(p) for p in victims))
+        if errors_seen:
+            raise errors_seen[0]
+
+    def _related_pods(self, rs: Obj, own: list[Obj]) -> list[Obj]:
+        """Active pods of every ReplicaSet controlled by the same owner as ``rs`` (or ``own``)."""
+        ref = controller_ref(rs)
+        if ref is None:
+            return own
+        related: list[Obj] = []
+        for sibling in self.replicasets.by_index(CONTROLLER_UID_INDEX, str(ref.get("uid"))):
+            related += [p for p in self.pods.by_index(CONTROLLER_UID_INDEX, meta_of(sibling).get("uid") or "")
+                        if is_pod_active(p)]
+        return related or own
+
+    async def _write_status(self, rs: Obj, status: Obj) -> Obj | None:
+        """PUT ``status`` through the status subresource unless unchanged; one retry on 409."""
+        if (rs.get("status") or {}) == status:
+            return rs
+        obj = copy.deepcopy(rs)
+        for attempt in range(2):
+            obj["status"] = status
+            try:
+                return await self.client.update_status(self.rs_rt, obj)
+            except errors.NotFound:
+                return None
+            except errors.Conflict:
+                if attempt:
+                    raise
+                meta = meta_of(rs)
+                try:
+                    obj = await self.client.get(self.rs_rt, meta.get("name") or "", meta.get("namespace"))
+                except errors.NotFound:
+                    return None
+                if meta_of(obj).get("uid") != meta.get("uid"):
+                    return None
+        return None
