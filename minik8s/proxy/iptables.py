@@ -1,0 +1,425 @@
+"""iptables mode: a :class:`ProxyState` → Kubernetes' chain structure, applied with ``iptables-restore``.
+
+The generated rules follow kube-proxy's iptables mode (``<P>`` is ``--chain-prefix``, ``KUBE``
+by default; ``M`` the masquerade mark, ``0x4000`` by default):
+
+nat table
+    ``PREROUTING``/``OUTPUT`` → ``<P>-SERVICES``: one rule per ClusterIP:port/protocol with
+    endpoints → ``<P>-SVC-<hash16>``; its last rule sends traffic to any *local* address
+    (``-m addrtype --dst-type LOCAL``, loopback excluded) to ``<P>-NODEPORTS``.
+    ``<P>-SVC-…``: marks traffic from outside ``--cluster-cidr`` for masquerade (so the host
+    itself can use ClusterIPs), then picks an endpoint at random — rule *i* of *n* matches
+    with probability ``1/(n-i)`` (``-m statistic --mode random``), the last one always —
+    and jumps to ``<P>-SEP-<hash16>``, which marks hairpin traffic (source == endpoint)
+    and DNATs to the endpoint.  (A pod reaching itself also needs ``hairpin_mode`` on its
+    bridge port, which is the pod network's job, as with CNI's ``hairpinMode``.)
+    ``<P>-NODEPORTS``: ``--dport nodePort`` → mark, then the service chain.
+    ``<P>-MARK-MASQ`` ors ``M`` into the packet mark; ``POSTROUTING`` → ``<P>-POSTROUTING``
+    clears it and MASQUERADEs marked packets.
+filter table
+    ``OUTPUT``/``FORWARD`` (new connections) → ``<P>-SERVICES``: a REJECT per Service port
+    without endpoints (``"ns/svc:port has no endpoints"``), so clients fail fast with
+    ``connection refused``; ``INPUT`` → ``<P>-EXTERNAL-SERVICES``: the same for NodePorts;
+    ``FORWARD`` → ``<P>-FORWARD``: accept marked and established/related traffic (Docker
+    sets the FORWARD policy to DROP).
+
+NodePorts answer on every local address except loopback: DNAT of a 127.0.0.0/8 source to a
+pod needs ``net.ipv4.conf.all.route_localnet=1``, a host-wide sysctl kube-proxy sets and
+minik8s deliberately does not, so ``127.0.0.1:<nodePort>`` is not proxied.
+
+Only the proxy's own chains are ever written: one ``iptables-restore --noflush`` declares
+(and so flushes) each of them and refills it, and deletes ``<P>-SVC-``/``<P>-SEP-`` chains
+no longer wanted, atomically per table.  The jump rules from the built-in chains are
+inserted once, when ``iptables-save`` shows them missing.  A ruleset equal to the last one
+applied is not written again (except on a forced full resync).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import shlex
+from dataclasses import dataclass, field
+
+from minik8s.proxy.config import ProxyConfig
+from minik8s.proxy.servicemap import Endpoint, ProxyState, ServicePort, ServicePortName
+from minik8s.proxy.system import Runner, run
+
+NAT = "nat"
+FILTER = "filter"
+TABLES = (FILTER, NAT)
+BUILTIN_CHAINS = {"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"}
+
+
+# ---------------------------------------------------------------------------- names
+def _hash16(text: str) -> str:
+    return base64.b32encode(hashlib.sha256(text.encode()).digest()).decode()[:16]
+
+
+def svc_chain(cfg: ProxyConfig, name: ServicePortName, protocol: str) -> str:
+    """``<P>-SVC-<16 base32 chars of sha256("ns/svc:port" + protocol)>``: stable across restarts."""
+    return cfg.chain(f"SVC-{_hash16(str(name) + protocol.lower())}")
+
+
+def sep_chain(cfg: ProxyConfig, name: ServicePortName, protocol: str, endpoint: Endpoint) -> str:
+    """``<P>-SEP-<16 base32 chars of sha256("ns/svc:port" + protocol + "ip:port")>``."""
+    return cfg.chain(f"SEP-{_hash16(str(name) + protocol.lower() + str(endpoint))}")
+
+
+def fixed_chains(cfg: ProxyConfig) -> dict[str, list[str]]:
+    """The proxy's always-present chains per table."""
+    return {
+        NAT: [cfg.chain("SERVICES"), cfg.chain("NODEPORTS"), cfg.chain("POSTROUTING"), cfg.chain("MARK-MASQ")],
+        FILTER: [cfg.chain("SERVICES"), cfg.chain("EXTERNAL-SERVICES"), cfg.chain("FORWARD")],
+    }
+
+
+def is_dynamic_chain(cfg: ProxyConfig, chain: str) -> bool:
+    """True for per-service/per-endpoint chains (``<P>-SVC-…``, ``<P>-SEP-…``)."""
+    return chain.startswith((cfg.chain("SVC-"), cfg.chain("SEP-")))
+
+
+def owns_chain(cfg: ProxyConfig, chain: str) -> bool:
+    """True for every chain of this instance (``<P>-`` and anything after it)."""
+    return chain.startswith(cfg.chain(""))
+
+
+@dataclass(frozen=True)
+class Jump:
+    """A rule in a built-in chain that sends packets into one of the proxy's chains."""
+
+    table: str
+    chain: str
+    spec: str  # everything after "-A <chain> "
+
+    @property
+    def target(self) -> str:
+        words = shlex.split(self.spec)
+        return words[words.index("-j") + 1]
+
+
+def jumps(cfg: ProxyConfig) -> list[Jump]:
+    """The jump rules, in the order they should appear at the top of each built-in chain."""
+    who = "kubernetes" if cfg.default_prefix else f"minik8s {cfg.chain_prefix}"
+    new = "-m conntrack --ctstate NEW"
+    portals = f'-m comment --comment "{who} service portals"'
+    return [
+        Jump(NAT, "PREROUTING", f"{portals} -j {cfg.chain('SERVICES')}"),
+        Jump(NAT, "OUTPUT", f"{portals} -j {cfg.chain('SERVICES')}"),
+        Jump(NAT, "POSTROUTING", f'-m comment --comment "{who} postrouting rules" -j {cfg.chain("POSTROUTING")}'),
+        Jump(FILTER, "INPUT", f'{new} -m comment --comment "{who} externally-visible service portals" '
+                              f'-j {cfg.chain("EXTERNAL-SERVICES")}'),
+        Jump(FILTER, "FORWARD", f'-m comment --comment "{who} forwarding rules" -j {cfg.chain("FORWARD")}'),
+        Jump(FILTER, "FORWARD", f"{new} {portals} -j {cfg.chain('SERVICES')}"),
+        Jump(FILTER, "OUTPUT", f"{new} {portals} -j {cfg.chain('SERVICES')}"),
+    ]
+
+
+# ---------------------------------------------------------------------------- rendering
+@dataclass
+class TableRules:
+    """The proxy's chains of one table (declaration order) and their rules (``-A …`` lines)."""
+
+    chains: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Ruleset:
+    """The whole desired state of the proxy's chains in the nat and filter tables."""
+
+    tables: dict[str, TableRules]
+
+    def text(self) -> str:
+        """A canonical text of the ruleset, for "did anything change?" comparisons."""
+        out = []
+        for table in TABLES:
+            tr = self.tables[table]
+            out += [f"*{table}", *(f":{c}" for c in tr.chains), *tr.rules]
+        return "\n".join(out)
+
+    def chains(self, table: str) -> set[str]:
+        return set(self.tables[table].chains)
+
+
+def _port_match(sp: ServicePort, comment: str, dport: int | None = None) -> str:
+    """``-p tcp -m comment --comment "…" -m tcp [--dport N]`` (iptables-save's own order)."""
+    p = sp.protocol.lower()
+    return f"-p {p} {_comment(comment)} -m {p}" + (f" --dport {dport}" if dport else "")
+
+
+def _comment(text: str) -> str:
+    return f'-m comment --comment "{text}"'
+
+
+def render(state: ProxyState, cfg: ProxyConfig, mode: str = "iptables") -> Ruleset:
+    """The rules for ``state``.  ``mode="ipvs"`` renders only what IPVS mode needs from
+    netfilter (masquerade marks, no-endpoint REJECTs, forwarding) — no SVC/SEP chains.
+
+    Pure: the same state and config always give the same text (services and endpoints are
+    sorted), which is what makes "unchanged → don't rewrite" work.
+    """
+    fixed = fixed_chains(cfg)
+    nat = TableRules(chains=list(fixed[NAT]))
+    flt = TableRules(chains=list(fixed[FILTER]))
+    services, nodeports, masq = cfg.chain("SERVICES"), cfg.chain("NODEPORTS"), cfg.chain("MARK-MASQ")
+    ext, fwd = cfg.chain("EXTERNAL-SERVICES"), cfg.chain("FORWARD")
+    post, mark = cfg.chain("POSTROUTING"), cfg.mark
+    who = "kubernetes" if cfg.default_prefix else f"minik8s {cfg.chain_prefix}"
+
+    nat.rules += [
+        f"-A {post} -m mark ! --mark {mark}/{mark} -j RETURN",
+        f"-A {post} -j MARK --xor-mark {mark}",
+        f"-A {post} {_comment(who + ' service traffic requiring SNAT')} -j MASQUERADE --random-fully",
+        f"-A {masq} -j MARK --or-mark {mark}",
+    ]
+    flt.rules += [
+        f"-A {fwd} {_comment(who + ' forwarding rules')} -m mark --mark {mark}/{mark} -j ACCEPT",
+        f"-A {fwd} {_comment(who + ' forwarding conntrack rule')} -m conntrack --ctstate RELATED,ESTABLISHED "
+        "-j ACCEPT",
+    ]
+    svc_chains: list[str] = []
+    sep_chains: list[str] = []
+    svc_rules: list[str] = []
+    sep_rules: list[str] = []
+    off_cluster = f"! -s {cfg.cluster_cidr} " if cfg.cluster_cidr else None
+    for name, sp in state.services.items():
+        eps = state.endpoints.get(name, ())
+        dst = f"-d {sp.cluster_ip}/32"
+        ip_match = _port_match(sp, f"{name} cluster IP", sp.port)
+        np_match = _port_match(sp, str(name), sp.node_port)
+        if not eps:
+            none = f"{name} has no endpoints"
+            flt.rules.append(f"-A {services} {dst} {_port_match(sp, none, sp.port)} "
+                             "-j REJECT --reject-with icmp-port-unreachable")
+            if sp.node_port:
+                flt.rules.append(f"-A {ext} -m addrtype --dst-type LOCAL {_port_match(sp, none, sp.node_port)} "
+                                 "-j REJECT --reject-with icmp-port-unreachable")
+            continue
+        if mode == "ipvs":
+            # IPVS does the balancing; netfilter only marks what must be masqueraded.
+            if off_cluster:
+                nat.rules.append(f"-A {services} {off_cluster}{dst} {ip_match} -j {masq}")
+            if sp.node_port:
+                nat.rules.append(f"-A {nodeports} {np_match} -j {masq}")
+            continue
+        chain = svc_chain(cfg, name, sp.protocol)
+        svc_chains.append(chain)
+        nat.rules.append(f"-A {services} {dst} {ip_match} -j {chain}")
+        if off_cluster:
+            svc_rules.append(f"-A {chain} {off_cluster}{dst} {ip_match} -j {masq}")
+        if sp.node_port:
+            nat.rules.append(f"-A {nodeports} {np_match} -j {masq}")
+            nat.rules.append(f"-A {nodeports} {np_match} -j {chain}")
+        n = len(eps)
+        for i, ep in enumerate(eps):
+            sep = sep_chain(cfg, name, sp.protocol, ep)
+            sep_chains.append(sep)
+            pick = "" if i == n - 1 else f"-m statistic --mode random --probability {1.0 / (n - i):.10f} "
+            svc_rules.append(f"-A {chain} {_comment(f'{name} -> {ep}')} {pick}-j {sep}")
+            sep_rules.append(f"-A {sep} -s {ep.ip}/32 {_comment(str(name))} -j {masq}")
+            sep_rules.append(f"-A {sep} {_port_match(sp, str(name))} -j DNAT --to-destination {ep}")
+    last = _comment(f"{who} service nodeports; NOTE: this must be the last rule in this chain")
+    nat.rules.append(f"-A {services} {last} ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j {nodeports}")
+    nat.chains += svc_chains + sep_chains
+    nat.rules += svc_rules + sep_rules
+    return Ruleset({NAT: nat, FILTER: flt})
+
+
+# ---------------------------------------------------------------------------- reading iptables-save
+@dataclass
+class SavedTable:
+    """One table of ``iptables-save`` output: every chain name and every ``-A`` line."""
+
+    chains: set[str] = field(default_factory=set)
+    rules: list[str] = field(default_factory=list)
+
+
+def parse_save(text: str) -> dict[str, SavedTable]:
+    """Parse ``iptables-save`` output into tables (only those present in ``text``)."""
+    tables: dict[str, SavedTable] = {}
+    current: SavedTable | None = None
+    for line in text.splitlines():
+        if line.startswith("*"):
+            current = tables.setdefault(line[1:].strip(), SavedTable())
+        elif current is None:
+            continue
+        elif line.startswith(":"):
+            current.chains.add(line[1:].split()[0])
+        elif line.startswith("-A "):
+            current.rules.append(line)
+    return tables
+
+
+def rule_chain_and_target(line: str) -> tuple[str, str | None]:
+    """(chain, ``-j`` target or None) of one ``-A`` line."""
+    words = shlex.split(line)
+    target = words[words.index("-j") + 1] if "-j" in words and words.index("-j") + 1 < len(words) else None
+    return words[1], target
+
+
+def missing_jumps(saved: dict[str, SavedTable], cfg: ProxyConfig) -> list[Jump]:
+    """The jump rules of :func:`jumps` that ``saved`` does not show (matched on table, built-in
+    chain and target: each built-in chain jumps at most once into each of our chains)."""
+    present = set()
+    for table, st in saved.items():
+        for line in st.rules:
+            chain, target = rule_chain_and_target(line)
+            if chain in BUILTIN_CHAINS and target and owns_chain(cfg, target):
+                present.add((table, chain, target))
+    return [j for j in jumps(cfg) if (j.table, j.chain, j.target) not in present]
+
+
+def stale_chains(saved: dict[str, SavedTable], ruleset: Ruleset, cfg: ProxyConfig) -> dict[str, list[str]]:
+    """Per table, this instance's SVC/SEP chains that exist but are no longer wanted (sorted)."""
+    return {table: sorted(c for c in (saved.get(table) or SavedTable()).chains
+                          if is_dynamic_chain(cfg, c) and c not in ruleset.chains(table))
+            for table in TABLES}
+
+
+def restore_payload(ruleset: Ruleset, stale: dict[str, list[str]] | None = None,
+                    add_jumps: list[Jump] | None = None) -> str:
+    """The ``iptables-restore --noflush`` input: per table, declare (= flush) every chain of
+    the ruleset and every stale chain, insert missing jumps, write the rules, delete stale
+    chains, COMMIT.  Nothing else in the tables is touched."""
+    stale = stale or {}
+    lines: list[str] = []
+    for table in TABLES:
+        tr = ruleset.tables[table]
+        gone = stale.get(table, [])
+        lines.append(f"*{table}")
+        lines += [f":{c} - [0:0]" for c in [*tr.chains, *gone]]
+        # "-I chain 1" puts each rule on top: insert in reverse to keep jumps()' order
+        lines += [f"-I {j.chain} 1 {j.spec}" for j in reversed(add_jumps or []) if j.table == table]
+        lines += tr.rules
+        lines += [f"-X {c}" for c in gone]
+        lines.append("COMMIT")
+    return "\n".join(lines) + "\n"
+
+
+def cleanup_payload(saved: dict[str, SavedTable], cfg: ProxyConfig) -> str | None:
+    """The restore input removing every chain of this instance and every rule that jumps into
+    one of them (from any other chain), or None when there is nothing to remove."""
+    lines: list[str] = []
+    for table in TABLES:
+        st = saved.get(table)
+        if st is None:
+            continue
+        ours = sorted(c for c in st.chains if owns_chain(cfg, c))
+        refs = []
+        for line in st.rules:
+            chain, target = rule_chain_and_target(line)
+            if not owns_chain(cfg, chain) and target and owns_chain(cfg, target):
+                refs.append("-D" + line[2:])
+        if not ours and not refs:
+            continue
+        # flush ours, drop the references to them, then delete them
+        lines += [f"*{table}", *(f":{c} - [0:0]" for c in ours), *refs, *(f"-X {c}" for c in ours), "COMMIT"]
+    return "\n".join(lines) + "\n" if lines else None
+
+
+def programmed_endpoints(nat_save: str, cfg: ProxyConfig) -> dict[str, list[str]]:
+    """What the kernel's nat table actually does for each ClusterIP: ``"ip:port/proto"`` →
+    sorted ``"podIP:port"`` endpoints, read back from ``iptables-save -t nat`` output.
+
+    Service ports without endpoints (REJECTed in filter) are absent.  Used to observe
+    programming latency and for debugging.
+    """
+    st = parse_save(nat_save).get(NAT) or SavedTable()
+    svc_of: dict[str, str] = {}
+    seps: dict[str, list[str]] = {}
+    dest: dict[str, str] = {}
+    services = cfg.chain("SERVICES")
+    for line in st.rules:
+        words = shlex.split(line)
+        chain, target = rule_chain_and_target(line)
+        if chain == services and target and target.startswith(cfg.chain("SVC-")) and "-d" in words:
+            ip = words[words.index("-d") + 1].removesuffix("/32")
+            port = words[words.index("--dport") + 1]
+            proto = words[words.index("-p") + 1]
+            svc_of[target] = f"{ip}:{port}/{proto}"
+        elif chain.startswith(cfg.chain("SVC-")) and target and target.startswith(cfg.chain("SEP-")):
+            seps.setdefault(chain, []).append(target)
+        elif chain.startswith(cfg.chain("SEP-")) and "--to-destination" in words:
+            dest[chain] = words[words.index("--to-destination") + 1]
+    return {key: sorted(dest[s] for s in seps.get(chain, []) if s in dest) for chain, key in svc_of.items()}
+
+
+# ---------------------------------------------------------------------------- applying
+@dataclass
+class SyncResult:
+    """What one sync did: whether anything was written, and how many stale chains were deleted."""
+
+    changed: bool = False
+    deleted_chains: int = 0
+    added_jumps: int = 0
+    rules: int = 0
+
+
+class IptablesBackend:
+    """Keeps the proxy's chains equal to :func:`render` of the latest state.
+
+    ``runner(argv, stdin=None)`` runs a command and returns stdout (raising
+    :class:`~minik8s.proxy.errors.CommandError`); ``render_mode`` is ``"ipvs"`` when used by the
+    IPVS backend for its masquerade rules.  Not thread-safe: one sync at a time.
+    """
+
+    mode = "iptables"
+
+    def __init__(self, cfg: ProxyConfig, runner: Runner = run, render_mode: str = "iptables") -> None:
+        self.cfg = cfg
+        self.runner = runner
+        self.render_mode = render_mode
+        self._last: str | None = None
+        self._last_chains: dict[str, set[str]] | None = None
+
+    def read(self) -> dict[str, SavedTable]:
+        """``iptables-save`` of the nat and filter tables, parsed."""
+        out: dict[str, SavedTable] = {}
+        for table in TABLES:
+            out.update(parse_save(self.runner(["iptables-save", "-t", table])))
+        return out
+
+    def apply(self, payload: str) -> None:
+        """One atomic ``iptables-restore --noflush`` (per table) of ``payload``."""
+        self.runner(["iptables-restore", "-w", "5", "--noflush"], stdin=payload)
+
+    def sync(self, state: ProxyState, force: bool = False) -> SyncResult:
+        """Make the kernel's rules match ``state``.  Skips all system calls when the rendered
+        ruleset equals the last one applied, unless ``force``.  A changed ruleset is written
+        in one ``iptables-restore``; the chains to delete are those written last time and no
+        longer wanted.  A forced (full) sync, the first one and any after a failure first
+        read ``iptables-save`` instead: they delete every stale chain of the prefix and
+        re-insert missing jumps from the built-in chains.
+
+        Raises CommandError when iptables fails; the next sync then rewrites everything.
+        """
+        ruleset = render(state, self.cfg, self.render_mode)
+        text = ruleset.text()
+        nrules = sum(len(t.rules) for t in ruleset.tables.values())
+        if not force and text == self._last:
+            return SyncResult(changed=False, rules=nrules)
+        add: list[Jump] = []
+        if force or self._last is None or self._last_chains is None:
+            saved = self.read()
+            stale = stale_chains(saved, ruleset, self.cfg)
+            add = missing_jumps(saved, self.cfg)
+        else:  # partial sync: what we wrote last time is what exists (kube-proxy's partial syncs)
+            stale = {t: sorted(c for c in self._last_chains[t] if is_dynamic_chain(self.cfg, c)
+                               and c not in ruleset.chains(t)) for t in TABLES}
+        self._last = None
+        self.apply(restore_payload(ruleset, stale, add))
+        self._last = text
+        self._last_chains = {t: ruleset.chains(t) for t in TABLES}
+        return SyncResult(changed=True, deleted_chains=sum(len(v) for v in stale.values()), added_jumps=len(add),
+                          rules=nrules)
+
+    def cleanup(self) -> int:
+        """Remove every chain of this instance and the jumps into them; returns the chains removed."""
+        saved = self.read()
+        payload = cleanup_payload(saved, self.cfg)
+        self._last = None
+        if payload is None:
+            return 0
+        self.apply(payload)
+        return sum(1 for st in saved.values() for c in st.chains if owns_chain(self.cfg, c))

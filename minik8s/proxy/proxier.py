@@ -1,0 +1,146 @@
+"""The proxy's control loop: informers mark the state dirty, one loop syncs it to the kernel.
+
+Kubernetes' kube-proxy shape (``BoundedFrequencyRunner``): Service and Endpoints informers
+(shared, cluster-wide) only set a *dirty* flag; a single loop syncs when the flag is set,
+but never sooner than ``min_sync_period`` after the previous sync started, and at least
+every ``sync_period`` seconds (a forced full resync, which also re-checks the jumps from
+the built-in chains and the service CIDR route).  Nothing is programmed before both
+informers have listed once, so a proxy started while the apiserver is away keeps the rules
+it (or its predecessor) left; an informer keeps its cache when the apiserver goes away, so
+the rules never flush on API errors either.  A failed sync is retried with back-off
+(0.5 s doubling to ``sync_period``) and as a full rewrite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Protocol
+
+from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import Informer
+from minik8s.client.rest import Client
+from minik8s.proxy.config import ProxyConfig
+from minik8s.proxy.iptables import SyncResult
+from minik8s.proxy.routing import ServiceRoute
+from minik8s.proxy.servicemap import ProxyState, build_state
+
+log = logging.getLogger("proxy")
+
+
+class Backend(Protocol):
+    """A proxy mode: makes the kernel match a :class:`ProxyState`."""
+
+    mode: str
+
+    def sync(self, state: ProxyState, force: bool = False) -> SyncResult: ...
+
+    def cleanup(self) -> int: ...
+
+
+class Proxier:
+    """Runs the informers and the sync loop for one backend (iptables or IPVS).
+
+    ``route`` (None to skip) is ensured at start and on every full resync.
+    ``last_sync_seconds`` is the duration of the last sync that wrote rules; ``syncs``
+    counts syncs that wrote, ``state`` is the last state programmed.
+    """
+
+    def __init__(self, client: Client, backend: Backend, cfg: ProxyConfig, route: ServiceRoute | None = None) -> None:
+        self.client = client
+        self.backend = backend
+        self.cfg = cfg
+        self.route = route
+        self.factory = SharedInformerFactory(client)
+        self.services: Informer = self.factory.for_kind("v1", "Service")
+        self.endpoints: Informer = self.factory.for_kind("v1", "Endpoints")
+        self._dirty = asyncio.Event()
+        self._force = True
+        self.syncs = 0
+        self.failures = 0
+        self.last_sync_seconds: float | None = None
+        self.state: ProxyState | None = None
+        self.synced = asyncio.Event()
+
+    def mark_dirty(self, *_: object) -> None:
+        """Informer handler: something changed; the loop will resync (coalesced)."""
+        self._dirty.set()
+
+    def _ensure_route(self) -> None:
+        if self.route is None:
+            return
+        try:
+            if self.route.ensure():
+                log.info("route service-cidr=%s dev=%s", self.cfg.service_cidr, self.cfg.service_bridge)
+        except Exception as exc:  # noqa: BLE001 - keep proxying; retried at the next full resync
+            log.error("route service-cidr=%s failed: %s", self.cfg.service_cidr, exc)
+
+    async def run(self) -> None:
+        """Run until cancelled (the rules stay in place after it ends, as kube-proxy's do)."""
+        await asyncio.to_thread(self._ensure_route)
+        for informer in (self.services, self.endpoints):
+            informer.add_handler(self.mark_dirty, self.mark_dirty, self.mark_dirty)
+        self.factory.start()
+        try:
+            while not await self.factory.wait_for_cache_sync(timeout=10):
+                log.warning("waiting for the apiserver at %s; keeping the current rules", self.client.config.server)
+            log.info("informers synced services=%d endpoints=%d", len(self.services.keys()),
+                     len(self.endpoints.keys()))
+            await self._loop()
+        finally:
+            await self.factory.shutdown()
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_full = loop.time()  # full resync right away
+        last_start = -float("inf")
+        backoff = 0.5
+        while True:
+            now = loop.time()
+            if now < next_full:
+                try:
+                    await asyncio.wait_for(self._dirty.wait(), timeout=next_full - now)
+                except TimeoutError:
+                    pass
+            wait = last_start + self.cfg.min_sync_period - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)  # rate limit; changes arriving meanwhile are coalesced
+            last_start = loop.time()
+            full = self._force or last_start >= next_full
+            self._dirty.clear()
+            if full:
+                await asyncio.to_thread(self._ensure_route)
+            ok = await self.sync_once(full)
+            if ok:
+                self._force = False
+                backoff = 0.5
+                if full:
+                    next_full = last_start + self.cfg.sync_period
+            else:
+                self._force = True  # retry as a full rewrite after the back-off (or on the next change)
+                next_full = last_start + backoff
+                backoff = min(backoff * 2, self.cfg.sync_period)
+
+    async def sync_once(self, force: bool = False) -> bool:
+        """Build the state from the caches and apply it; returns False (and logs) on failure."""
+        state = build_state(self.services.list(), self.endpoints.list())
+        t0 = time.perf_counter()
+        try:
+            result = await asyncio.to_thread(self.backend.sync, state, force)
+        except Exception as exc:  # noqa: BLE001 - keep the last rules, retry
+            self.failures += 1
+            log.error("sync failed mode=%s error=%s", self.backend.mode, exc)
+            return False
+        elapsed = time.perf_counter() - t0
+        self.state = state
+        if result.changed:
+            self.syncs += 1
+            self.last_sync_seconds = elapsed
+            log.info("synced mode=%s full=%s services=%d endpoints=%d rules=%d stale_chains_deleted=%d "
+                     "duration_ms=%.1f", self.backend.mode, force, len(state.services), state.endpoint_count,
+                     result.rules, result.deleted_chains, elapsed * 1000)
+        else:
+            log.debug("sync unchanged mode=%s duration_ms=%.1f", self.backend.mode, elapsed * 1000)
+        self.synced.set()
+        return True

@@ -1,0 +1,486 @@
+"""Issue 5: ``minik8s proxy`` programs real netfilter rules that carry real traffic.
+
+The module runs one proxy process (``python -m minik8s proxy``) against the session
+apiserver with its own chain prefix (``KT`` + 5 hex), its own slice of the service CIDR
+(``10.96.X.0/24``, routed to its own port-less bridge) and the cluster CIDR 10.244.0.0/16.
+Backends are three busybox httpd containers on a Docker bridge network of our own (a free
+``10.244.Y.0/24``), each answering its own name.  Services and Endpoints are created
+through the API (no selector, so no controller touches the Endpoints).
+
+Network safety: traffic goes only to our containers, our ClusterIPs (DNATed to our
+containers or rejected locally) and this machine's own address (NodePort).  Everything —
+chains, jumps, routes, bridges, containers, networks — is removed by the fixtures, even on
+failure.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+from docker.types import IPAMConfig, IPAMPool
+
+from minik8s.api import errors
+from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import render
+from minik8s.proxy.config import ProxyConfig
+from minik8s.proxy.iptables import programmed_endpoints, svc_chain
+from minik8s.proxy.ipvs import ipvs_unavailable_reason
+from minik8s.proxy.routing import default_node_ip
+from minik8s.proxy.servicemap import ServicePortName
+from tests.conftest import ROOT, APIServer, Etcd
+
+IMAGE = "minik8s/busybox:latest"
+Obj = dict[str, Any]
+
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("iptables-restore") or not shutil.which("ip"),
+                       reason="needs root, iptables and iproute2"),
+]
+
+
+# ---------------------------------------------------------------------------- helpers
+def http_get(host: str, port: int, timeout: float = 5.0) -> str:
+    """One HTTP/1.0 GET / on a new connection; returns the body (stripped).  Raises OSError."""
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.sendall(b"GET / HTTP/1.0\r\nHost: test\r\n\r\n")
+        data = b""
+        while chunk := s.recv(4096):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1."), head[:40]
+    return body.decode().strip()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, interval: float = 0.01) -> float:
+    """Poll until ``predicate()``; returns the seconds it took.  Raises TimeoutError."""
+    t0 = time.perf_counter()
+    while not predicate():
+        if time.perf_counter() - t0 > timeout:
+            raise TimeoutError(f"condition not met in {timeout}s")
+        time.sleep(interval)
+    return time.perf_counter() - t0
+
+
+def iptables_save(table: str) -> str:
+    return subprocess.run(["iptables-save", "-t", table], capture_output=True, text=True, check=True).stdout
+
+
+def chains_with_prefix(prefix: str) -> list[str]:
+    out = []
+    for table in ("nat", "filter"):
+        out += [line for line in iptables_save(table).splitlines() if f"{prefix}-" in line]
+    return out
+
+
+def link_exists(name: str) -> bool:
+    return subprocess.run(["ip", "link", "show", "dev", name], capture_output=True).returncode == 0
+
+
+def free_slice() -> int:
+    """A third octet X such that 10.96.X.0/24 has no route on this machine yet."""
+    routes = subprocess.run(["ip", "-4", "route", "show"], capture_output=True, text=True).stdout
+    used = {line.split()[0] for line in routes.splitlines()}
+    candidates = [x for x in range(100, 255) if f"10.96.{x}.0/24" not in used]
+    return random.choice(candidates)
+
+
+# ---------------------------------------------------------------------------- backends
+@dataclass
+class Backends:
+    network: str
+    gateway: str
+    containers: list[Any]
+    ips: list[str]
+    names: list[str]
+
+    def exec_wget(self, index: int, url: str) -> tuple[int, str]:
+        code, out = self.containers[index].exec_run(["timeout", "5", "wget", "-q", "-O-", url])
+        return code, out.decode(errors="replace").strip()
+
+
+def _create_network(engine: docker.DockerClient, name: str, labels: dict[str, str]) -> tuple[Any, str]:
+    used = [ipaddress.ip_network(c["Subnet"], strict=False) for n in engine.networks.list()
+            for c in ((n.attrs.get("IPAM") or {}).get("Config") or []) if c.get("Subnet")]
+    thirds = list(range(230, 255))
+    random.shuffle(thirds)
+    for third in thirds:
+        subnet = ipaddress.ip_network(f"10.244.{third}.0/24")
+        if any(subnet.overlaps(u) for u in used):
+            continue
+        gateway = str(subnet.network_address + 1)
+        try:
+            net = engine.networks.create(name, driver="bridge", labels=labels,
+                                         ipam=IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=gateway)]),
+                                         options={"com.docker.network.bridge.name": name})
+        except docker.errors.APIError as exc:  # raced with another test for the subnet
+            if "overlap" in str(exc).lower():
+                continue
+            raise
+        return net, gateway
+    raise RuntimeError("no free 10.244.x.0/24 subnet for the proxy test backends")
+
+
+@pytest.fixture(scope="module")
+def backends() -> Iterator[Backends]:
+    """Three busybox httpd containers (port 8080) answering their own names."""
+    engine = docker.from_env()
+    tag = os.urandom(3).hex()
+    labels = {"minik8s.test": f"proxy-{tag}"}
+    name = f"mk8s-pt-{tag}"
+    net, gateway = _create_network(engine, name, labels)
+    containers: list[Any] = []
+    try:
+        for i in range(3):
+            cname = f"{name}-b{i}"
+            script = f"mkdir -p /www && echo {cname} > /www/index.html && exec httpd -f -p 8080 -h /www"
+            containers.append(engine.containers.run(IMAGE, ["sh", "-c", script], name=cname, detach=True,
+                                                    network=name, labels=labels))
+        ips = []
+        for c in containers:
+            c.reload()
+            ips.append(c.attrs["NetworkSettings"]["Networks"][name]["IPAddress"])
+        for ip in ips:
+            wait_for(lambda ip=ip: _answers(ip, 8080), timeout=20, interval=0.1)  # type: ignore[misc]
+        # hairpin mode on our bridge's ports, as a pod network must set it (CNI bridge ``hairpinMode``):
+        # with br_netfilter a pod DNATed to itself is bridged back out the port it came in on
+        for port in Path(f"/sys/class/net/{name}/brif").iterdir():
+            (port / "hairpin_mode").write_text("1")
+        yield Backends(name, gateway, containers, ips, [c.name for c in containers])
+    finally:
+        for c in containers:
+            try:
+                c.remove(force=True)
+            except docker.errors.APIError:
+                pass
+        net.remove()
+
+
+def _answers(ip: str, port: int) -> bool:
+    try:
+        return bool(http_get(ip, port, timeout=1))
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------- proxy process
+class ProxyProcess:
+    """``minik8s proxy`` as a subprocess with a test prefix and service CIDR slice."""
+
+    def __init__(self, server: str, workdir: Path, extra: list[str] | None = None) -> None:
+        self.prefix = "KT" + os.urandom(3).hex()[:5]
+        self.third = free_slice()
+        self.cidr = f"10.96.{self.third}.0/24"
+        self.cfg = ProxyConfig(chain_prefix=self.prefix, service_cidr=self.cidr).validate()
+        self.kubeconfig = workdir / f"kubeconfig-{self.prefix}"
+        self.kubeconfig.write_text(render(server))
+        self.log_path = workdir / f"proxy-{self.prefix}.log"
+        self.extra = extra or []
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def args(self) -> list[str]:
+        return ["--chain-prefix", self.prefix, "--service-cluster-ip-range", self.cidr,
+                "--cluster-cidr", "10.244.0.0/16"]
+
+    def start(self, wait: bool = True) -> int:
+        """Start; with ``wait``, return once the first sync has written rules (the log says
+        ``synced mode=``).  Returns the log offset where this run's lines begin."""
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        log = open(self.log_path, "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "minik8s", "proxy", "--kubeconfig", str(self.kubeconfig), *self.args(),
+             *self.extra, "-v"], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        log.close()
+        if not wait:
+            return offset
+        try:
+            wait_for(lambda: " synced mode=" in self.log()[offset:] or self.proc is None
+                     or self.proc.poll() is not None, timeout=30, interval=0.05)
+        except TimeoutError:
+            raise AssertionError(f"proxy did not sync:\n{self.log()[-3000:]}") from None
+        assert self.proc.poll() is None, self.log()[-3000:]
+        return offset
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+
+    def cleanup(self) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "minik8s", "proxy", "--cleanup", *self.args()],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def programmed(self) -> dict[str, list[str]]:
+        return programmed_endpoints(iptables_save("nat"), self.cfg)
+
+    def wait_programmed(self, cluster_ip: str, port: int, want: list[str] | None, timeout: float = 10) -> float:
+        """Seconds until the nat table shows exactly ``want`` endpoints (None: no DNAT rules at all)."""
+        key = f"{cluster_ip}:{port}/tcp"
+        want_sorted = sorted(want) if want is not None else None
+        try:
+            return wait_for(lambda: self.programmed().get(key) == want_sorted, timeout=timeout)
+        except TimeoutError:
+            raise AssertionError(f"{key} not programmed as {want_sorted}: {self.programmed().get(key)}\n"
+                                 f"{self.log()[-2000:]}") from None
+
+
+@pytest.fixture(scope="module")
+def proxy(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    mode = "auto" if ipvs_unavailable_reason() else "iptables"
+    p = ProxyProcess(apiserver.url, tmp_path_factory.mktemp("proxy"), ["--proxy-mode", mode, "--sync-period", "10"])
+    try:
+        p.start()
+        yield p
+    finally:
+        p.stop()
+        p.cleanup()
+        left = chains_with_prefix(p.prefix)
+        assert not left, left
+
+
+# ---------------------------------------------------------------------------- API helpers
+async def create_service(client: Client, ns: str, name: str, third: int, *, node_port: bool = False,
+                         ) -> Obj:
+    """A selector-less Service (port 80 → targetPort 8080, port name ``http``) with a ClusterIP in
+    10.96.<third>.0/24."""
+    rt = client.kind("v1", "Service")
+    for _ in range(20):
+        body = {"metadata": {"name": name, "namespace": ns},
+                "spec": {"type": "NodePort" if node_port else "ClusterIP",
+                         "clusterIP": f"10.96.{third}.{random.randint(2, 254)}",
+                         "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}]}}
+        try:
+            return await client.create(rt, body, ns)
+        except errors.Invalid as exc:
+            if "already allocated" not in str(exc):
+                raise
+    raise AssertionError("no free ClusterIP in the slice")
+
+
+def endpoints_body(ns: str, name: str, ips: list[str]) -> Obj:
+    subsets = [{"addresses": [{"ip": ip} for ip in ips],
+                "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}] if ips else []
+    return {"metadata": {"name": name, "namespace": ns}, "subsets": subsets}
+
+
+async def set_endpoints(client: Client, ns: str, name: str, ips: list[str]) -> None:
+    rt = client.kind("v1", "Endpoints")
+    try:
+        current = await client.get(rt, name, ns)
+    except errors.NotFound:
+        await client.create(rt, endpoints_body(ns, name, ips), ns)
+        return
+    body = endpoints_body(ns, name, ips)
+    body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+    await client.update(rt, body)
+
+
+def spread(host: str, port: int, n: int) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for _ in range(n):
+        body = http_get(host, port)
+        counts[body] = counts.get(body, 0) + 1
+    return counts
+
+
+# ---------------------------------------------------------------------------- tests
+def test_ipvs_mode_is_refused_on_a_kernel_without_ipvs(tmp_path: Path) -> None:
+    if ipvs_unavailable_reason() is None:
+        pytest.skip("this kernel has IPVS")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(render("http://127.0.0.1:9"))
+    proc = subprocess.run([sys.executable, "-m", "minik8s", "proxy", "--proxy-mode", "ipvs", "--kubeconfig",
+                           str(kubeconfig), "--chain-prefix", "KTipvs"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60)
+    assert proc.returncode == 1
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "IPVS proxy mode is not available" in lines[0], proc.stderr
+    assert not chains_with_prefix("KTipvs")
+
+
+def test_auto_mode_falls_back_to_iptables_and_routes_the_service_cidr(proxy: ProxyProcess) -> None:
+    if ipvs_unavailable_reason() is not None:
+        assert "proxy-mode auto: using iptables" in proxy.log()
+    routes = subprocess.run(["ip", "-j", "route", "show", "exact", proxy.cidr], capture_output=True, text=True).stdout
+    assert f'"dev":"{proxy.cfg.service_bridge}"' in routes and "blackhole" not in routes
+    jumps = [line for line in iptables_save("nat").splitlines() if line.startswith(("-A OUTPUT", "-A PREROUTING"))]
+    for chain in ("OUTPUT", "PREROUTING"):
+        assert f'-A {chain} -m comment --comment "minik8s {proxy.prefix} service portals" -j {proxy.prefix}-SERVICES' \
+            in jumps, (jumps, proxy.log()[-3000:])
+
+
+async def test_cluster_ip_from_the_host_and_from_a_pod(proxy: ProxyProcess, backends: Backends, client: Client,
+                                                       namespace: str) -> None:
+    svc = await create_service(client, namespace, "web", proxy.third)
+    ip = svc["spec"]["clusterIP"]
+    await set_endpoints(client, namespace, "web", backends.ips)
+    proxy.wait_programmed(ip, 80, [f"{b}:8080" for b in backends.ips])
+
+    counts = spread(ip, 80, 60)
+    assert set(counts) == set(backends.names), counts  # every backend took part
+    assert min(counts.values()) >= 5, counts  # random 1/3 each: P(<5 of 60) is ~1e-5
+
+    answers = set()
+    for _ in range(12):  # from inside backend 0: other pods and itself (hairpin)
+        code, out = backends.exec_wget(0, f"http://{ip}:80/")
+        assert code == 0, out
+        answers.add(out)
+    assert answers <= set(backends.names) and len(answers) >= 2
+
+    # hairpin: a pod reaching itself through a ClusterIP (masqueraded, so the reply comes back)
+    self_svc = await create_service(client, namespace, "self", proxy.third)
+    self_ip = self_svc["spec"]["clusterIP"]
+    await set_endpoints(client, namespace, "self", backends.ips[:1])
+    proxy.wait_programmed(self_ip, 80, [f"{backends.ips[0]}:8080"])
+    assert backends.exec_wget(0, f"http://{self_ip}:80/") == (0, backends.names[0])
+
+
+async def test_node_port_from_the_host(proxy: ProxyProcess, backends: Backends, client: Client,
+                                       namespace: str) -> None:
+    node_ip = default_node_ip()
+    if node_ip is None:
+        pytest.skip("no default route: no node address to test NodePorts on")
+    svc = await create_service(client, namespace, "np", proxy.third, node_port=True)
+    node_port = svc["spec"]["ports"][0]["nodePort"]
+    await set_endpoints(client, namespace, "np", backends.ips[:2])
+    proxy.wait_programmed(svc["spec"]["clusterIP"], 80, [f"{b}:8080" for b in backends.ips[:2]])
+    counts = spread(node_ip, node_port, 30)  # this machine's own address: stays local
+    assert set(counts) == set(backends.names[:2]), counts
+    with pytest.raises(OSError):  # localhost NodePorts are not supported (no route_localnet)
+        http_get("127.0.0.1", node_port, timeout=2)
+
+
+async def test_endpoint_changes_and_programming_latency(proxy: ProxyProcess, backends: Backends, client: Client,
+                                                        namespace: str) -> None:
+    svc = await create_service(client, namespace, "lat", proxy.third)
+    ip = svc["spec"]["clusterIP"]
+    await set_endpoints(client, namespace, "lat", backends.ips)
+    proxy.wait_programmed(ip, 80, [f"{b}:8080" for b in backends.ips])
+
+    await set_endpoints(client, namespace, "lat", backends.ips[:2])  # backend 2 leaves the rotation
+    proxy.wait_programmed(ip, 80, [f"{b}:8080" for b in backends.ips[:2]])
+    counts = spread(ip, 80, 30)
+    assert backends.names[2] not in counts and set(counts) == set(backends.names[:2]), counts
+
+    samples = []
+    for i in range(20):
+        ips = backends.ips if i % 2 else backends.ips[:2]
+        if i % 2 == 0:
+            ips = [backends.ips[i % 3]]
+        t0 = time.perf_counter()
+        await set_endpoints(client, namespace, "lat", ips)
+        proxy.wait_programmed(ip, 80, [f"{b}:8080" for b in ips], timeout=5)
+        samples.append(time.perf_counter() - t0)
+    samples.sort()
+    p50, p99 = statistics.median(samples), samples[-1]
+    print(f"\nprogramming latency p50={p50 * 1000:.0f}ms p99={p99 * 1000:.0f}ms n={len(samples)}")
+    assert p99 < 2.0, samples
+    assert p50 < 1.0, samples
+
+
+async def test_service_without_endpoints_is_refused_fast(proxy: ProxyProcess, client: Client,
+                                                         namespace: str) -> None:
+    svc = await create_service(client, namespace, "empty", proxy.third, node_port=True)
+    ip, node_port = svc["spec"]["clusterIP"], svc["spec"]["ports"][0]["nodePort"]
+    await set_endpoints(client, namespace, "empty", [])
+    wait_for(lambda: f"{namespace}/empty:http has no endpoints" in iptables_save("filter"), timeout=10)
+    t0 = time.perf_counter()
+    with pytest.raises(ConnectionRefusedError):
+        http_get(ip, 80, timeout=5)
+    assert time.perf_counter() - t0 < 1.0
+    node_ip = default_node_ip()
+    if node_ip:
+        with pytest.raises(ConnectionRefusedError):
+            http_get(node_ip, node_port, timeout=5)
+
+
+async def test_deleting_the_service_removes_its_chains(proxy: ProxyProcess, backends: Backends, client: Client,
+                                                       namespace: str) -> None:
+    svc = await create_service(client, namespace, "gone", proxy.third)
+    ip = svc["spec"]["clusterIP"]
+    await set_endpoints(client, namespace, "gone", backends.ips)
+    proxy.wait_programmed(ip, 80, [f"{b}:8080" for b in backends.ips])
+    chain = svc_chain(proxy.cfg, ServicePortName(namespace, "gone", "http"), "TCP")
+    nat = iptables_save("nat")
+    seps = {line.split()[-1] for line in nat.splitlines() if line.startswith(f"-A {chain} ") and "-SEP-" in line}
+    assert len(seps) == 3
+    await client.delete(client.kind("v1", "Service"), "gone", namespace)
+    wait_for(lambda: chain not in iptables_save("nat"), timeout=10)
+    nat = iptables_save("nat")
+    assert not any(sep in nat for sep in seps) and ip not in nat
+    assert ip not in iptables_save("filter")
+
+
+async def test_rules_survive_apiserver_outage_and_restart_then_cleanup(
+        backends: Backends, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A second control plane (own etcd + apiserver) and a second proxy instance: the apiserver
+    goes away (rules stay, traffic flows), the proxy restarts (rules stay), both come back and
+    a change is programmed; then ``--cleanup`` leaves nothing of the instance behind."""
+    work = tmp_path_factory.mktemp("proxy-outage")
+    etcd = Etcd(work)
+    api = APIServer(etcd, work)
+    p = ProxyProcess(api.url, work, ["--sync-period", "1"])
+    try:
+        async with Client(ClientConfig(server=api.url), retries=0) as client:
+            await client.create(client.kind("v1", "Namespace"), {"metadata": {"name": "outage"}})
+            p.start()
+            svc = await create_service(client, "outage", "web", p.third)
+            ip = svc["spec"]["clusterIP"]
+            await set_endpoints(client, "outage", "web", backends.ips[:2])
+            p.wait_programmed(ip, 80, [f"{b}:8080" for b in backends.ips[:2]])
+
+            api.stop()
+            time.sleep(2.5)  # two full resyncs without an apiserver
+            assert p.programmed()[f"{ip}:80/tcp"] == sorted(f"{b}:8080" for b in backends.ips[:2])
+            assert set(spread(ip, 80, 20)) <= set(backends.names[:2])
+
+            p.stop()  # the proxy goes away too: its rules stay
+            assert set(spread(ip, 80, 10)) <= set(backends.names[:2])
+            offset = p.start(wait=False)  # starts while the apiserver is away: must not flush
+            time.sleep(2.0)
+            assert p.proc is not None and p.proc.poll() is None, p.log()[offset:]
+            assert p.programmed()[f"{ip}:80/tcp"] == sorted(f"{b}:8080" for b in backends.ips[:2])
+            assert " synced mode=" not in p.log()[offset:]
+
+            api.start()
+            await set_endpoints(client, "outage", "web", backends.ips[2:])
+            p.wait_programmed(ip, 80, [f"{backends.ips[2]}:8080"], timeout=30)
+            assert spread(ip, 80, 5) == {backends.names[2]: 5}
+        p.stop()
+        assert chains_with_prefix(p.prefix)  # stopping never removes rules
+        result = p.cleanup()
+        assert result.returncode == 0, result.stderr
+        assert chains_with_prefix(p.prefix) == []
+        assert not link_exists(p.cfg.service_bridge)
+        routes = subprocess.run(["ip", "route", "show", "exact", p.cidr], capture_output=True, text=True).stdout
+        assert routes.strip() == ""
+        again = p.cleanup()  # idempotent
+        assert again.returncode == 0, again.stderr
+    finally:
+        p.stop()
+        p.cleanup()
+        api.stop()
+        etcd.stop()
