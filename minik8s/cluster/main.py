@@ -157,6 +157,10 @@ def down(
                 os.kill(pid, signal.SIGKILL)
         out.print("minik8s components stopped")
     _stop_pod_containers(layout, purge)
+    if purge:
+        # the proxy's netfilter chains and service route go too (kube-proxy --cleanup)
+        subprocess.run([sys.executable, "-m", "minik8s", "proxy", "--cleanup", "--kubeconfig", str(layout.kubeconfig)],
+                       capture_output=True, timeout=60)
     if purge and layout.data_dir.exists():
         shutil.rmtree(layout.data_dir)
         out.print(f"removed {layout.data_dir}")

@@ -1,8 +1,10 @@
 """``kubectl``: the typer app, global options, argument normalisation and error handling.
 
 One module per verb (``get``, ``describe``, ``apply``/``create``, ``delete``,
-``api-resources``, ``version``, ``logs``, ``exec``). Every failure ends as one
-line on stderr and exit code 1 (``exec`` exits with the remote command's code).
+``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
+subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``).
+Every failure ends as one line on stderr and exit code 1 (``exec`` exits with the
+remote command's code).
 """
 
 from __future__ import annotations
@@ -14,7 +16,20 @@ from typing import Annotated
 import click
 import typer
 
-from minik8s.kubectl import api_resources, apply, delete, describe, get, logs, version
+from minik8s.kubectl import (
+    api_resources,
+    apply,
+    delete,
+    describe,
+    drain,
+    get,
+    label,
+    logs,
+    rollout,
+    scale,
+    taint,
+    version,
+)
 from minik8s.kubectl import exec as exec_cmd
 from minik8s.kubectl.errors import render
 from minik8s.kubectl.session import GlobalOptions
@@ -54,14 +69,23 @@ app.command("api-resources")(api_resources.api_resources)
 app.command("version")(version.version)
 app.command("logs")(logs.logs)
 app.command("exec")(exec_cmd.exec_)
+app.command("scale")(scale.scale)
+app.add_typer(rollout.app, name="rollout")
+app.command("cordon")(drain.cordon)
+app.command("uncordon")(drain.uncordon)
+app.command("drain")(drain.drain)
+app.command("taint")(taint.taint)
+app.command("label")(label.label)
+app.command("annotate")(label.annotate)
 
 #: Global flags that take a value; they may appear anywhere before ``--`` (as with kubectl).
 GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout"}
 #: Boolean flags that also accept ``--flag=true|false``; a ``--no-flag`` form exists for these.
-NEGATABLE = {"--wait", "--recursive"}
-BOOL_FLAGS = NEGATABLE | {"--all", "--all-namespaces", "--force", "--now", "--show-labels", "--watch",
+NEGATABLE = {"--wait", "--recursive", "--watch"}
+BOOL_FLAGS = NEGATABLE | {"--all", "--all-namespaces", "--force", "--now", "--show-labels",
                           "--watch-only", "--save-config", "--stdin", "--tty", "--follow", "--timestamps",
-                          "--previous", "--client", "--ignore-not-found", "--namespaced"}
+                          "--previous", "--client", "--ignore-not-found", "--namespaced", "--overwrite",
+                          "--list", "--ignore-daemonsets", "--delete-emptydir-data"}
 
 
 def normalize_argv(argv: list[str]) -> list[str]:

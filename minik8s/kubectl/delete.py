@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -17,26 +18,14 @@ import typer
 from rich.console import Console
 
 from minik8s.api import errors
-from minik8s.api.registry import ResourceType
 from minik8s.client.rest import ServerUnavailable
-from minik8s.kubectl import manifests
-from minik8s.kubectl.apply import plan
 from minik8s.kubectl.errors import KubectlError, server_error
-from minik8s.kubectl.resolve import object_ref, parse_targets, type_ref
+from minik8s.kubectl.resolve import object_ref, type_ref
+from minik8s.kubectl.selection import ObjectRef, select
 from minik8s.kubectl.session import GlobalOptions, Session
 
 CASCADE = {"background": "Background", "foreground": "Foreground", "orphan": "Orphan",
            "true": "Background", "false": "Orphan"}
-
-
-@dataclass
-class Victim:
-    """One object to delete."""
-
-    rt: ResourceType
-    namespace: str | None
-    name: str
-    uid: str | None = None
 
 
 @dataclass
@@ -73,39 +62,7 @@ def propagation_for(cascade: str) -> str:
                            'or "orphan".') from None
 
 
-async def collect(s: Session, args: list[str], files: list[str], recursive: bool, selector: str,
-                  field_selector: str, all_: bool, all_namespaces: bool) -> list[Victim]:
-    """Every object the arguments name (listing for ``-l`` / ``--all``)."""
-    if files:
-        if args:
-            raise KubectlError("cannot specify both a filename (-f) and resource arguments")
-        planned = plan(s, manifests.load(files, recursive, "delete"), s.opts.namespace)
-        return [Victim(p.rt, p.namespace, p.name) for p in planned]
-    if not args:
-        raise KubectlError("You must provide one or more resources by argument or filename.")
-    targets = parse_targets(s.registry, args)
-    victims: list[Victim] = []
-    for t in targets:
-        ns = s.namespace if t.rt.namespaced else None
-        if t.names:
-            if selector or all_:
-                raise KubectlError("name cannot be provided when a selector or --all is specified")
-            victims += [Victim(t.rt, ns, name) for name in t.names]
-            continue
-        if not (selector or field_selector or all_):
-            raise KubectlError("resource(s) were provided, but no name was specified")
-        if all_namespaces and t.rt.namespaced:
-            ns = None
-        listed = await s.client.list_all(t.rt, ns, label_selector=selector or None,
-                                         field_selector=field_selector or None)
-        for item in listed.get("items") or []:
-            meta = item.get("metadata") or {}
-            victims.append(Victim(t.rt, meta.get("namespace") if t.rt.namespaced else None,
-                                  str(meta.get("name")), meta.get("uid")))
-    return victims
-
-
-async def delete_one(s: Session, v: Victim, o: DeleteOptions) -> bool:
+async def delete_one(s: Session, v: ObjectRef, o: DeleteOptions) -> bool:
     """DELETE one object and report it; False when it failed (NotFound etc.)."""
     try:
         result: Any = await s.client.delete(v.rt, v.name, v.namespace, grace_period_seconds=o.grace_period,
@@ -130,7 +87,7 @@ async def delete_one(s: Session, v: Victim, o: DeleteOptions) -> bool:
     return True
 
 
-async def gone(s: Session, v: Victim) -> bool:
+async def gone(s: Session, v: ObjectRef) -> bool:
     """True when the object no longer exists (or was replaced by one with another uid)."""
     try:
         obj = await s.client.get(v.rt, v.name, v.namespace)
@@ -139,8 +96,12 @@ async def gone(s: Session, v: Victim) -> bool:
     return bool(v.uid) and (obj.get("metadata") or {}).get("uid") != v.uid
 
 
-async def wait_gone(s: Session, victims: list[Victim], timeout: float) -> list[Victim]:
-    """Poll until every victim is gone; returns those still there at the timeout (0 = wait on)."""
+async def wait_gone(s: Session, victims: list[ObjectRef], timeout: float,
+                    on_gone: Callable[[ObjectRef], None] | None = None) -> list[ObjectRef]:
+    """Poll until every victim is gone; returns those still there at the timeout (0 = wait on).
+
+    ``on_gone`` is called once per victim as soon as it is seen gone (``drain`` reports each pod).
+    """
     deadline = time.monotonic() + timeout if timeout > 0 else None
     pending = list(victims)
     delay = 0.1
@@ -150,7 +111,13 @@ async def wait_gone(s: Session, victims: list[Victim], timeout: float) -> list[V
         status = console.status(f"waiting for {len(pending)} object(s) to be deleted")
     with status as spinner:
         while pending:
-            pending = [v for v in pending if not await gone(s, v)]
+            still = []
+            for v in pending:
+                if not await gone(s, v):
+                    still.append(v)
+                elif on_gone is not None:
+                    on_gone(v)
+            pending = still
             if not pending or (deadline is not None and time.monotonic() >= deadline):
                 break
             if spinner is not None:
@@ -165,13 +132,13 @@ async def run_delete(opts: GlobalOptions, args: list[str], files: list[str], rec
                      field_selector: str, all_: bool, all_namespaces: bool, o: DeleteOptions) -> int:
     """Delete what the arguments name; returns the exit code."""
     async with Session(opts) as s:
-        victims = await collect(s, args, files, recursive, selector, field_selector, all_, all_namespaces)
+        victims = await select(s, args, files, recursive, selector, field_selector, all_, all_namespaces)
         if not victims:
             where = f" in {s.namespace} namespace" if not all_namespaces and s.namespace else ""
             print(f"No resources found{where}.", file=sys.stderr)
             return 0
         failed = False
-        deleted: list[Victim] = []
+        deleted: list[ObjectRef] = []
         for v in victims:
             if await delete_one(s, v, o):
                 deleted.append(v)

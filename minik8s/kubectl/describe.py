@@ -203,13 +203,17 @@ def _env_line(e: Obj) -> str:
     return f"{e['name']}:\t"
 
 
-def write_containers(w: Writer, title: str, containers: list[Obj], statuses: list[Obj]) -> None:
-    """kubectl's container section: image, ports, command, state, resources, probes, env, mounts."""
+def write_containers(w: Writer, title: str, containers: list[Obj], statuses: list[Obj], space: str = "") -> None:
+    """kubectl's container section: image, ports, command, state, resources, probes, env, mounts.
+
+    ``space`` prefixes the title (a pod template's section is indented by two spaces and,
+    as in kubectl's ``describeContainers``, its container names by one more).
+    """
     by_name = {s.get("name"): s for s in statuses}
-    w.write(0, f"{title}:")
+    w.write(0, f"{space}{title}:")
     for c in containers:
         st = by_name.get(c.get("name"))
-        w.write(1, f"{c.get('name')}:")
+        w.write(1, f"{' ' if space else ''}{c.get('name')}:")
         if st is not None:
             w.write(2, f"Container ID:\t{st.get('containerID') or ''}")
         w.write(2, f"Image:\t{c.get('image') or ''}")
@@ -260,14 +264,14 @@ def write_containers(w: Writer, title: str, containers: list[Obj], statuses: lis
             w.write(3, f"{m.get('mountPath')} from {m.get('name')} ({','.join(flags)})")
 
 
-def write_volumes(w: Writer, volumes: list[Obj]) -> None:
-    """The Volumes section (HostPath, EmptyDir, ConfigMap, Secret, PVC...)."""
+def write_volumes(w: Writer, volumes: list[Obj], space: str = "") -> None:
+    """The Volumes section (HostPath, EmptyDir, ConfigMap, Secret, PVC...); ``space`` as in write_containers."""
     if not volumes:
-        w.write(0, f"Volumes:\t{NONE}")
+        w.write(0, f"{space}Volumes:\t{NONE}")
         return
-    w.write(0, "Volumes:")
+    w.write(0, f"{space}Volumes:")
     for v in volumes:
-        w.write(1, f"{v.get('name')}:")
+        w.write(1, f"{' ' if space else ''}{v.get('name')}:")
         if v.get("hostPath") is not None:
             w.write(2, "Type:\tHostPath (bare host directory volume)")
             w.write(2, f"Path:\t{v['hostPath'].get('path', '')}")
@@ -309,6 +313,26 @@ def write_tolerations(w: Writer, title: str, tolerations: list[Obj]) -> None:
         if t.get("tolerationSeconds") is not None:
             text += f" for {t['tolerationSeconds']}s"
         w.write(0, f"{title + ':' if i == 0 else ''}\t{text}")
+
+
+def write_pod_template(w: Writer, template: Obj | None) -> None:
+    """kubectl's ``DescribePodTemplate``: ``Pod Template:`` then labels, annotations, containers and volumes."""
+    w.write(0, "Pod Template:")
+    if template is None:
+        w.write(1, "<unset>")
+        return
+    meta, spec = _meta(template), template.get("spec") or {}
+    write_labels(w, "  Labels", meta.get("labels"))
+    if meta.get("annotations"):
+        write_annotations(w, "  Annotations", meta["annotations"])
+    if spec.get("serviceAccountName"):
+        w.write(1, f"Service Account:\t{spec['serviceAccountName']}")
+    if spec.get("initContainers"):
+        write_containers(w, "Init Containers", spec["initContainers"], [], space="  ")
+    write_containers(w, "Containers", spec.get("containers") or [], [], space="  ")
+    write_volumes(w, spec.get("volumes") or [], space="  ")
+    if spec.get("priorityClassName"):
+        w.write(1, f"Priority Class Name:\t{spec['priorityClassName']}")
 
 
 def _controller(obj: Obj) -> str:

@@ -210,7 +210,7 @@ def get(
     selector: Annotated[str, typer.Option("-l", "--selector", help="label selector (a=b,c!=d)")] = "",
     field_selector: Annotated[str, typer.Option("--field-selector", help="field selector")] = "",
     all_namespaces: Annotated[bool, typer.Option("-A", "--all-namespaces", help="list across namespaces")] = False,
-    watch: Annotated[bool, typer.Option("-w", "--watch", help="after listing, watch for changes")] = False,
+    watch: Annotated[bool, typer.Option("-w", "--watch/--no-watch", help="after listing, watch for changes")] = False,
     watch_only: Annotated[bool, typer.Option("--watch-only", help="watch without listing first")] = False,
     show_labels: Annotated[bool, typer.Option("--show-labels", help="add a LABELS column")] = False,
     label_columns: Annotated[list[str] | None, typer.Option("-L", "--label-columns",

@@ -1,1 +1,22 @@
-"""minik8s kubelet."""
+"""minik8s kubelet: the node agent that runs the pods bound to its node on Docker.
+
+Modules, by what they do:
+
+- ``main``: the ``minik8s kubelet`` command (flags) → :class:`kubelet.Kubelet`.
+- ``config``: the settings and their parsers (labels, taints, CIDR, node IP).
+- ``kubelet``: wiring — informer on this node's pods, work queue, workers, Docker events,
+  housekeeping, the HTTP server; start-up and shutdown (pods keep running).
+- ``node``: Node registration, Lease heartbeats, node status.
+- ``sync``: the pod worker — reconcile one pod's containers, graceful deletion, status writes.
+- ``status``: pod phase, conditions and container statuses (pure functions).
+- ``runtime``: every Docker Engine call, run in threads.
+- ``container_spec``: a Kubernetes container → Docker create parameters (resources, env, ...).
+- ``network``: the pod bridge network (subnet = podCIDR).
+- ``volumes``: emptyDir and hostPath volumes.
+- ``images``: pull policies, image pull back-off and events.
+- ``probes``: liveness/readiness/startup probe workers; ``hooks``: postStart/preStop.
+- ``backoff``: Kubernetes' per-key exponential back-off (CrashLoopBackOff, ImagePullBackOff).
+- ``recording``: fire-and-forget pod events through the shared EventRecorder.
+- ``naming``: container names and labels.
+- ``server``: the kubelet API (``/healthz``, ``/pods``, ``/containerLogs``, ``/exec``).
+"""
