@@ -18,5 +18,6 @@ Modules, by what they do:
 - ``backoff``: Kubernetes' per-key exponential back-off (CrashLoopBackOff, ImagePullBackOff).
 - ``recording``: fire-and-forget pod events through the shared EventRecorder.
 - ``naming``: container names and labels.
-- ``server``: the kubelet API (``/healthz``, ``/pods``, ``/containerLogs``, ``/exec``).
+- ``server``: the kubelet API (``/healthz``, ``/pods``, ``/stats/summary``, ``/containerLogs``, ``/exec``);
+  ``stats``: CPU/memory usage of the node and its pods (cgroups).
 """

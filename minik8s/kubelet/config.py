@@ -1,0 +1,145 @@
+"""The kubelet's settings (its command-line flags) and the parsers behind them."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+DEFAULT_POD_CIDR = "10.244.0.0/24"
+KUBELET_VERSION = "v1.32.0-minik8s"
+
+
+class ConfigError(ValueError):
+    """A flag value the kubelet cannot use (the message names the flag)."""
+
+
+@dataclass
+class KubeletConfig:
+    """Everything ``minik8s kubelet`` was told.  Durations are seconds.
+
+    ``pod_cidr`` is the ``--pod-cidr`` flag; ``pod_cidr_explicit`` says whether it was given
+    (only then is it published as the Node's ``spec.podCIDR`` when that is empty).
+    """
+
+    node_name: str
+    node_ip: str
+    kubeconfig: str | None = None
+    port: int = 10250
+    address: str | None = None
+    pod_cidr: str = DEFAULT_POD_CIDR
+    pod_cidr_explicit: bool = False
+    node_labels: dict[str, str] = field(default_factory=dict)
+    register_with_taints: list[dict[str, str]] = field(default_factory=list)
+    root_dir: Path = Path("/var/lib/minik8s/kubelet")
+    crashloop_backoff_base: float = 10.0
+    crashloop_backoff_max: float = 300.0
+    node_status_update_frequency: float = 10.0
+    node_lease_duration_seconds: int = 40
+    sync_frequency: float = 5.0
+    network_name: str = "minik8s-pods"
+    cluster_dns: list[str] = field(default_factory=list)
+    cluster_domain: str = "cluster.local"
+    pod_infra_container_image: str = "minik8s/pause:latest"
+    image_pull_progress_deadline: float = 30.0
+    max_pods: int = 110
+    workers: int = 10
+
+    @property
+    def bind_address(self) -> str:
+        """Where the kubelet's HTTP server listens (``--address``, default the node IP)."""
+        return self.address or self.node_ip
+
+
+def parse_node_labels(text: str | None) -> dict[str, str]:
+    """``k=v,k2=v2`` → dict.  Raises ConfigError for an item without ``=``."""
+    out: dict[str, str] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--node-labels: {item!r} is not key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def parse_taints(text: str | None) -> list[dict[str, str]]:
+    """``key=value:Effect,key2:Effect`` → Node ``spec.taints`` items (Kubernetes' taint syntax).
+
+    Raises ConfigError for a missing or unknown effect.
+    """
+    out: list[dict[str, str]] = []
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        spec, sep, effect = item.rpartition(":")
+        if not sep or effect not in TAINT_EFFECTS:
+            raise ConfigError(f"--register-with-taints: {item!r} must be key[=value]:Effect with Effect one of "
+                              + ", ".join(TAINT_EFFECTS))
+        key, has_value, value = spec.partition("=")
+        if not key:
+            raise ConfigError(f"--register-with-taints: {item!r} has no key")
+        taint = {"key": key, "effect": effect}
+        if has_value:
+            taint["value"] = value
+        out.append(taint)
+    return out
+
+
+def parse_ip_list(text: str | None) -> list[str]:
+    """``10.96.0.10,10.96.0.11`` → list; raises ConfigError for a bad address."""
+    out = []
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        try:
+            ipaddress.ip_address(item)
+        except ValueError as exc:
+            raise ConfigError(f"--cluster-dns: {item!r} is not an IP address") from exc
+        out.append(item)
+    return out
+
+
+def check_cidr(cidr: str) -> str:
+    """Validate an IPv4 pod CIDR (at least a /29); returns it normalised.  Raises ConfigError."""
+    try:
+        net = ipaddress.ip_network(cidr, strict=False)
+    except ValueError as exc:
+        raise ConfigError(f"--pod-cidr: {cidr!r} is not a CIDR") from exc
+    if net.version != 4 or net.prefixlen > 29:
+        raise ConfigError(f"--pod-cidr: {cidr} must be an IPv4 network of at least /29")
+    return str(net)
+
+
+def default_node_name() -> str:
+    """The host name, lower-cased (Kubernetes' default ``--hostname-override``)."""
+    return socket.gethostname().lower()
+
+
+def default_node_ip() -> str:
+    """The host's primary IPv4: the source address of its default route.
+
+    A UDP ``connect`` only selects a route; no packet is sent.  Falls back to the
+    address the host name resolves to, then to ``127.0.0.1``.
+    """
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.123", 9))  # TEST-NET-1: only the routing decision matters
+            ip = str(s.getsockname()[0])
+            if ip and not ip.startswith("0."):
+                return ip
+    except OSError:
+        pass
+    try:
+        ip = socket.gethostbyname(socket.gethostname())
+        if ip and not ip.startswith("127."):
+            return ip
+    except OSError:
+        pass
+    return "127.0.0.1"

@@ -1,0 +1,243 @@
+"""Translate a pod's containers into Docker create parameters, the way the kubelet does.
+
+- ``command`` → Docker ``Entrypoint`` and ``args`` → ``Cmd`` (a command without args drops the
+  image's CMD, as Kubernetes documents); ``$(VAR)`` references in command, args and env
+  values are expanded from the container's env (``$$`` escapes).
+- ``env``: literal values and ``valueFrom.fieldRef`` (``metadata.name``, ``metadata.namespace``,
+  ``metadata.uid``, ``metadata.labels['k']``, ``metadata.annotations['k']``, ``spec.nodeName``,
+  ``spec.serviceAccountName``, ``status.podIP``, ``status.hostIP``) and
+  ``resourceFieldRef`` (``limits.cpu`` in cores rounded up, ``limits.memory`` in bytes, ...).
+- Resources: ``limits.cpu`` → CFS quota (``cpu_quota = millicores × 100``, period 100 ms,
+  at least 1 ms); ``requests.cpu`` → ``cpu_shares = millicores × 1024 / 1000`` (min 2, and 2
+  when nothing is requested); ``limits.memory`` → memory limit in bytes (no extra swap);
+  ``oom_score_adj`` by QoS class (Guaranteed -997, BestEffort 1000, Burstable in between).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from minik8s.api.quantity import parse_memory, parse_millicpu
+
+MIN_SHARES = 2
+MAX_SHARES = 262144
+CPU_PERIOD_US = 100_000
+MIN_QUOTA_US = 1000
+
+_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.\-]*)\)|\$\$")
+
+
+def expand(text: str, env: dict[str, str]) -> str:
+    """Kubernetes' ``$(VAR)`` expansion: defined names are replaced, unknown ones kept, ``$$`` → ``$``."""
+    def repl(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        name = m.group(1)
+        return env.get(name, m.group(0))
+    return _REF.sub(repl, text)
+
+
+def _field_value(pod: dict[str, Any], path: str, host_ip: str, pod_ip: str) -> str:
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    simple = {
+        "metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace"),
+        "metadata.uid": meta.get("uid"), "spec.nodeName": spec.get("nodeName"),
+        "spec.serviceAccountName": spec.get("serviceAccountName"), "status.podIP": pod_ip,
+        "status.hostIP": host_ip, "status.podIPs": pod_ip, "status.hostIPs": host_ip,
+    }
+    if path in simple:
+        return str(simple[path] or "")
+    m = re.fullmatch(r"metadata\.(labels|annotations)\['([^']+)'\]", path)
+    if m:
+        return str((meta.get(m.group(1)) or {}).get(m.group(2), ""))
+    return ""
+
+
+def _resource_value(container: dict[str, Any], ref: dict[str, Any]) -> str:
+    resource = ref.get("resource") or ""
+    kind, _, name = resource.partition(".")
+    res = container.get("resources") or {}
+    qty = (res.get(kind) or {}).get(name)
+    if qty is None:
+        return ""
+    if name == "cpu":
+        millis = parse_millicpu(qty)
+        divisor = parse_millicpu(ref.get("divisor") or "1")
+        return str(-(-millis // max(divisor, 1)))
+    amount = parse_memory(qty)
+    divisor_bytes = parse_memory(ref.get("divisor") or "1")
+    return str(-(-amount // max(divisor_bytes, 1)))
+
+
+def container_env(pod: dict[str, Any], container: dict[str, Any], *, host_ip: str, pod_ip: str) -> dict[str, str]:
+    """The container's environment, in order, with ``$(VAR)`` references expanded."""
+    env: dict[str, str] = {}
+    for item in container.get("env") or []:
+        name = item.get("name")
+        if not name:
+            continue
+        if item.get("value") is not None:
+            env[name] = expand(str(item["value"]), env)
+            continue
+        source = item.get("valueFrom") or {}
+        if source.get("fieldRef"):
+            env[name] = _field_value(pod, source["fieldRef"].get("fieldPath", ""), host_ip, pod_ip)
+        elif source.get("resourceFieldRef"):
+            env[name] = _resource_value(container, source["resourceFieldRef"])
+        else:
+            env[name] = ""
+    return env
+
+
+def milli_cpu_to_shares(millis: int) -> int:
+    """Kubernetes' ``MilliCPUToShares``: ``millis × 1024 / 1000`` clamped to [2, 262144]."""
+    if millis <= 0:
+        return MIN_SHARES
+    return min(max(millis * 1024 // 1000, MIN_SHARES), MAX_SHARES)
+
+
+def milli_cpu_to_quota(millis: int, period: int = CPU_PERIOD_US) -> int:
+    """Kubernetes' ``MilliCPUToQuota``: microseconds of CPU per ``period`` (min 1000 µs), 0 = no limit."""
+    if millis <= 0:
+        return 0
+    return max(millis * period // 1000, MIN_QUOTA_US)
+
+
+def qos_class(spec: dict[str, Any]) -> str:
+    """Guaranteed / Burstable / BestEffort from the containers' requests and limits."""
+    any_set = False
+    guaranteed = True
+    for c in spec.get("containers") or []:
+        res = c.get("resources") or {}
+        lim, req = res.get("limits") or {}, res.get("requests") or {}
+        if lim or req:
+            any_set = True
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and str(req[r]) != str(lim[r])):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def oom_score_adj(spec: dict[str, Any], container: dict[str, Any], memory_capacity: int) -> int:
+    """Kubernetes' ``GetContainerOOMScoreAdjust``: -997 Guaranteed, 1000 BestEffort, else
+    ``1000 - 1000 × request / capacity`` clamped to [2, 999]."""
+    qos = qos_class(spec)
+    if qos == "Guaranteed":
+        return -997
+    if qos == "BestEffort":
+        return 1000
+    request = (container.get("resources") or {}).get("requests", {}).get("memory")
+    if not request or memory_capacity <= 0:
+        return 999
+    adj = 1000 - (1000 * parse_memory(request)) // memory_capacity
+    return int(min(max(adj, 2), 999))
+
+
+def oom_score_adj_floor() -> int:
+    """The lowest ``oom_score_adj`` a container may be given here.
+
+    Lowering it needs CAP_SYS_RESOURCE; without it (e.g. a kubelet inside a container
+    started without that capability) runc refuses anything below the current value.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            caps = next((line.split()[1] for line in fh if line.startswith("CapEff:")), "0")
+        if int(caps, 16) & (1 << 24):  # CAP_SYS_RESOURCE
+            return -1000
+        with open("/proc/self/oom_score_adj") as fh:
+            return int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def resource_config(pod: dict[str, Any], container: dict[str, Any], memory_capacity: int,
+                    oom_floor: int = -1000) -> dict[str, Any]:
+    """HostConfig resource settings (docker-py ``create_host_config`` keyword arguments).
+
+    ``oom_floor`` is the lowest ``oom_score_adj`` allowed (see :func:`oom_score_adj_floor`).
+    """
+    res = container.get("resources") or {}
+    limits, requests = res.get("limits") or {}, res.get("requests") or {}
+    out: dict[str, Any] = {}
+    cpu_limit = parse_millicpu(limits["cpu"]) if limits.get("cpu") is not None else 0
+    cpu_request = parse_millicpu(requests["cpu"]) if requests.get("cpu") is not None else 0
+    if cpu_request == 0 and cpu_limit:
+        cpu_request = cpu_limit
+    out["cpu_shares"] = milli_cpu_to_shares(cpu_request)
+    if cpu_limit:
+        out["cpu_period"] = CPU_PERIOD_US
+        out["cpu_quota"] = milli_cpu_to_quota(cpu_limit)
+    if limits.get("memory") is not None:
+        mem = parse_memory(limits["memory"])
+        if mem > 0:
+            out["mem_limit"] = mem
+            out["memswap_limit"] = mem
+    out["oom_score_adj"] = max(oom_score_adj(pod.get("spec") or {}, container, memory_capacity), oom_floor)
+    return out
+
+
+def security_config(container: dict[str, Any], pod_spec: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """(HostConfig settings, user) from ``securityContext`` (privileged, capabilities, read-only root, runAs)."""
+    sc = container.get("securityContext") or {}
+    psc = pod_spec.get("securityContext") or {}
+    host: dict[str, Any] = {}
+    if sc.get("privileged"):
+        host["privileged"] = True
+    caps = sc.get("capabilities") or {}
+    if caps.get("add"):
+        host["cap_add"] = list(caps["add"])
+    if caps.get("drop"):
+        host["cap_drop"] = list(caps["drop"])
+    if sc.get("readOnlyRootFilesystem"):
+        host["read_only"] = True
+    uid = sc.get("runAsUser", psc.get("runAsUser"))
+    gid = sc.get("runAsGroup", psc.get("runAsGroup"))
+    user = None
+    if uid is not None:
+        user = f"{uid}:{gid}" if gid is not None else str(uid)
+    return host, user
+
+
+def command_and_args(container: dict[str, Any], env: dict[str, str]) -> tuple[list[str] | None, list[str] | None]:
+    """(entrypoint, cmd) with ``$(VAR)`` expanded; None leaves the image's value."""
+    command = container.get("command")
+    args = container.get("args")
+    entrypoint = [expand(str(a), env) for a in command] if command else None
+    cmd = [expand(str(a), env) for a in args] if args else None
+    return entrypoint, cmd
+
+
+def port_bindings(spec: dict[str, Any]) -> tuple[list[Any], dict[Any, Any]]:
+    """(exposed ports, bindings) for every ``hostPort`` of the pod's containers.
+
+    Ports belong to the pod's network namespace, so they are published on the pause container.
+    """
+    exposed: list[Any] = []
+    bindings: dict[Any, Any] = {}
+    for c in spec.get("containers") or []:
+        for p in c.get("ports") or []:
+            host_port = p.get("hostPort")
+            if not host_port:
+                continue
+            proto = (p.get("protocol") or "TCP").lower()
+            key = f"{p['containerPort']}/{proto}"
+            exposed.append((int(p["containerPort"]), proto))
+            bindings[key] = (p.get("hostIP") or "0.0.0.0", int(host_port))
+    return exposed, bindings
+
+
+def resolve_port(container: dict[str, Any], port: Any) -> int | None:
+    """A probe's ``port``: a number, or the name of one of the container's ports."""
+    if isinstance(port, int):
+        return port
+    text = str(port)
+    if text.isdigit():
+        return int(text)
+    for p in container.get("ports") or []:
+        if p.get("name") == text:
+            return int(p["containerPort"])
+    return None

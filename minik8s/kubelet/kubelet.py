@@ -1,0 +1,227 @@
+"""The kubelet process: wires the node agent, the pod informer, the pod workers and the server.
+
+Start-up order (Kubernetes' kubelet does the same in spirit):
+
+1. connect to Docker and start the HTTP server (logs/exec keep working for running pods);
+2. register the Node (retrying while the apiserver is away) and pick the pod CIDR
+   (``spec.podCIDR`` of the Node when set, else ``--pod-cidr``); create the pod network;
+3. start the Lease and node-status loops, the pod informer (field selector
+   ``spec.nodeName=<node>``), the pod workers, the Docker event watcher (container
+   ``start``/``die``/``oom`` events queue their pod at once) and the housekeeping loop
+   that, once the informer has synced, queues pods that have containers but no Pod
+   object and removes pod directories nobody owns.
+
+Stopping the kubelet (SIGTERM) leaves every pod running; a new kubelet adopts them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+from typing import Any
+
+from minik8s.api import errors
+from minik8s.api.meta import object_key
+from minik8s.client.events import EventRecorder
+from minik8s.client.informer import Informer
+from minik8s.client.kubeconfig import load
+from minik8s.client.rest import Client
+from minik8s.client.workqueue import WorkQueue, run_workers
+from minik8s.kubelet import naming
+from minik8s.kubelet.backoff import Backoff
+from minik8s.kubelet.config import KubeletConfig, check_cidr
+from minik8s.kubelet.hooks import LifecycleHooks
+from minik8s.kubelet.images import ImageManager
+from minik8s.kubelet.network import ensure_pod_network
+from minik8s.kubelet.node import NodeAgent, read_meminfo
+from minik8s.kubelet.probes import ProbeManager
+from minik8s.kubelet.recording import PodEvents
+from minik8s.kubelet.runtime import DockerRuntime
+from minik8s.kubelet.server import create_app, make_server
+from minik8s.kubelet.stats import StatsProvider
+from minik8s.kubelet.sync import PodSyncer
+from minik8s.kubelet.volumes import VolumeManager
+
+log = logging.getLogger("kubelet")
+
+Obj = dict[str, Any]
+HOUSEKEEPING_SECONDS = 10.0
+
+
+def spec_changed(old: Obj, new: Obj) -> bool:
+    """Whether two versions of a pod differ in more than ``status`` and ``resourceVersion``."""
+    def strip(obj: Obj) -> Obj:
+        meta = {k: v for k, v in (obj.get("metadata") or {}).items()
+                if k not in ("resourceVersion", "managedFields")}
+        return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": meta}
+    return strip(old) != strip(new)
+
+
+class Kubelet:
+    """One node agent.  ``await Kubelet(cfg).run(stop)`` runs until ``stop`` is set."""
+
+    def __init__(self, cfg: KubeletConfig, client: Client | None = None) -> None:
+        self.cfg = cfg
+        self.client = client or Client(load(cfg.kubeconfig), retries=3)
+        self.pods_rt = self.client.kind("v1", "Pod")
+        self.queue = WorkQueue("kubelet-pods", base_delay=0.5, max_delay=30.0)
+        self.informer = Informer(self.client, self.pods_rt, None, field_selector=f"spec.nodeName={cfg.node_name}")
+        self.pod_cidr = cfg.pod_cidr
+        self.runtime: DockerRuntime | None = None
+        self.syncer: PodSyncer | None = None
+        self.node_agent: NodeAgent | None = None
+
+    # ------------------------------------------------------------------ PodSource (for the server)
+    def pod(self, namespace: str, name: str) -> Obj | None:
+        """The cached Pod ``namespace/name`` bound to this node, or None."""
+        return self.informer.get(f"{namespace}/{name}")
+
+    def pods(self) -> list[Obj]:
+        """Every cached Pod bound to this node."""
+        return self.informer.list()
+
+    def pod_status(self, pod: Obj) -> Obj:
+        """The freshest status of ``pod``: the last one computed by its worker, else the API's."""
+        if self.syncer is not None:
+            seen = self.syncer.views.get(pod["metadata"].get("uid", ""))
+            if seen is not None:
+                return seen[2]
+        return pod.get("status") or {}
+
+    # ------------------------------------------------------------------ run
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Run until ``stop`` is set (or forever).  Raises on fatal start-up errors (Docker, network)."""
+        stop = stop or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=64,
+                                                                        thread_name_prefix="kubelet"))
+        cfg = self.cfg
+        cfg.root_dir.mkdir(parents=True, exist_ok=True)
+        runtime = await DockerRuntime.connect(cfg.network_name, cfg.image_pull_progress_deadline)
+        self.runtime = runtime
+        log.info("kubelet node=%s docker=%s root=%s", cfg.node_name, await runtime.version(), cfg.root_dir)
+
+        recorder = EventRecorder(self.client, "kubelet", cfg.node_name)
+        events = PodEvents(recorder)
+        crash_backoff = Backoff(cfg.crashloop_backoff_base, cfg.crashloop_backoff_max)
+        image_backoff = Backoff(cfg.crashloop_backoff_base, cfg.crashloop_backoff_max)
+        probes = ProbeManager(runtime, self.queue.add, events.emit)
+        self.syncer = PodSyncer(cfg, runtime, self.client, self.queue, self.informer.get,
+                                VolumeManager(cfg.root_dir), ImageManager(runtime, image_backoff, events.emit),
+                                probes, events, crash_backoff, read_meminfo().get("MemTotal", 0),
+                                LifecycleHooks(runtime, probes.http, events.emit), self.informer.has_synced)
+
+        stats = StatsProvider(runtime, cfg.node_name, self.pods, self.pod_status)
+        server = make_server(create_app(self, runtime, stats), cfg.bind_address, cfg.port)
+        tasks: list[asyncio.Task[Any]] = [loop.create_task(server.serve(), name="kubelet-server")]
+        docker_stop = threading.Event()
+        watcher = None
+        try:
+            self.node_agent = NodeAgent(cfg, self.client, runtime)
+            await self._register(stop)
+            if stop.is_set():
+                return
+            await ensure_pod_network(runtime, cfg.network_name, self.pod_cidr)
+            self.syncer.pod_cidr = self.pod_cidr
+            self.informer.add_handler(
+                on_add=lambda obj: self.queue.add(object_key(obj)),
+                on_update=self._on_pod_update,
+                on_delete=lambda obj: self.queue.add(object_key(obj)),
+            )
+            tasks += [
+                loop.create_task(self.node_agent.run_lease(), name="kubelet-lease"),
+                loop.create_task(self.node_agent.run_status(self.pod_cidr), name="kubelet-node-status"),
+                loop.create_task(self.informer.run(), name="kubelet-informer"),
+                loop.create_task(run_workers(self.queue, self.syncer.sync, cfg.workers, "kubelet"),
+                                 name="kubelet-workers"),
+                loop.create_task(self._housekeeping(), name="kubelet-housekeeping"),
+            ]
+
+            def on_event(event: Obj) -> None:
+                loop.call_soon_threadsafe(self._on_docker_event, event)
+
+            watcher = runtime.watch_events(naming.node_filter(cfg.node_name), on_event, docker_stop)
+            log.info("kubelet node=%s running (podCIDR %s, network %s, server %s:%d)", cfg.node_name,
+                     self.pod_cidr, cfg.network_name, cfg.bind_address, cfg.port)
+            stopper = loop.create_task(stop.wait())
+            done, _ = await asyncio.wait([stopper, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task is not stopper and not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+            stopper.cancel()
+        finally:
+            log.info("kubelet node=%s stopping (pods keep running)", cfg.node_name)
+            docker_stop.set()
+            if watcher is not None:
+                watcher.close_stream()  # type: ignore[attr-defined]
+            server.should_exit = True
+            self.queue.shutdown()
+            for task in tasks[1:]:
+                task.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 5)
+            await probes.close()
+            await events.drain(1.0)
+            await self.client.close()
+
+    async def _register(self, stop: asyncio.Event) -> None:
+        """Register the Node, retrying (with back-off up to 10 s) until the apiserver answers."""
+        assert self.node_agent is not None
+        delay = 0.5
+        while not stop.is_set():
+            try:
+                await self.node_agent.register()
+                break
+            except (errors.ServiceUnavailable, errors.InternalError, errors.Conflict, errors.Timeout) as exc:
+                log.warning("kubelet node=%s registration failed (retrying in %.1fs): %s",
+                            self.cfg.node_name, delay, exc)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), delay)
+                delay = min(delay * 2, 10.0)
+        cidr = self.node_agent.pod_cidr()
+        if cidr:
+            self.pod_cidr = check_cidr(cidr)
+
+    def _on_pod_update(self, old: Obj, new: Obj) -> None:
+        """Queue the pod unless only its status changed (mostly the kubelet's own writes)."""
+        if old is new or spec_changed(old, new):
+            self.queue.add(object_key(new))
+
+    def _on_docker_event(self, event: Obj) -> None:
+        attrs = (event.get("Actor") or {}).get("Attributes") or {}
+        ns, name = attrs.get(naming.POD_NAMESPACE), attrs.get(naming.POD_NAME)
+        status = event.get("status") or event.get("Action") or ""
+        if ns and name and status in ("start", "die", "oom", "destroy"):
+            self.queue.add(naming.pod_key(ns, name))
+
+    async def _housekeeping(self) -> None:
+        """Every 10 s after the informer synced: queue pods with containers but no Pod, drop stray pod dirs."""
+        assert self.runtime is not None and self.syncer is not None
+        await self.informer.wait_synced()
+        while True:
+            try:
+                await self._sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                log.warning("kubelet housekeeping failed: %s", exc)
+            await asyncio.sleep(HOUSEKEEPING_SECONDS)
+
+    async def _sweep(self) -> None:
+        assert self.runtime is not None and self.syncer is not None
+        containers = await self.runtime.list_containers(naming.node_filter(self.cfg.node_name))
+        known = {o["metadata"].get("uid"): object_key(o) for o in self.informer.list()}
+        owned_uids = set()
+        for c in containers:
+            owned_uids.add(c.pod_uid)
+            key = naming.pod_key(c.pod_namespace, c.pod_name)
+            if known.get(c.pod_uid) != key:
+                self.queue.add(key)
+        for uid in self.syncer.volumes.known_uids():
+            if uid not in known and uid not in owned_uids:
+                log.info("kubelet removing the directory of gone pod uid=%s", uid)
+                await self.syncer.volumes.cleanup(uid)
+        self.syncer.crash_backoff.gc()

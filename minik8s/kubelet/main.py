@@ -1,0 +1,98 @@
+"""``minik8s kubelet``: the node agent that runs this node's pods on Docker (flags named like the kubelet's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def command(
+    kubeconfig: str = typer.Option(None, help="kubeconfig to reach the apiserver "
+                                              "(default: $KUBECONFIG, ~/.kube/config, ~/.minik8s/kubeconfig)"),
+    node_name: str = typer.Option(None, help="name of the Node (default: the host name, lower-cased)"),
+    node_ip: str = typer.Option(None, help="the node's InternalIP (default: the host's primary IPv4)"),
+    port: int = typer.Option(10250, help="port of the kubelet's HTTP server (logs, exec)"),
+    address: str = typer.Option(None, help="bind address of the kubelet's server (default: --node-ip)"),
+    pod_cidr: str = typer.Option(None, help="pod subnet of this node (default 10.244.0.0/24; "
+                                            "the Node's spec.podCIDR wins when set)"),
+    node_labels: str = typer.Option("", help="extra Node labels: key=value,..."),
+    register_with_taints: str = typer.Option("", help="taints to register the Node with: key=value:Effect,..."),
+    root_dir: Path = typer.Option(Path("/var/lib/minik8s/kubelet"), help="kubelet state (emptyDir volumes)"),
+    crashloop_backoff_base: float = typer.Option(10.0, help="first crash-loop/image-pull back-off, seconds"),
+    crashloop_backoff_max: float = typer.Option(300.0, help="largest back-off, seconds"),
+    node_status_update_frequency: float = typer.Option(10.0, help="seconds between node status posts"),
+    node_lease_duration_seconds: int = typer.Option(40, help="Lease duration; renewed every quarter of it"),
+    sync_frequency: float = typer.Option(5.0, help="seconds between re-syncs of each pod"),
+    network_name: str = typer.Option("minik8s-pods", help="Docker bridge network of the pods"),
+    cluster_dns: str = typer.Option("", help="DNS server IP(s) for ClusterFirst pods, comma-separated"),
+    cluster_domain: str = typer.Option("cluster.local", help="the cluster's DNS domain"),
+    pod_infra_container_image: str = typer.Option("minik8s/pause:latest", help="the pause image"),
+    image_pull_progress_deadline: float = typer.Option(
+        30.0, help="cancel an image pull that made no progress for this many seconds"),
+    max_pods: int = typer.Option(110, help="pods capacity of the Node"),
+    v: bool = typer.Option(False, "-v", help="debug logging"),
+) -> None:
+    """Run this node's pods on Docker: register the Node, heartbeat, reconcile pods, serve logs/exec."""
+    import asyncio
+    import logging
+    import signal
+
+    from minik8s import logging as mlog
+    from minik8s.client.kubeconfig import KubeconfigError
+    from minik8s.kubelet.config import (
+        DEFAULT_POD_CIDR,
+        ConfigError,
+        KubeletConfig,
+        check_cidr,
+        default_node_ip,
+        default_node_name,
+        parse_ip_list,
+        parse_node_labels,
+        parse_taints,
+    )
+    from minik8s.kubelet.kubelet import Kubelet
+    from minik8s.kubelet.network import NetworkError
+    from minik8s.kubelet.runtime import RuntimeErrorBase
+
+    mlog.setup("kubelet", v)
+    log = logging.getLogger("kubelet")
+    try:
+        cfg = KubeletConfig(
+            node_name=(node_name or default_node_name()).lower(),
+            node_ip=node_ip or default_node_ip(),
+            kubeconfig=kubeconfig,
+            port=port,
+            address=address,
+            pod_cidr=check_cidr(pod_cidr or DEFAULT_POD_CIDR),
+            pod_cidr_explicit=pod_cidr is not None,
+            node_labels=parse_node_labels(node_labels),
+            register_with_taints=parse_taints(register_with_taints),
+            root_dir=root_dir,
+            crashloop_backoff_base=crashloop_backoff_base,
+            crashloop_backoff_max=crashloop_backoff_max,
+            node_status_update_frequency=node_status_update_frequency,
+            node_lease_duration_seconds=node_lease_duration_seconds,
+            sync_frequency=sync_frequency,
+            network_name=network_name,
+            cluster_dns=parse_ip_list(cluster_dns),
+            cluster_domain=cluster_domain,
+            pod_infra_container_image=pod_infra_container_image,
+            image_pull_progress_deadline=image_pull_progress_deadline,
+            max_pods=max_pods,
+        )
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await Kubelet(cfg).run(stop)
+
+    try:
+        asyncio.run(main())
+    except (KubeconfigError, NetworkError, RuntimeErrorBase) as exc:
+        log.error("kubelet cannot start: %s", exc)
+        raise typer.Exit(1) from exc
