@@ -321,6 +321,25 @@ class Pod(TypedObject):
     status: PodStatus | None = None
 
 
+def qos_class(spec: dict[str, Any]) -> str:
+    """A pod's QoS class from its containers' resources (Kubernetes' ``GetPodQOS``):
+    ``Guaranteed`` (cpu and memory limits everywhere, requests equal to them),
+    ``BestEffort`` (no requests or limits at all), else ``Burstable``."""
+    any_set = False
+    guaranteed = True
+    for c in spec.get("containers") or []:
+        res = c.get("resources") or {}
+        lim, req = res.get("limits") or {}, res.get("requests") or {}
+        if lim or req:
+            any_set = True
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and str(req[r]) != str(lim[r])):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
 class PodTemplateSpec(Model):
     metadata: ObjectMeta | None = None
     spec: PodSpec

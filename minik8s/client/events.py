@@ -26,7 +26,7 @@ class EventRecorder:
         self.component = component
         self.host = host
         self.rt = client.kind("v1", "Event")
-        self._seen: dict[tuple[str, str, str, str], tuple[str, int, float]] = {}
+        self._seen: dict[tuple[str, str, str, str, str], tuple[str, int, float]] = {}
 
     async def record(self, obj: dict[str, Any], type_: str, reason: str, message: str,
                      field_path: str | None = None) -> None:
@@ -39,7 +39,7 @@ class EventRecorder:
         if field_path:
             ref["fieldPath"] = field_path
         ref = {k: v for k, v in ref.items() if v}
-        key = (meta.get("uid") or meta.get("name") or "", type_, reason, message)
+        key = (meta.get("uid") or meta.get("name") or "", field_path or "", type_, reason, message)
         now = now_rfc3339()
         try:
             seen = self._seen.get(key)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from minik8s.api.core import qos_class
 from minik8s.api.quantity import parse_memory, parse_millicpu
 
 MIN_SHARES = 2
@@ -103,23 +104,6 @@ def milli_cpu_to_quota(millis: int, period: int = CPU_PERIOD_US) -> int:
     if millis <= 0:
         return 0
     return max(millis * period // 1000, MIN_QUOTA_US)
-
-
-def qos_class(spec: dict[str, Any]) -> str:
-    """Guaranteed / Burstable / BestEffort from the containers' requests and limits."""
-    any_set = False
-    guaranteed = True
-    for c in spec.get("containers") or []:
-        res = c.get("resources") or {}
-        lim, req = res.get("limits") or {}, res.get("requests") or {}
-        if lim or req:
-            any_set = True
-        for r in ("cpu", "memory"):
-            if r not in lim or (r in req and str(req[r]) != str(lim[r])):
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
 
 
 def oom_score_adj(spec: dict[str, Any], container: dict[str, Any], memory_capacity: int) -> int:

@@ -278,7 +278,7 @@ def compute_pod_status(pod: Obj, view: PodView, host_ip: str, now: str | None = 
         status["reason"] = "DeadlineExceeded"
         status["message"] = "Pod was active on the node longer than the specified deadline"
     if "qosClass" not in status:
-        from minik8s.kubelet.container_spec import qos_class
+        from minik8s.api.core import qos_class
         status["qosClass"] = qos_class(spec)
     return status
 

@@ -8,8 +8,9 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.api.core import Node, Pod
+from minik8s.api.core import qos_class as pod_qos_class
 from minik8s.api.registry import default_registry
-from minik8s.apiserver.strategy import PodStrategy, default_strategies, pod_qos_class
+from minik8s.apiserver.strategy import PodStrategy, default_strategies
 from minik8s.client.kubeconfig import KubeconfigError, load, render
 
 
