@@ -1,0 +1,267 @@
+"""``kubectl cordon NODE``, ``kubectl uncordon NODE`` and ``kubectl drain NODE``.
+
+Cordoning sets the Node's ``spec.unschedulable`` (the scheduler then places no new pods
+there); uncordoning clears it.  Draining cordons the node and deletes the pods bound to it
+(``spec.nodeName``), with kubectl's filters (``k8s.io/kubectl/pkg/drain``):
+
+* DaemonSet pods are refused unless ``--ignore-daemonsets``, which leaves them running;
+* mirror (static) pods are left alone;
+* pods with ``emptyDir`` volumes are refused unless ``--delete-emptydir-data``;
+* pods no controller manages are refused unless ``--force`` (nothing would recreate them);
+* finished (Succeeded/Failed) pods always go.
+
+Unlike kubectl, a refused drain is decided before anything is written, so it leaves the
+node as it was.  The apiserver serves no ``pods/eviction`` subresource, so pods are deleted
+(kubectl's ``--disable-eviction`` path) with ``--grace-period`` (default: the pod's own).
+Drain then waits until every deleted pod is really gone (the kubelet finishes a graceful
+deletion), printing ``pod/<name> deleted`` for each, and ends with ``node/<name> drained``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+from minik8s.api import errors
+from minik8s.api.registry import ResourceType
+from minik8s.kubectl.delete import wait_gone
+from minik8s.kubectl.durations import parse_duration
+from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.selection import ObjectRef, SelectorOpt, for_each
+from minik8s.kubectl.session import GlobalOptions, Session
+
+Obj = dict[str, Any]
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
+DAEMONSET_WARNING = "ignoring DaemonSet-managed Pods"
+LOCAL_STORAGE_FATAL = "Pods with local storage (use --delete-emptydir-data to override)"
+LOCAL_STORAGE_WARNING = "deleting Pods with local storage"
+UNMANAGED_FATAL = "Pods that declare no controller (use --force to override)"
+UNMANAGED_WARNING = "deleting Pods that declare no controller"
+
+
+# ====================================================================== cordon / uncordon
+async def node_refs(s: Session, verb: str, args: list[str], selector: str) -> list[ObjectRef]:
+    """The nodes named (``n1``, ``node/n1``) or selected by ``-l``.
+
+    Raises KubectlError with kubectl's usage errors, or when the selector matches nothing.
+    """
+    rt = s.resource("nodes")
+    if args and selector:
+        raise KubectlError("cannot specify both a node name and a --selector option")
+    if not args and not selector:
+        raise KubectlError(f"USAGE: {verb} NODE [flags]")
+    if selector:
+        listed = await s.client.list_all(rt, label_selector=selector)
+        refs = [ObjectRef(rt, None, str((n.get("metadata") or {}).get("name"))) for n in listed.get("items") or []]
+        if not refs:
+            raise KubectlError(f"no nodes found matching the selector {selector!r}")
+        return refs
+    names = []
+    for arg in args:
+        kind, slash, name = arg.partition("/")
+        if slash and s.resource(kind) != rt:
+            raise KubectlError(f"{verb} works on nodes only, not {arg!r}")
+        names.append(name if slash else arg)
+    return [ObjectRef(rt, None, name) for name in names]
+
+
+async def set_unschedulable(s: Session, ref: ObjectRef, desired: bool) -> str:
+    """Cordon (``desired``) or uncordon one node; returns ``cordoned``, ``already uncordoned`` ..."""
+    node = await s.client.get(ref.rt, ref.name)
+    word = "cordoned" if desired else "uncordoned"
+    if bool((node.get("spec") or {}).get("unschedulable")) == desired:
+        return f"already {word}"
+    await s.client.patch(ref.rt, ref.name, {"spec": {"unschedulable": True if desired else None}})
+    return word
+
+
+async def run_cordon(opts: GlobalOptions, verb: str, args: list[str], selector: str) -> int:
+    """``cordon`` / ``uncordon`` every named node."""
+    async with Session(opts) as s:
+        refs = await node_refs(s, verb, args, selector)
+        return await for_each(refs, lambda ref: set_unschedulable(s, ref, verb == "cordon"))
+
+
+NodeArgs = Annotated[list[str] | None, typer.Argument(metavar="NODE", help="node name(s)")]
+
+
+def cordon(ctx: typer.Context, nodes: NodeArgs = None, selector: SelectorOpt = "") -> None:
+    """Mark a node as unschedulable."""
+    code = asyncio.run(run_cordon(ctx.obj, "cordon", nodes or [], selector))
+    if code:
+        raise typer.Exit(code)
+
+
+def uncordon(ctx: typer.Context, nodes: NodeArgs = None, selector: SelectorOpt = "") -> None:
+    """Mark a node as schedulable again."""
+    code = asyncio.run(run_cordon(ctx.obj, "uncordon", nodes or [], selector))
+    if code:
+        raise typer.Exit(code)
+
+
+# ====================================================================== drain: which pods go
+@dataclass
+class DrainOptions:
+    """The flags of one ``kubectl drain``."""
+
+    force: bool = False
+    ignore_daemonsets: bool = False
+    delete_emptydir_data: bool = False
+    grace_period: int | None = None
+    timeout: float = 0.0
+    pod_selector: str = ""
+
+
+@dataclass
+class PodVerdict:
+    """What drain does with one pod: ``delete`` it or not, and why (``warning``/``error``/``skip``/``""``)."""
+
+    pod: Obj
+    delete: bool
+    kind: str = ""
+    message: str = ""
+
+    @property
+    def ref(self) -> str:
+        """``namespace/name``, as kubectl lists pods in drain messages."""
+        meta = self.pod.get("metadata") or {}
+        return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def _controller_kind(pod: Obj) -> str | None:
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return str(ref.get("kind") or "")
+    return None
+
+
+def _finished(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def judge(pod: Obj, o: DrainOptions) -> PodVerdict:
+    """kubectl's drain filters in order (DaemonSet, mirror, local storage, unreplicated).
+
+    A refusal or skip stops at that filter; otherwise the last filter's warning (if any)
+    stands, as in kubectl's ``GetPodsForDeletion``.
+    """
+    verdict = PodVerdict(pod, True)
+    controller = _controller_kind(pod)
+    if controller == "DaemonSet" and not _finished(pod):
+        if not o.ignore_daemonsets:
+            return PodVerdict(pod, False, "error", DAEMONSET_FATAL)
+        return PodVerdict(pod, False, "warning", DAEMONSET_WARNING)
+    if MIRROR_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {}):
+        return PodVerdict(pod, False, "skip")
+    local = any(v.get("emptyDir") is not None for v in (pod.get("spec") or {}).get("volumes") or [])
+    if local and not _finished(pod):
+        if not o.delete_emptydir_data:
+            return PodVerdict(pod, False, "error", LOCAL_STORAGE_FATAL)
+        verdict = PodVerdict(pod, True, "warning", LOCAL_STORAGE_WARNING)
+    if controller is None and not _finished(pod):
+        if not o.force:
+            return PodVerdict(pod, False, "error", UNMANAGED_FATAL)
+        verdict = PodVerdict(pod, True, "warning", UNMANAGED_WARNING)
+    return verdict
+
+
+def _grouped(verdicts: list[PodVerdict], kind: str) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = defaultdict(list)
+    for v in verdicts:
+        if v.kind == kind:
+            groups[v.message].append(v.ref)
+    return groups
+
+
+def refusal(verdicts: list[PodVerdict]) -> str | None:
+    """``cannot delete <why>: ns/a, ns/b`` (several reasons: ``[..., ...]``), or None when none is refused."""
+    found = [f"cannot delete {msg}: {', '.join(pods)}" for msg, pods in _grouped(verdicts, "error").items()]
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else "[" + ", ".join(found) + "]"
+
+
+def warnings(verdicts: list[PodVerdict]) -> str:
+    """``deleting Pods that declare no controller: ns/a; ignoring DaemonSet-managed Pods: ns/b`` ('' if none)."""
+    return "; ".join(f"{msg}: {', '.join(pods)}" for msg, pods in _grouped(verdicts, "warning").items())
+
+
+# ====================================================================== drain: doing it
+async def drain_node(s: Session, pod_rt: ResourceType, ref: ObjectRef, o: DrainOptions) -> None:
+    """Cordon one node, delete its pods and wait until they are gone.
+
+    Raises KubectlError ``unable to drain node "n1" due to error: ...`` when pods are
+    refused (before anything changed) or when they are not gone within ``o.timeout``.
+    """
+    await s.client.get(ref.rt, ref.name)  # NotFound before anything else
+    listed = await s.client.list_all(pod_rt, None, label_selector=o.pod_selector or None,
+                                     field_selector=f"spec.nodeName={ref.name}")
+    verdicts = [judge(pod, o) for pod in listed.get("items") or []]
+    refused = refusal(verdicts)
+    if refused:
+        raise KubectlError(f'unable to drain node "{ref.name}" due to error: {refused}')
+    print(f"{ref.ref} {await set_unschedulable(s, ref, True)}", flush=True)
+    warned = warnings(verdicts)
+    if warned:
+        print(f"Warning: {warned}", file=sys.stderr, flush=True)
+    victims: list[ObjectRef] = []
+    for v in verdicts:
+        if not v.delete:
+            continue
+        meta = v.pod.get("metadata") or {}
+        victim = ObjectRef(pod_rt, meta.get("namespace"), str(meta.get("name")), meta.get("uid"))
+        try:
+            await s.client.delete(pod_rt, victim.name, victim.namespace, grace_period_seconds=o.grace_period,
+                                  preconditions={"uid": victim.uid} if victim.uid else None)
+        except errors.NotFound:
+            pass
+        victims.append(victim)
+    left = await wait_gone(s, victims, o.timeout,
+                           on_gone=lambda v: print(f"{v.ref} deleted", flush=True))
+    if left:
+        pending = ", ".join(f"{v.namespace}/{v.name}" for v in left)
+        raise KubectlError(f'unable to drain node "{ref.name}" due to error: timed out waiting for the '
+                           f"condition (pods still terminating: {pending})")
+
+
+async def run_drain(opts: GlobalOptions, args: list[str], selector: str, o: DrainOptions) -> int:
+    """``drain`` every named node in turn; stops at the first node that cannot be drained."""
+    async with Session(opts) as s:
+        refs = await node_refs(s, "drain", args, selector)
+        pod_rt = s.resource("pods")
+
+        async def act(ref: ObjectRef) -> str:
+            await drain_node(s, pod_rt, ref, o)
+            return "drained"
+
+        return await for_each(refs, act)
+
+
+def drain(
+    ctx: typer.Context,
+    nodes: NodeArgs = None,
+    selector: SelectorOpt = "",
+    force: Annotated[bool, typer.Option("--force", help="also delete pods no controller manages")] = False,
+    ignore_daemonsets: Annotated[bool, typer.Option("--ignore-daemonsets",
+                                                    help="leave DaemonSet-managed pods running")] = False,
+    delete_emptydir_data: Annotated[bool, typer.Option("--delete-emptydir-data",
+                                                       help="also delete pods with emptyDir volumes")] = False,
+    grace_period: Annotated[int, typer.Option("--grace-period",
+                                              help="seconds each pod gets to stop (-1: its own)")] = -1,
+    timeout: Annotated[str, typer.Option("--timeout", help="give up after this long (e.g. 2m; 0: never)")] = "0s",
+    pod_selector: Annotated[str, typer.Option("--pod-selector", help="only pods matching this label selector")] = "",
+) -> None:
+    """Drain a node in preparation for maintenance: cordon it, then delete its pods."""
+    o = DrainOptions(force=force, ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data,
+                     grace_period=grace_period if grace_period >= 0 else None, timeout=parse_duration(timeout),
+                     pod_selector=pod_selector)
+    code = asyncio.run(run_drain(ctx.obj, nodes or [], selector, o))
+    if code:
+        raise typer.Exit(code)

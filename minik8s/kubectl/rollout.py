@@ -1,0 +1,451 @@
+"""``kubectl rollout status|history|undo|restart|pause|resume`` for Deployments.
+
+kubectl's ``polymorphichelpers`` for ``apps/v1`` Deployments, on wire-form dicts:
+
+* **status** follows the Deployment with a watch and prints kubectl's progress lines
+  (observedGeneration against generation, then updated, old and available replicas),
+  ending with ``deployment "web" successfully rolled out``; a Progressing condition with
+  reason ProgressDeadlineExceeded is an error, as is ``--timeout``.
+* **history** reads the Deployment's ReplicaSets (those it controls, by ownerReference
+  uid): each one's ``deployment.kubernetes.io/revision`` and ``kubernetes.io/change-cause``.
+* **undo** sets the Deployment's pod template to an old ReplicaSet's template minus the
+  ``pod-template-hash`` label (the Deployment controller then reuses that ReplicaSet and
+  raises its revision), and copies that ReplicaSet's annotations (change-cause) back.
+* **restart** stamps ``kubectl.kubernetes.io/restartedAt`` on the pod template, which
+  makes a new ReplicaSet; **pause** / **resume** flip ``spec.paused``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime as dt
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+import typer
+
+from minik8s.api import errors
+from minik8s.api.registry import ResourceType
+from minik8s.api.selectors import LabelSelector
+from minik8s.kubectl import printing
+from minik8s.kubectl.apply import LAST_APPLIED, FilesOpt, RecursiveOpt
+from minik8s.kubectl.describe import Writer, write_pod_template
+from minik8s.kubectl.durations import parse_duration
+from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.resolve import plural_ref
+from minik8s.kubectl.selection import ObjectRef, SelectorOpt, for_each, select
+from minik8s.kubectl.session import GlobalOptions, Session
+
+Obj = dict[str, Any]
+
+REVISION = "deployment.kubernetes.io/revision"
+REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
+DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
+MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
+ROLLBACK_TO = "deprecated.deployment.rollback.to"
+CHANGE_CAUSE = "kubernetes.io/change-cause"
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+POD_TEMPLATE_HASH = "pod-template-hash"
+TIMED_OUT_REASON = "ProgressDeadlineExceeded"
+#: Deployment annotations a rollback keeps from the Deployment instead of taking the ReplicaSet's.
+ROLLBACK_KEEP = (LAST_APPLIED, REVISION, REVISION_HISTORY, DESIRED_REPLICAS, MAX_REPLICAS, ROLLBACK_TO)
+
+app = typer.Typer(name="rollout", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"]},
+                  help="Manage the rollout of one or many resources (Deployments).")
+
+
+# ====================================================================== pure helpers
+def _meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+def group_kind(rt: ResourceType) -> str:
+    """``Deployment.apps``, ``Pod`` (Go's ``GroupKind.String()``, used in kubectl's messages)."""
+    return f"{rt.kind}.{rt.group}" if rt.group else rt.kind
+
+
+def is_deployment(rt: ResourceType) -> bool:
+    """The type is ``apps`` Deployment (the only kind with rollouts here)."""
+    return rt.group == "apps" and rt.kind == "Deployment"
+
+
+def revision_of(obj: Obj) -> int:
+    """The ``deployment.kubernetes.io/revision`` annotation (0 when unset); ValueError when not a number."""
+    raw = (_meta(obj).get("annotations") or {}).get(REVISION)
+    return int(raw) if raw not in (None, "") else 0
+
+
+def status_message(d: Obj, revision: int = 0) -> tuple[str, bool]:
+    """kubectl's ``DeploymentStatusViewer.Status``: (the progress line, rollout finished).
+
+    Raises KubectlError when ``revision`` (> 0) is not the running revision and when the
+    Deployment's Progressing condition says ProgressDeadlineExceeded.
+    """
+    name = _meta(d).get("name") or ""
+    if revision > 0:
+        try:
+            running = revision_of(d)
+        except ValueError as exc:
+            raise KubectlError(f'cannot get the revision of deployment "{name}": {exc}') from None
+        if running != revision:
+            raise KubectlError(f"desired revision ({revision}) is different from the running revision ({running})")
+    spec, status = d.get("spec") or {}, d.get("status") or {}
+    if int(_meta(d).get("generation") or 0) > int(status.get("observedGeneration") or 0):
+        return "Waiting for deployment spec update to be observed...", False
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "Progressing" and cond.get("reason") == TIMED_OUT_REASON:
+            raise KubectlError(f'deployment "{name}" exceeded its progress deadline')
+    replicas = spec.get("replicas")
+    updated = int(status.get("updatedReplicas") or 0)
+    current = int(status.get("replicas") or 0)
+    available = int(status.get("availableReplicas") or 0)
+    prefix = f'Waiting for deployment "{name}" rollout to finish: '
+    if replicas is not None and updated < int(replicas):
+        return f"{prefix}{updated} out of {replicas} new replicas have been updated...", False
+    if current > updated:
+        return f"{prefix}{current - updated} old replicas are pending termination...", False
+    if available < updated:
+        return f"{prefix}{available} of {updated} updated replicas are available...", False
+    return f'deployment "{name}" successfully rolled out', True
+
+
+def controlled_by(obj: Obj, owner: Obj) -> bool:
+    """``obj`` has a controller ownerReference to ``owner``'s uid (``metav1.IsControlledBy``)."""
+    uid = _meta(owner).get("uid")
+    return any(ref.get("controller") and ref.get("uid") == uid for ref in _meta(obj).get("ownerReferences") or [])
+
+
+def history(rss: list[Obj]) -> dict[int, Obj]:
+    """Revision → pod template (annotated with the ReplicaSet's change-cause), as ``ViewHistory`` builds it.
+
+    ReplicaSets whose revision annotation is not a number are left out.
+    """
+    out: dict[int, Obj] = {}
+    for rs in rss:
+        try:
+            rev = revision_of(rs)
+        except ValueError:
+            continue
+        template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
+        cause = (_meta(rs).get("annotations") or {}).get(CHANGE_CAUSE)
+        if cause:
+            template.setdefault("metadata", {}).setdefault("annotations", {})[CHANGE_CAUSE] = cause
+        out[rev] = template
+    return out
+
+
+def history_text(rss: list[Obj], revision: int = 0) -> str:
+    """The body ``rollout history`` prints: the REVISION / CHANGE-CAUSE table, or one revision's template.
+
+    Raises KubectlError ``unable to find the specified revision`` for a ``revision`` not in the history.
+    """
+    info = history(rss)
+    if revision > 0:
+        if revision not in info:
+            raise KubectlError("unable to find the specified revision")
+        w = Writer()
+        write_pod_template(w, info[revision])
+        return w.text()
+    if not info:
+        return "No rollout history found."
+    rows = [["REVISION", "CHANGE-CAUSE"]]
+    for rev in sorted(info):
+        cause = (_meta(info[rev]).get("annotations") or {}).get(CHANGE_CAUSE) or printing.NONE
+        rows.append([str(rev), cause])
+    return "\n".join(printing.tabwrite(rows, minwidth=0, padding=2)) + "\n"
+
+
+def rollback_target(d: Obj, rss: list[Obj], to_revision: int) -> Obj:
+    """The ReplicaSet ``rollout undo`` returns to: revision ``to_revision``, or (0) the one before the latest.
+
+    Raises KubectlError ``unable to find specified revision N in history`` or
+    ``no rollout history found for deployment "web"`` (kubectl's ``deploymentRevision``).
+    """
+    if to_revision < 0:
+        raise KubectlError(f"unable to find specified revision {to_revision} in history")
+    ranked: list[tuple[int, Obj]] = []
+    for rs in rss:
+        try:
+            ranked.append((revision_of(rs), rs))
+        except ValueError:
+            continue
+    if to_revision > 0:
+        for rev, rs in ranked:
+            if rev == to_revision:
+                return rs
+        raise KubectlError(f"unable to find specified revision {to_revision} in history")
+    ranked.sort(key=lambda pair: pair[0])
+    if len(ranked) < 2:
+        raise KubectlError(f'no rollout history found for deployment "{_meta(d).get("name")}"')
+    return ranked[-2][1]
+
+
+def template_without_hash(rs: Obj) -> Obj:
+    """A ReplicaSet's pod template minus the ``pod-template-hash`` label (what the Deployment held)."""
+    template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
+    labels = (template.get("metadata") or {}).get("labels")
+    if isinstance(labels, dict):
+        labels.pop(POD_TEMPLATE_HASH, None)
+    return template
+
+
+def rollback_patch(d: Obj, rs: Obj) -> list[Obj]:
+    """The JSON patch ``rollout undo`` sends: the ReplicaSet's template, and its annotations
+    over the Deployment's (but for the revision bookkeeping ones, which stay)."""
+    current = _meta(d).get("annotations") or {}
+    annotations = {k: current[k] for k in ROLLBACK_KEEP if k in current}
+    annotations.update({k: v for k, v in (_meta(rs).get("annotations") or {}).items() if k not in ROLLBACK_KEEP})
+    return [{"op": "replace", "path": "/spec/template", "value": template_without_hash(rs)},
+            {"op": "add", "path": "/metadata/annotations", "value": annotations}]
+
+
+# ====================================================================== API helpers
+async def owned_replicasets(s: Session, d: Obj) -> list[Obj]:
+    """The ReplicaSets ``d`` controls (selected by its selector, controller ownerReference to its uid)."""
+    rs_rt = s.registry.by_kind("apps/v1", "ReplicaSet")
+    if rs_rt is None:
+        raise KubectlError("the server doesn't have a resource type \"replicasets\"")
+    try:
+        selector = str(LabelSelector.from_dict((d.get("spec") or {}).get("selector")))
+    except ValueError as exc:
+        raise KubectlError(f"invalid selector of deployment {_meta(d).get('name')}: {exc}") from None
+    listed = await s.client.list_all(rs_rt, _meta(d).get("namespace"), label_selector=selector or None)
+    return [rs for rs in listed.get("items") or [] if controlled_by(rs, d)]
+
+
+async def fetch_deployment(s: Session, ref: ObjectRef, unsupported: str) -> Obj:
+    """GET the Deployment ``ref`` names; KubectlError ``unsupported`` when ``ref`` is another kind."""
+    if not is_deployment(ref.rt):
+        raise KubectlError(unsupported)
+    return await s.client.get(ref.rt, ref.name, ref.namespace)
+
+
+async def targets(s: Session, args: list[str], files: list[str], recursive: bool, selector: str) -> list[ObjectRef]:
+    """The objects a rollout subcommand names (``deployment/web``, ``deployment web``, ``-f``, ``-l``)."""
+    refs = await select(s, args, files, recursive, selector, verb="rollout")
+    if not refs:
+        raise KubectlError("no objects passed to rollout")
+    return refs
+
+
+async def run_each(opts: GlobalOptions, args: list[str], files: list[str], recursive: bool, selector: str,
+                   action: Callable[[Session, ObjectRef], Awaitable[str]]) -> int:
+    """Resolve the named objects and run ``action`` on each (printing ``<ref> <result>``, see ``for_each``)."""
+    async with Session(opts) as s:
+        refs = await targets(s, args, files, recursive, selector)
+        return await for_each(refs, lambda ref: action(s, ref))
+
+
+def _run(coro: Any) -> None:
+    code = asyncio.run(coro)
+    if code:
+        raise typer.Exit(code)
+
+
+# ====================================================================== status
+class StatusPrinter:
+    """Prints each new progress line once; remembers whether the rollout is done."""
+
+    def __init__(self, revision: int) -> None:
+        self.revision = revision
+        self.last = ""
+
+    def show(self, d: Obj) -> bool:
+        """Print ``d``'s status line if it changed; True when the rollout finished."""
+        message, done = status_message(d, self.revision)
+        if message != self.last:
+            print(message, flush=True)
+            self.last = message
+        return done
+
+
+async def follow(s: Session, ref: ObjectRef, watch: bool, revision: int) -> None:
+    """Print the rollout's progress until it finishes (or once, without ``watch``).
+
+    Lists the Deployment, then watches it from that resourceVersion (relisting on 410
+    Gone, reconnecting when the server ends the stream). Raises KubectlError
+    ``object has been deleted`` when it goes away.
+    """
+    printer = StatusPrinter(revision)
+    d = await s.client.get(ref.rt, ref.name, ref.namespace)
+    if printer.show(d) or not watch:
+        return
+    uid = _meta(d).get("uid")
+    rv = str(_meta(d).get("resourceVersion") or "")
+    field_selector = f"metadata.name={ref.name}"
+    while True:
+        try:
+            async for event in s.client.watch(ref.rt, ref.namespace, resource_version=rv or None,
+                                              field_selector=field_selector):
+                etype, obj = event.get("type"), event.get("object") or {}
+                if etype == "ERROR":
+                    raise errors.from_status(int(obj.get("code") or 500), obj)
+                rv = str(_meta(obj).get("resourceVersion") or rv)
+                if etype == "BOOKMARK":
+                    continue
+                if etype == "DELETED" or _meta(obj).get("uid") != uid:
+                    raise KubectlError("object has been deleted")
+                if printer.show(obj):
+                    return
+        except errors.Gone:
+            try:
+                d = await s.client.get(ref.rt, ref.name, ref.namespace)
+            except errors.NotFound:
+                raise KubectlError("object has been deleted") from None
+            if _meta(d).get("uid") != uid:
+                raise KubectlError("object has been deleted") from None
+            rv = str(_meta(d).get("resourceVersion") or "")
+            if printer.show(d):
+                return
+        await asyncio.sleep(0.2)
+
+
+async def run_status(opts: GlobalOptions, args: list[str], files: list[str], recursive: bool, selector: str,
+                     watch: bool, timeout: float, revision: int) -> int:
+    """``rollout status``: follow one Deployment's rollout (``timeout`` seconds, 0 = no limit)."""
+    async with Session(opts) as s:
+        refs = await targets(s, args, files, recursive, selector)
+        if len(refs) != 1:
+            raise KubectlError("rollout status is only supported on individual resources and resource "
+                               "collections are not supported yet")
+        ref = refs[0]
+        if not is_deployment(ref.rt):
+            raise KubectlError(f"no status viewer has been implemented for {group_kind(ref.rt)}")
+        try:
+            await asyncio.wait_for(follow(s, ref, watch, revision), timeout if timeout > 0 else None)
+        except TimeoutError:
+            raise KubectlError("timed out waiting for the condition") from None
+        return 0
+
+
+Args = Annotated[list[str] | None, typer.Argument(metavar="TYPE NAME | TYPE/NAME", help="deployment/NAME")]
+
+
+@app.command("status")
+def status(
+    ctx: typer.Context,
+    args: Args = None,
+    watch: Annotated[bool, typer.Option("-w", "--watch/--no-watch", help="watch until the rollout finishes")] = True,
+    timeout: Annotated[str, typer.Option("--timeout", help="give up after this long (e.g. 5m; 0: never)")] = "0s",
+    revision: Annotated[int, typer.Option("--revision", help="require this revision to be the running one")] = 0,
+    filename: FilesOpt = None,
+    recursive: RecursiveOpt = False,
+    selector: SelectorOpt = "",
+) -> None:
+    """Show the status of the rollout, waiting for it to finish."""
+    wait = parse_duration(timeout)
+    _run(run_status(ctx.obj, args or [], filename or [], recursive, selector, watch, wait, revision))
+
+
+# ====================================================================== history
+async def history_one(s: Session, ref: ObjectRef, revision: int) -> str:
+    """One Deployment's history (the text after ``deployment.apps/web``), or one revision's template."""
+    d = await fetch_deployment(s, ref, f'no history viewer has been implemented for "{group_kind(ref.rt)}"')
+    body = history_text(await owned_replicasets(s, d), revision)
+    return (f"with revision #{revision}" if revision > 0 else "") + "\n" + body
+
+
+@app.command("history")
+def history_cmd(
+    ctx: typer.Context,
+    args: Args = None,
+    revision: Annotated[int, typer.Option("--revision", help="show the pod template of this revision")] = 0,
+    filename: FilesOpt = None,
+    recursive: RecursiveOpt = False,
+    selector: SelectorOpt = "",
+) -> None:
+    """View previous rollout revisions and configurations."""
+    _run(run_each(ctx.obj, args or [], filename or [], recursive, selector,
+                  lambda s, ref: history_one(s, ref, revision)))
+
+
+# ====================================================================== undo
+async def undo_one(s: Session, ref: ObjectRef, to_revision: int) -> str:
+    """Roll one Deployment back; returns ``rolled back`` or ``skipped rollback (...)``."""
+    d = await fetch_deployment(s, ref, f'no rollbacker has been implemented for "{group_kind(ref.rt)}"')
+    if (d.get("spec") or {}).get("paused"):
+        raise KubectlError("you cannot rollback a paused deployment; resume it first with "
+                           "'kubectl rollout resume' and try again")
+    rs = rollback_target(d, await owned_replicasets(s, d), to_revision)
+    if template_without_hash(rs) == (d.get("spec") or {}).get("template"):
+        return f"skipped rollback (current template already matches revision {revision_of(rs)})"
+    await s.client.patch(ref.rt, ref.name, rollback_patch(d, rs), ref.namespace, patch_type="json")
+    return "rolled back"
+
+
+@app.command("undo")
+def undo(
+    ctx: typer.Context,
+    args: Args = None,
+    to_revision: Annotated[int, typer.Option("--to-revision", help="the revision to go back to (0: previous)")] = 0,
+    filename: FilesOpt = None,
+    recursive: RecursiveOpt = False,
+    selector: SelectorOpt = "",
+) -> None:
+    """Roll back to a previous rollout."""
+    _run(run_each(ctx.obj, args or [], filename or [], recursive, selector,
+                  lambda s, ref: undo_one(s, ref, to_revision)))
+
+
+# ====================================================================== restart / pause / resume
+def restart_stamp(now: dt.datetime | None = None) -> str:
+    """The restartedAt value: local time in RFC 3339 (Go's ``time.Now().Format(time.RFC3339)``)."""
+    when = (now or dt.datetime.now(dt.UTC)).astimezone()
+    text = when.isoformat(timespec="seconds")
+    return text.replace("+00:00", "Z")
+
+
+async def flip(s: Session, ref: ObjectRef, verb: str) -> str:
+    """``restart``, ``pause`` or ``resume`` one Deployment; returns ``restarted`` / ``paused`` / ``resumed``.
+
+    Raises KubectlError with kubectl's wording for other kinds (``pausing is not
+    supported``), a paused Deployment's restart, an already paused / not paused one.
+    """
+    who = f'{plural_ref(ref.rt)} "{ref.name}"'
+    gerund = {"restart": "restarting", "pause": "pausing", "resume": "resuming"}[verb]
+    d = await fetch_deployment(s, ref, f"{who} {gerund} is not supported")
+    paused = bool((d.get("spec") or {}).get("paused"))
+    patch: Obj
+    if verb == "pause":
+        if paused:
+            raise KubectlError(f"{who} is already paused")
+        patch = {"spec": {"paused": True}}
+    elif verb == "resume":
+        if not paused:
+            raise KubectlError(f"{who} is not paused")
+        patch = {"spec": {"paused": None}}
+    else:
+        if paused:
+            raise KubectlError(f"{who} can't restart paused deployment (run rollout resume first)")
+        stamp = restart_stamp()
+        current = ((((d.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations") or {})
+        if current.get(RESTARTED_AT) == stamp:
+            raise KubectlError(f"failed to create patch for {ref.name}: if restart has already been triggered "
+                               "within the past second, please wait before attempting to trigger another")
+        patch = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: stamp}}}}}
+    await s.client.patch(ref.rt, ref.name, patch, ref.namespace, patch_type="strategic")
+    return {"restart": "restarted", "pause": "paused", "resume": "resumed"}[verb]
+
+
+@app.command("restart")
+def restart(ctx: typer.Context, args: Args = None, filename: FilesOpt = None, recursive: RecursiveOpt = False,
+            selector: SelectorOpt = "") -> None:
+    """Restart a Deployment's pods (a new rollout of the same template)."""
+    _run(run_each(ctx.obj, args or [], filename or [], recursive, selector, lambda s, ref: flip(s, ref, "restart")))
+
+
+@app.command("pause")
+def pause(ctx: typer.Context, args: Args = None, filename: FilesOpt = None, recursive: RecursiveOpt = False,
+          selector: SelectorOpt = "") -> None:
+    """Mark a Deployment as paused: template changes are not rolled out until it is resumed."""
+    _run(run_each(ctx.obj, args or [], filename or [], recursive, selector, lambda s, ref: flip(s, ref, "pause")))
+
+
+@app.command("resume")
+def resume(ctx: typer.Context, args: Args = None, filename: FilesOpt = None, recursive: RecursiveOpt = False,
+           selector: SelectorOpt = "") -> None:
+    """Resume a paused Deployment."""
+    _run(run_each(ctx.obj, args or [], filename or [], recursive, selector, lambda s, ref: flip(s, ref, "resume")))
+
