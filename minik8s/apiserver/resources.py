@@ -129,7 +129,7 @@ class ResourceAPI:
     # ---------------------------------------------------------------- helpers
     @staticmethod
     def _not_found(rt: ResourceType, name: str) -> errors.NotFound:
-        return errors.NotFound(f'{rt.plural} "{name}" not found',
+        return errors.NotFound(f'{rt.plural}{"." + rt.group if rt.group else ""} "{name}" not found',
                                {"name": name, "group": rt.group, "kind": rt.plural})
 
     @staticmethod
