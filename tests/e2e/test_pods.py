@@ -207,8 +207,8 @@ spec:
 """)
     wait_for(lambda: (cstatus(examples, "no-such-image", "app").get("state") or {}).get("waiting", {})
              .get("reason") in ("ErrImagePull", "ImagePullBackOff"), 90, what="ErrImagePull")
-    assert "ErrImagePull" in examples.kubectl("get", "pod", "no-such-image").stdout or \
-        "ImagePullBackOff" in examples.kubectl("get", "pod", "no-such-image").stdout
+    shown = examples.kubectl("get", "pod", "no-such-image").stdout
+    assert "ErrImagePull" in shown or "ImagePullBackOff" in shown
     assert phase(examples, "hello") == "Running"
     examples.kubectl("delete", "pod", "no-such-image")
 
