@@ -9,6 +9,10 @@ from pathlib import Path
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_POD_CIDR = "10.244.0.0/24"
+DEFAULT_CLUSTER_CIDR = "10.244.0.0/16"
+DEFAULT_SERVICE_CIDR = "10.96.0.0/16"
+#: how pods reach other nodes' podCIDRs (see :mod:`minik8s.kubelet.routes`)
+NETWORK_BACKENDS = ("host-gw", "vxlan", "auto", "none")
 KUBELET_VERSION = "v1.32.0-minik8s"
 
 
@@ -21,7 +25,12 @@ class KubeletConfig:
     """Everything ``minik8s kubelet`` was told.  Durations are seconds.
 
     ``pod_cidr`` is the ``--pod-cidr`` flag; ``pod_cidr_explicit`` says whether it was given
-    (only then is it published as the Node's ``spec.podCIDR`` when that is empty).
+    (only then is it published as the Node's ``spec.podCIDR`` when that is empty; without it
+    the kubelet waits for the node IPAM controller to set ``spec.podCIDR``).
+    ``cluster_cidr`` is the whole pod network (blackholed, masqueraded when leaving it),
+    ``service_cidr`` the ClusterIP range (never masqueraded by the kubelet),
+    ``network_backend`` one of :data:`NETWORK_BACKENDS`, ``resolv_conf`` the host file whose
+    nameservers/searches pods inherit (Kubernetes' ``--resolv-conf``; empty: none).
     """
 
     node_name: str
@@ -40,6 +49,11 @@ class KubeletConfig:
     node_lease_duration_seconds: int = 40
     sync_frequency: float = 5.0
     network_name: str = "minik8s-pods"
+    cluster_cidr: str = DEFAULT_CLUSTER_CIDR
+    service_cidr: str = DEFAULT_SERVICE_CIDR
+    network_backend: str = "host-gw"
+    network_sync_period: float = 10.0
+    resolv_conf: str = "/etc/resolv.conf"
     cluster_dns: list[str] = field(default_factory=list)
     cluster_domain: str = "cluster.local"
     pod_infra_container_image: str = "minik8s/pause:latest"
@@ -106,15 +120,23 @@ def parse_ip_list(text: str | None) -> list[str]:
     return out
 
 
-def check_cidr(cidr: str) -> str:
-    """Validate an IPv4 pod CIDR (at least a /29); returns it normalised.  Raises ConfigError."""
+def check_cidr(cidr: str, flag: str = "--pod-cidr") -> str:
+    """Validate an IPv4 CIDR of at least a /29 (``flag`` names it in the message); returns it
+    normalised (``10.244.1.7/24`` → ``10.244.1.0/24``).  Raises ConfigError."""
     try:
         net = ipaddress.ip_network(cidr, strict=False)
     except ValueError as exc:
-        raise ConfigError(f"--pod-cidr: {cidr!r} is not a CIDR") from exc
+        raise ConfigError(f"{flag}: {cidr!r} is not a CIDR") from exc
     if net.version != 4 or net.prefixlen > 29:
-        raise ConfigError(f"--pod-cidr: {cidr} must be an IPv4 network of at least /29")
+        raise ConfigError(f"{flag}: {cidr} must be an IPv4 network of at least /29")
     return str(net)
+
+
+def check_backend(backend: str) -> str:
+    """Validate ``--network-backend``; returns it.  Raises ConfigError."""
+    if backend not in NETWORK_BACKENDS:
+        raise ConfigError(f"--network-backend: {backend!r} is not one of {', '.join(NETWORK_BACKENDS)}")
+    return backend
 
 
 def default_node_name() -> str:

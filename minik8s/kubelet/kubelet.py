@@ -3,15 +3,21 @@
 Start-up order (Kubernetes' kubelet does the same in spirit):
 
 1. connect to Docker and start the HTTP server (logs/exec keep working for running pods);
-2. register the Node (retrying while the apiserver is away) and pick the pod CIDR
-   (``spec.podCIDR`` of the Node when set, else ``--pod-cidr``); create the pod network;
-3. start the Lease and node-status loops, the pod informer (field selector
-   ``spec.nodeName=<node>``), the pod workers, the Docker event watcher (container
-   ``start``/``die``/``oom`` events queue their pod at once) and the housekeeping loop
-   that, once the informer has synced, queues pods that have containers but no Pod
-   object and removes pod directories nobody owns.
+2. register the Node (retrying while the apiserver is away), start the Lease and
+   node-status loops and the Node informer;
+3. pick the pod CIDR: the Node's ``spec.podCIDR`` when set; else ``--pod-cidr`` when given
+   (registration published it); else wait for the node IPAM controller to set it (the Node
+   is NotReady meanwhile, and the wait is logged every 10 s); create the pod network
+   (:mod:`~minik8s.kubelet.network`) and start the pod network agent
+   (:mod:`~minik8s.kubelet.podnetwork`: blackhole, netfilter, routes to the other Nodes);
+4. start the pod informer (field selector ``spec.nodeName=<node>``), the pod workers, the
+   Docker event watcher (container ``start``/``die``/``oom`` events queue their pod at once)
+   and the housekeeping loop that, once the informer has synced, queues pods that have
+   containers but no Pod object and removes pod directories nobody owns.
 
-Stopping the kubelet (SIGTERM) leaves every pod running; a new kubelet adopts them.
+A later change of this Node's podCIDR re-creates the pod network when no pod uses it
+(otherwise it is logged and the old subnet kept).  Stopping the kubelet (SIGTERM) leaves
+every pod, route and rule in place; a new kubelet adopts them.
 """
 
 from __future__ import annotations
@@ -32,14 +38,17 @@ from minik8s.client.rest import Client
 from minik8s.client.workqueue import WorkQueue, run_workers
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
+from minik8s.kubelet.commands import CommandFailed
 from minik8s.kubelet.config import KubeletConfig, check_cidr
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager
-from minik8s.kubelet.network import ensure_pod_network
+from minik8s.kubelet.network import NetworkError, bridge_of, ensure_pod_network, set_hairpin
 from minik8s.kubelet.node import NodeAgent, read_meminfo
+from minik8s.kubelet.podnetwork import PodNetworkAgent
 from minik8s.kubelet.probes import ProbeManager
 from minik8s.kubelet.recording import PodEvents
-from minik8s.kubelet.runtime import DockerRuntime
+from minik8s.kubelet.routes import VXLAN_OVERHEAD
+from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 from minik8s.kubelet.server import create_app, make_server
 from minik8s.kubelet.stats import StatsProvider
 from minik8s.kubelet.sync import PodSyncer
@@ -49,6 +58,7 @@ log = logging.getLogger("kubelet")
 
 Obj = dict[str, Any]
 HOUSEKEEPING_SECONDS = 10.0
+POD_CIDR_PROGRESS_SECONDS = 10.0
 
 
 def spec_changed(old: Obj, new: Obj) -> bool:
@@ -69,10 +79,17 @@ class Kubelet:
         self.pods_rt = self.client.kind("v1", "Pod")
         self.queue = WorkQueue("kubelet-pods", base_delay=0.5, max_delay=30.0)
         self.informer = Informer(self.client, self.pods_rt, None, field_selector=f"spec.nodeName={cfg.node_name}")
+        self.nodes = Informer(self.client, self.client.kind("v1", "Node"))
         self.pod_cidr = cfg.pod_cidr
+        self.pod_cidr_known = asyncio.Event()
+        self.bridge: str | None = None
         self.runtime: DockerRuntime | None = None
         self.syncer: PodSyncer | None = None
         self.node_agent: NodeAgent | None = None
+        self.network_agent = PodNetworkAgent(
+            cfg.node_name, cfg.node_ip, cfg.cluster_cidr, cfg.service_cidr, cfg.network_backend, self.nodes.list,
+            resync_period=cfg.network_sync_period, bridge=lambda: self.bridge)
+        self._network_lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ PodSource (for the server)
     def pod(self, namespace: str, name: str) -> Obj | None:
@@ -124,16 +141,30 @@ class Kubelet:
             await self._register(stop)
             if stop.is_set():
                 return
-            await ensure_pod_network(runtime, cfg.network_name, self.pod_cidr)
-            self.syncer.pod_cidr = self.pod_cidr
+            self.nodes.add_handler(on_add=self._on_node, on_update=self._on_node_update, on_delete=self._on_node)
+            tasks += [
+                loop.create_task(self.node_agent.run_lease(), name="kubelet-lease"),
+                loop.create_task(self.node_agent.run_status(), name="kubelet-node-status"),
+                loop.create_task(self.nodes.run(), name="kubelet-node-informer"),
+            ]
+            cidr = await self._await_pod_cidr(stop, tasks)
+            if cidr is None:
+                return
+            self.pod_cidr = cidr
+            await self.ensure_network()
+            self.syncer.ensure_network = self.ensure_network
+            self.syncer.set_hairpin = self._set_hairpin
+            self.network_agent.pod_cidr = self.pod_cidr
+            if self.node_agent.network_not_ready:
+                self.node_agent.network_not_ready = None
+                await self._post_status()
             self.informer.add_handler(
                 on_add=lambda obj: self.queue.add(object_key(obj)),
                 on_update=self._on_pod_update,
                 on_delete=lambda obj: self.queue.add(object_key(obj)),
             )
             tasks += [
-                loop.create_task(self.node_agent.run_lease(), name="kubelet-lease"),
-                loop.create_task(self.node_agent.run_status(self.pod_cidr), name="kubelet-node-status"),
+                loop.create_task(self.network_agent.run(), name="kubelet-pod-network"),
                 loop.create_task(self.informer.run(), name="kubelet-informer"),
                 loop.create_task(run_workers(self.queue, self.syncer.sync, cfg.workers, "kubelet"),
                                  name="kubelet-workers"),
@@ -144,8 +175,9 @@ class Kubelet:
                 loop.call_soon_threadsafe(self._on_docker_event, event)
 
             watcher = runtime.watch_events(naming.node_filter(cfg.node_name), on_event, docker_stop)
-            log.info("kubelet node=%s running (podCIDR %s, network %s, server %s:%d)", cfg.node_name,
-                     self.pod_cidr, cfg.network_name, cfg.bind_address, cfg.port)
+            log.info("kubelet node=%s running (podCIDR %s, network %s, bridge %s, backend %s, server %s:%d)",
+                     cfg.node_name, self.pod_cidr, cfg.network_name, self.bridge, cfg.network_backend,
+                     cfg.bind_address, cfg.port)
             stopper = loop.create_task(stop.wait())
             done, _ = await asyncio.wait([stopper, *tasks], return_when=asyncio.FIRST_COMPLETED)
             for task in done:
@@ -181,9 +213,123 @@ class Kubelet:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), delay)
                 delay = min(delay * 2, 10.0)
-        cidr = self.node_agent.pod_cidr()
-        if cidr:
-            self.pod_cidr = check_cidr(cidr)
+
+    # ------------------------------------------------------------------ the pod CIDR and network
+    def _pod_cidr_of(self, node: Obj | None) -> str | None:
+        """``spec.podCIDR`` (or ``spec.podCIDRs[0]``) of ``node``, normalised; None when unset or invalid."""
+        spec = (node or {}).get("spec") or {}
+        cidr = spec.get("podCIDR") or next(iter(spec.get("podCIDRs") or []), None)
+        if not cidr:
+            return None
+        try:
+            return check_cidr(cidr, "spec.podCIDR")
+        except ValueError as exc:
+            log.warning("kubelet node=%s ignores its podCIDR: %s", self.cfg.node_name, exc)
+            return None
+
+    def _own_pod_cidr(self) -> str | None:
+        """This Node's podCIDR as the informer or the last status post saw it (None when unset)."""
+        assert self.node_agent is not None
+        return self._pod_cidr_of(self.nodes.get(self.cfg.node_name)) or self._pod_cidr_of(self.node_agent.node)
+
+    async def _await_pod_cidr(self, stop: asyncio.Event, tasks: list[asyncio.Task[Any]]) -> str | None:
+        """The podCIDR to use: the Node's, else an explicit ``--pod-cidr``, else wait for the node
+        IPAM controller to set ``spec.podCIDR`` (NotReady meanwhile; progress logged every 10 s).
+        None when ``stop`` was set first.  Raises when a background task (the lease, status or
+        informer loop) failed."""
+        assert self.node_agent is not None
+        cidr = self._own_pod_cidr()
+        if cidr or self.cfg.pod_cidr_explicit:
+            return cidr or self.cfg.pod_cidr
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        self.node_agent.network_not_ready = "waiting for the Node's spec.podCIDR (node IPAM controller)"
+        await self._post_status()
+        log.info("kubelet node=%s waiting for spec.podCIDR (allocated by the node IPAM controller; "
+                 "or start the kubelet with --pod-cidr)", self.cfg.node_name)
+        next_report = started + POD_CIDR_PROGRESS_SECONDS
+        while not stop.is_set():
+            for task in tasks:
+                if task.done() and not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+            cidr = self._own_pod_cidr()
+            if cidr:
+                log.info("kubelet node=%s podCIDR %s (after %.1fs)", self.cfg.node_name, cidr, loop.time() - started)
+                return cidr
+            if loop.time() >= next_report:
+                log.info("kubelet node=%s still waiting for spec.podCIDR (%.0fs; is the controller-manager "
+                         "running with the node IPAM controller?)", self.cfg.node_name, loop.time() - started)
+                next_report += POD_CIDR_PROGRESS_SECONDS
+            self.pod_cidr_known.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.pod_cidr_known.wait(), 1.0)
+        return None
+
+    async def _post_status(self) -> None:
+        """Post the node status now (failures are only logged: the status loop retries)."""
+        assert self.node_agent is not None
+        try:
+            await self.node_agent.update_status()
+        except Exception as exc:  # noqa: BLE001 - the apiserver may be away
+            log.warning("kubelet node=%s status update failed: %s", self.cfg.node_name, exc)
+
+    async def ensure_network(self) -> None:
+        """Create (or check) the pod network for :attr:`pod_cidr` and learn its bridge.
+
+        Raises NetworkError (subnet clash, network in use with another subnet) or a runtime error.
+        """
+        assert self.runtime is not None
+        mtu = None
+        if self.cfg.network_backend in ("vxlan", "auto"):
+            mtu = await asyncio.to_thread(self.network_agent.vxlan.uplink_mtu, self.cfg.node_ip) - VXLAN_OVERHEAD
+        async with self._network_lock:
+            await ensure_pod_network(self.runtime, self.cfg.network_name, self.pod_cidr, mtu)
+            info = await self.runtime.inspect_network(self.cfg.network_name)
+            self.bridge = bridge_of(info) if info else None
+
+    def _set_hairpin(self) -> None:
+        """Hairpin mode on the pod bridge's ports (blocking; failures are logged, the agent retries)."""
+        if not self.bridge:
+            return
+        try:
+            set_hairpin(self.bridge)
+        except CommandFailed as exc:
+            log.warning("kubelet cannot set hairpin mode on %s: %s", self.bridge, exc)
+
+    def _on_node(self, node: Obj) -> None:
+        """Informer handler (added/deleted Nodes): re-sync the pod network; follow this Node's podCIDR."""
+        self.network_agent.trigger()
+        self._follow_own(node)
+
+    def _on_node_update(self, old: Obj, new: Obj) -> None:
+        """Informer handler: as :meth:`_on_node`, but only when a podCIDR or InternalIP changed."""
+        self.network_agent.on_node_update(old, new)
+        if self._pod_cidr_of(old) != self._pod_cidr_of(new):
+            self._follow_own(new)
+
+    def _follow_own(self, node: Obj) -> None:
+        """Wake the podCIDR wait for this Node; re-create the network when its podCIDR changed."""
+        if (node.get("metadata") or {}).get("name") != self.cfg.node_name:
+            return
+        self.pod_cidr_known.set()
+        cidr = self._pod_cidr_of(node)
+        if cidr and self.network_agent.pod_cidr and cidr != self.pod_cidr:
+            asyncio.get_running_loop().create_task(self._change_pod_cidr(cidr))
+
+    async def _change_pod_cidr(self, cidr: str) -> None:
+        """Follow a new ``spec.podCIDR``: re-create the pod network when no pod uses it, else keep the old one."""
+        old = self.pod_cidr
+        self.pod_cidr = cidr
+        try:
+            await self.ensure_network()
+        except (NetworkError, RuntimeErrorBase) as exc:
+            self.pod_cidr = old
+            log.warning("kubelet node=%s spec.podCIDR is now %s but pods use %s; keeping %s until they are "
+                        "gone and the kubelet restarts (%s)", self.cfg.node_name, cidr, old, old, exc)
+            return
+        log.info("kubelet node=%s podCIDR changed %s -> %s; pod network re-created", self.cfg.node_name, old, cidr)
+        self.network_agent.pod_cidr = cidr
+        self.network_agent.trigger()
 
     def _on_pod_update(self, old: Obj, new: Obj) -> None:
         """Queue the pod unless only its status changed (mostly the kubelet's own writes)."""

@@ -14,8 +14,9 @@ def command(
     node_ip: str = typer.Option(None, help="the node's InternalIP (default: the host's primary IPv4)"),
     port: int = typer.Option(10250, help="port of the kubelet's HTTP server (logs, exec)"),
     address: str = typer.Option(None, help="bind address of the kubelet's server (default: --node-ip)"),
-    pod_cidr: str = typer.Option(None, help="pod subnet of this node (default 10.244.0.0/24; "
-                                            "the Node's spec.podCIDR wins when set)"),
+    pod_cidr: str = typer.Option(None, help="pod subnet of this node, published as the Node's spec.podCIDR when "
+                                            "that is empty (the Node's wins when set); without it the kubelet "
+                                            "waits for the node IPAM controller to set spec.podCIDR"),
     node_labels: str = typer.Option("", help="extra Node labels: key=value,..."),
     register_with_taints: str = typer.Option("", help="taints to register the Node with: key=value:Effect,..."),
     root_dir: Path = typer.Option(Path("/var/lib/minik8s/kubelet"), help="kubelet state (emptyDir volumes)"),
@@ -25,6 +26,20 @@ def command(
     node_lease_duration_seconds: int = typer.Option(40, help="Lease duration; renewed every quarter of it"),
     sync_frequency: float = typer.Option(5.0, help="seconds between re-syncs of each pod"),
     network_name: str = typer.Option("minik8s-pods", help="Docker bridge network of the pods"),
+    cluster_cidr: str = typer.Option("10.244.0.0/16", help="the whole pod network: blackholed on this host, "
+                                                           "masqueraded only when leaving it"),
+    service_cluster_ip_range: str = typer.Option("10.96.0.0/16", help="the ClusterIP range (never masqueraded "
+                                                                      "by the kubelet)"),
+    network_backend: str = typer.Option("host-gw", help="how pods reach other nodes' podCIDRs: host-gw (a route "
+                                                        "via the node's InternalIP on a shared link), vxlan "
+                                                        "(device minik8s.1, VNI 1, port 8472), auto (host-gw "
+                                                        "where possible, else vxlan) or none"),
+    network_sync_period: float = typer.Option(10.0, help="seconds between re-checks of routes and rules"),
+    resolv_conf: str = typer.Option("/etc/resolv.conf", help="resolver file whose nameservers and searches pods "
+                                                             "inherit (\"\" for none)"),
+    cleanup_network: bool = typer.Option(False, "--cleanup-network",
+                                         help="remove this cluster CIDR's routes, VXLAN device and netfilter "
+                                              "rules from the host, then exit"),
     cluster_dns: str = typer.Option("", help="DNS server IP(s) for ClusterFirst pods, comma-separated"),
     cluster_domain: str = typer.Option("cluster.local", help="the cluster's DNS domain"),
     pod_infra_container_image: str = typer.Option("minik8s/pause:latest", help="the pause image"),
@@ -44,6 +59,7 @@ def command(
         DEFAULT_POD_CIDR,
         ConfigError,
         KubeletConfig,
+        check_backend,
         check_cidr,
         default_node_ip,
         default_node_name,
@@ -75,6 +91,11 @@ def command(
             node_lease_duration_seconds=node_lease_duration_seconds,
             sync_frequency=sync_frequency,
             network_name=network_name,
+            cluster_cidr=check_cidr(cluster_cidr, "--cluster-cidr"),
+            service_cidr=check_cidr(service_cluster_ip_range, "--service-cluster-ip-range"),
+            network_backend=check_backend(network_backend),
+            network_sync_period=network_sync_period,
+            resolv_conf=resolv_conf,
             cluster_dns=parse_ip_list(cluster_dns),
             cluster_domain=cluster_domain,
             pod_infra_container_image=pod_infra_container_image,
@@ -83,6 +104,20 @@ def command(
         )
     except ConfigError as exc:
         raise typer.BadParameter(str(exc)) from exc
+
+    if cleanup_network:
+        from minik8s.kubelet.commands import CommandFailed
+        from minik8s.kubelet.podnetwork import PodNetworkAgent
+
+        agent = PodNetworkAgent(cfg.node_name, cfg.node_ip, cfg.cluster_cidr, cfg.service_cidr, cfg.network_backend,
+                                list)
+        try:
+            removed = agent.cleanup()
+        except CommandFailed as exc:
+            log.error("kubelet network cleanup failed: %s", exc)
+            raise typer.Exit(1) from exc
+        typer.echo(" ".join(f"{k}={v}" for k, v in removed.items()))
+        return
 
     async def main() -> None:
         stop = asyncio.Event()

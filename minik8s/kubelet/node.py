@@ -106,6 +106,9 @@ class NodeAgent:
         self.runtime_version = "unknown"
         self.node: Obj | None = None
         self.registered = asyncio.Event()
+        #: None while the pod network is ready, else why not (Ready=False, as Kubernetes'
+        #: "container runtime network not ready" while a node has no podCIDR)
+        self.network_not_ready: str | None = None
 
     # ------------------------------------------------------------------ description
     def labels(self) -> dict[str, str]:
@@ -134,7 +137,8 @@ class NodeAgent:
     def conditions(self, old: list[Obj], runtime_ok: bool) -> list[Obj]:
         """Memory/Disk/PID pressure (free memory < 100Mi, free disk < 10%, free PIDs < 5%) and Ready.
 
-        Ready is False (``KubeletNotReady``) while the Docker Engine does not answer.
+        Ready is False (``KubeletNotReady``) while the Docker Engine does not answer or the pod
+        network is not ready (:attr:`network_not_ready`, e.g. no ``spec.podCIDR`` yet).
         """
         now = now_rfc3339()
         mem = read_meminfo()
@@ -167,11 +171,15 @@ class NodeAgent:
                        "kubelet has insufficient PID available" if pid_pressure
                        else "kubelet has sufficient PID available", now),
         ]
-        if runtime_ok:
-            conds.append(_condition(old, "Ready", "True", "KubeletReady", "kubelet is posting ready status", now))
-        else:
+        if not runtime_ok:
             conds.append(_condition(old, "Ready", "False", "KubeletNotReady",
                                     "container runtime is down: the Docker Engine does not answer", now))
+        elif self.network_not_ready:
+            conds.append(_condition(old, "Ready", "False", "KubeletNotReady",
+                                    "container runtime network not ready: NetworkReady=false "
+                                    f"reason:NetworkPluginNotReady message:{self.network_not_ready}", now))
+        else:
+            conds.append(_condition(old, "Ready", "True", "KubeletReady", "kubelet is posting ready status", now))
         return conds
 
     async def status(self, old: Obj | None) -> Obj:
@@ -260,10 +268,6 @@ class NodeAgent:
         self.node = node
         return node
 
-    def pod_cidr(self) -> str | None:
-        """``spec.podCIDR`` of the Node as last seen (None when unset)."""
-        return ((self.node or {}).get("spec") or {}).get("podCIDR") or None
-
     # ------------------------------------------------------------------ heartbeats
     async def renew_lease(self) -> None:
         """Create or renew ``kube-node-lease/<node>``."""
@@ -300,16 +304,12 @@ class NodeAgent:
                 continue
             await asyncio.sleep(interval)
 
-    async def run_status(self, pod_cidr_in_use: str) -> None:
+    async def run_status(self) -> None:
         """Post node status every ``node_status_update_frequency`` seconds, forever."""
         while True:
             await asyncio.sleep(self.cfg.node_status_update_frequency)
             try:
                 await self.update_status()
-                cidr = self.pod_cidr()
-                if cidr and cidr != pod_cidr_in_use:
-                    log.warning("kubelet node=%s spec.podCIDR is now %s but pods use %s; restart the kubelet",
-                                self.cfg.node_name, cidr, pod_cidr_in_use)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the apiserver may be away

@@ -11,7 +11,8 @@
 4. otherwise: kills containers whose liveness/startup probe failed or whose image changed,
    (re)creates the pause container when it is missing, and starts the next init container
    (one at a time, each must exit 0) or else the containers the restart policy wants
-   running — after the crash-loop back-off, once their image is there, then their
+   running — after the crash-loop back-off, once their image is there, with the pod's
+   resolv.conf and hosts files (:mod:`minik8s.kubelet.dns`) mounted, then their
    postStart hook — and garbage-collects dead containers (keeping the newest dead one of
    each container for ``lastState`` and ``previous`` logs);
 5. computes the pod status and writes it (``PUT pods/{name}/status``) when it changed.
@@ -27,7 +28,7 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from minik8s.api import errors
@@ -45,9 +46,10 @@ from minik8s.kubelet.container_spec import (
     resource_config,
     security_config,
 )
+from minik8s.kubelet.dns import PodFiles, effective_policy, pod_domain, pod_hostname
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager, ImagePullError
-from minik8s.kubelet.network import NetworkError, ensure_pod_network
+from minik8s.kubelet.network import NetworkError
 from minik8s.kubelet.probes import ProbeManager, ProbeTarget
 from minik8s.kubelet.recording import PodEvents
 from minik8s.kubelet.runtime import ContainerInfo, DockerRuntime, RuntimeErrorBase
@@ -85,29 +87,6 @@ def newest_first(items: list[ContainerInfo]) -> list[ContainerInfo]:
     return sorted(items, key=lambda c: (c.restart_count, c.created_ts or 0.0), reverse=True)
 
 
-def dns_settings(pod: Obj, cluster_dns: list[str], cluster_domain: str) -> dict[str, Any]:
-    """Docker ``dns``/``dns_search``/``dns_opt`` per ``dnsPolicy`` (ClusterFirst uses --cluster-dns)."""
-    spec = pod.get("spec") or {}
-    policy = spec.get("dnsPolicy") or "ClusterFirst"
-    ns = pod["metadata"].get("namespace") or "default"
-    out: dict[str, Any] = {}
-    if policy in ("ClusterFirst", "ClusterFirstWithHostNet") and cluster_dns and \
-            (not spec.get("hostNetwork") or policy == "ClusterFirstWithHostNet"):
-        out = {"dns": list(cluster_dns),
-               "dns_search": [f"{ns}.svc.{cluster_domain}", f"svc.{cluster_domain}", cluster_domain],
-               "dns_opt": ["ndots:5"]}
-    cfg = spec.get("dnsConfig") or {}
-    if policy == "None" or cfg:
-        if cfg.get("nameservers"):
-            out["dns"] = list(dict.fromkeys([*out.get("dns", []), *cfg["nameservers"]]))
-        if cfg.get("searches"):
-            out["dns_search"] = list(dict.fromkeys([*out.get("dns_search", []), *cfg["searches"]]))
-        for opt in cfg.get("options") or []:
-            text = opt.get("name", "") + (f":{opt['value']}" if opt.get("value") is not None else "")
-            out.setdefault("dns_opt", []).append(text)
-    return out
-
-
 class PodSyncer:
     """Reconciles pods bound to this node (see the module docstring)."""
 
@@ -127,8 +106,11 @@ class PodSyncer:
         self.crash_backoff = crash_backoff
         self.memory_capacity = memory_capacity
         self.hooks = hooks
-        #: the podCIDR in use (the Node's ``spec.podCIDR`` or ``--pod-cidr``), set by the kubelet
-        self.pod_cidr = cfg.pod_cidr
+        #: (re)creates the pod network (set by the kubelet); used when Docker lost it
+        self.ensure_network: Callable[[], Awaitable[None]] | None = None
+        #: turns hairpin mode on for the pod bridge's ports (set by the kubelet)
+        self.set_hairpin: Callable[[], object] | None = None
+        self.files = PodFiles(cfg.root_dir, cfg.cluster_dns, cfg.cluster_domain, cfg.resolv_conf)
         self.has_synced = has_synced
         self.pods_rt = client.kind("v1", "Pod")
         self.started_at = time.time()
@@ -431,10 +413,10 @@ class PodSyncer:
         try:
             info = await self._create_sandbox(pod, old)
         except RuntimeErrorBase as exc:
-            if self.cfg.network_name in exc.message and "not found" in exc.message:
+            if self.cfg.network_name in exc.message and "not found" in exc.message and self.ensure_network:
                 # someone removed the pod network: make it again for the next attempt
                 try:
-                    await ensure_pod_network(self.runtime, self.cfg.network_name, self.pod_cidr)
+                    await self.ensure_network()
                 except (NetworkError, RuntimeErrorBase) as net_exc:
                     log.warning("kubelet cannot re-create the pod network: %s", net_exc)
             now = time.time()
@@ -468,13 +450,17 @@ class PodSyncer:
         }
         if bindings and not host_network:
             host_kwargs["port_bindings"] = bindings
-        if not host_network:
-            host_kwargs.update(dns_settings(pod, self.cfg.cluster_dns, self.cfg.cluster_domain))
         kwargs: dict[str, Any] = {"labels": naming.labels(self.cfg.node_name, pod, naming.SANDBOX, attempt)}
+        _, missing_dns = effective_policy(pod, self.cfg.cluster_dns)
+        if missing_dns:
+            self.events.emit(pod, "Warning", "MissingClusterDNS", missing_dns)
         if not host_network:
-            kwargs["hostname"] = (spec.get("hostname") or meta["name"])[:63]
-            if spec.get("subdomain"):
-                kwargs["domainname"] = f"{spec['subdomain']}.{meta['namespace']}.svc.{self.cfg.cluster_domain}"
+            domain = pod_domain(pod, self.cfg.cluster_domain)
+            kwargs["hostname"] = pod_hostname(pod)
+            if domain and spec.get("setHostnameAsFQDN"):
+                kwargs["hostname"] = f"{pod_hostname(pod)}.{domain}"[:64]
+            elif domain:
+                kwargs["domainname"] = domain
             kwargs["networking_config"] = self.runtime.networking_config(self.cfg.network_name)
             if exposed:
                 kwargs["ports"] = exposed
@@ -488,6 +474,8 @@ class PodSyncer:
             raise
         info = await self.runtime.inspect(cid)
         log.info("kubelet pod=%s/%s sandbox %s ip=%s", meta["namespace"], meta["name"], cid[:12], info.ip)
+        if self.set_hairpin is not None and not host_network:
+            await asyncio.to_thread(self.set_hairpin)
         return info
 
     # ================================================================== app containers
@@ -564,10 +552,14 @@ class PodSyncer:
         env = container_env(pod, container, host_ip=self.cfg.node_ip, pod_ip=pod_ip)
         entrypoint, cmd = command_and_args(container, env)
         security, user = security_config(container, spec)
+        try:
+            files = await asyncio.to_thread(self.files.write, pod, pod_ip)
+        except OSError as exc:
+            raise VolumeError(f"cannot write the pod's resolv.conf and hosts files: {exc}") from exc
         host_config = self.runtime.host_config(
             network_mode=f"container:{sandbox.id}",
             ipc_mode=f"container:{sandbox.id}",
-            binds=VolumeManager.binds(container, paths) or None,
+            binds=VolumeManager.binds(container, paths) + PodFiles.binds(container, files) or None,
             log_config=LOG_CONFIG,
             **resource_config(pod, container, self.memory_capacity, self.oom_score_adj_floor),
             **security,

@@ -53,13 +53,30 @@ def _free_subnet() -> str:
     raise RuntimeError("no free 10.244.x.0/24 subnet for the test kubelet")
 
 
-class KubeletProcess:
-    """``minik8s kubelet`` as a subprocess with test-sized periods; ``start``/``stop`` keep the same node."""
+LABEL_FLAGS = ["--node-labels", "minik8s.io/test=kubelet,zone=z1",
+               "--register-with-taints", "minik8s.io/test=yes:PreferNoSchedule"]
 
-    def __init__(self, apiserver: APIServer, workdir: Path) -> None:
+
+class KubeletProcess:
+    """``minik8s kubelet`` as a subprocess with test-sized periods; ``start``/``stop`` keep the same node.
+
+    ``cidr``: its ``--pod-cidr`` (default: a free 10.244.x.0/24; ``""``: no flag, the kubelet
+    waits for the Node's podCIDR); ``extra``: more flags.  Its ``--cluster-cidr`` is the /20
+    around the pod CIDR unless ``extra`` names one, so its blackhole route and netfilter rules
+    stay apart from a real cluster's 10.244.0.0/16; :meth:`cleanup` removes them.
+    """
+
+    def __init__(self, apiserver: APIServer, workdir: Path, cidr: str | None = None,
+                 extra: list[str] | None = None) -> None:
         self.node = f"kt-{os.urandom(3).hex()}"
         self.network = f"mk8s-{self.node}"
-        self.cidr = _free_subnet()
+        self.cidr = _free_subnet() if cidr is None else cidr
+        self.extra = list(extra or [])
+        if "--cluster-cidr" in self.extra:
+            self.cluster_cidr = self.extra[self.extra.index("--cluster-cidr") + 1]
+        else:
+            self.cluster_cidr = str(ipaddress.ip_network(self.cidr).supernet(new_prefix=20))
+            self.extra += ["--cluster-cidr", self.cluster_cidr]
         self.port = free_port()
         self.root = workdir / "root"
         self.kubeconfig = workdir / "kubeconfig"
@@ -74,9 +91,8 @@ class KubeletProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "minik8s", "kubelet", "--kubeconfig", str(self.kubeconfig),
              "--node-name", self.node, "--node-ip", "127.0.0.1", "--port", str(self.port),
-             "--pod-cidr", self.cidr, "--network-name", self.network, "--root-dir", str(self.root),
-             "--node-labels", "minik8s.io/test=kubelet,zone=z1",
-             "--register-with-taints", "minik8s.io/test=yes:PreferNoSchedule",
+             *(["--pod-cidr", self.cidr] if self.cidr else []), "--network-name", self.network,
+             "--root-dir", str(self.root), *self.extra,
              "--crashloop-backoff-base", "1", "--crashloop-backoff-max", "4",
              "--node-status-update-frequency", "2", "--node-lease-duration-seconds", "8",
              "--sync-frequency", "2", "-v"],
@@ -109,6 +125,8 @@ class KubeletProcess:
             except docker.errors.APIError:
                 pass
         subprocess.run(["rm", "-rf", str(self.root)], check=False)
+        subprocess.run([sys.executable, "-m", "minik8s", "kubelet", "--cleanup-network", "--cluster-cidr",
+                        self.cluster_cidr], check=False, cwd=ROOT, capture_output=True, timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +135,7 @@ def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> I
         _docker().ping()
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"the Docker Engine does not answer: {exc}")
-    k = KubeletProcess(apiserver, tmp_path_factory.mktemp("kubelet"))
+    k = KubeletProcess(apiserver, tmp_path_factory.mktemp("kubelet"), extra=LABEL_FLAGS)
     k.start()
     try:
         yield k
@@ -426,9 +444,12 @@ async def test_restart_policies(kubelet: KubeletProcess, client: Client, namespa
     pod = await wait_phase(client, namespace, "flaky-onfailure", "Succeeded")
     assert cstatus(pod, "a")["restartCount"] == 1
     assert cstatus(pod, "a")["lastState"]["terminated"]["exitCode"] == 1
-    # a finished pod keeps no running sandbox
+    # a finished pod keeps no running sandbox (stopped right after the status write that says Succeeded)
     uid = pod["metadata"]["uid"]
-    assert not [c for c in kubelet.containers(**{"io.kubernetes.pod.uid": uid}) if c.status == "running"]
+
+    async def all_stopped() -> bool:
+        return not [c for c in kubelet.containers(**{"io.kubernetes.pod.uid": uid}) if c.status == "running"]
+    await wait_for(all_stopped, 10, what="no running container of a finished pod")
 
 
 async def test_init_containers_run_first(kubelet: KubeletProcess, client: Client, namespace: str,

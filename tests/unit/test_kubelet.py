@@ -26,7 +26,7 @@ from minik8s.kubelet.network import gateway_of, ip_in_cidr
 from minik8s.kubelet.runtime import ContainerInfo, ExecSession, parse_docker_time, split_image
 from minik8s.kubelet.server import LookupError_, exit_status, find_container
 from minik8s.kubelet.status import ContainerView, PodView, compute_pod_status, normalise, pod_phase
-from minik8s.kubelet.sync import dns_settings, should_restart
+from minik8s.kubelet.sync import should_restart
 from minik8s.kubelet.volumes import VolumeError, VolumeManager
 
 Obj = dict[str, Any]
@@ -134,18 +134,6 @@ def test_ports_and_probes() -> None:
     c = spec["containers"][0]
     assert resolve_port(c, "dns") == 53 and resolve_port(c, 81) == 81 and resolve_port(c, "8081") == 8081
     assert resolve_port(c, "nope") is None
-
-
-def test_dns_settings() -> None:
-    pod = {"metadata": {"namespace": "ns"}, "spec": {"dnsPolicy": "ClusterFirst"}}
-    assert dns_settings(pod, ["10.96.0.10"], "cluster.local") == {
-        "dns": ["10.96.0.10"], "dns_search": ["ns.svc.cluster.local", "svc.cluster.local", "cluster.local"],
-        "dns_opt": ["ndots:5"]}
-    assert dns_settings(pod, [], "cluster.local") == {}
-    custom = {"metadata": {"namespace": "ns"}, "spec": {"dnsPolicy": "None", "dnsConfig": {
-        "nameservers": ["1.2.3.4"], "searches": ["x.local"], "options": [{"name": "ndots", "value": "2"}]}}}
-    assert dns_settings(custom, ["10.96.0.10"], "cluster.local") == {
-        "dns": ["1.2.3.4"], "dns_search": ["x.local"], "dns_opt": ["ndots:2"]}
 
 
 def test_names_labels_and_images() -> None:
