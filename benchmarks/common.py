@@ -1,8 +1,10 @@
-"""Shared helpers for benchmarks: percentiles and a throwaway etcd + apiserver."""
+"""Shared helpers for benchmarks: percentiles, a throwaway etcd + apiserver, a throwaway local cluster."""
 
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,3 +45,23 @@ def control_plane() -> Iterator[tuple[str, int]]:
         finally:
             api.stop()
             etcd.stop()
+
+
+@contextmanager
+def local_cluster(node_name: str, pod_cidr: str, network: str, *up_args: str) -> Iterator[Path]:
+    """A whole local cluster (``minik8s up``) in a temp dir on free ports, with its own node name,
+    pod CIDR and Docker network; yields the data dir (``kubeconfig`` inside) and runs
+    ``minik8s down --purge`` afterwards.  ``up_args`` are extra ``minik8s up`` flags.
+
+    Raises subprocess.CalledProcessError when ``up`` fails.
+    """
+    with tempfile.TemporaryDirectory(prefix="minik8s-bench-") as tmp:
+        up = [sys.executable, "-m", "minik8s", "up", "--data-dir", tmp, "--apiserver-port", str(free_port()),
+              "--etcd-port", str(free_port()), "--kubelet-port", str(free_port()), "--node-name", node_name,
+              "--pod-cidr", pod_cidr, "--network-name", network, *up_args]
+        try:
+            subprocess.run(up, check=True, capture_output=True, text=True)
+            yield Path(tmp)
+        finally:
+            subprocess.run([sys.executable, "-m", "minik8s", "down", "--purge", "--data-dir", tmp],
+                           capture_output=True)

@@ -16,9 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
-import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,10 +23,9 @@ from typing import Any
 
 import docker
 
-from benchmarks.common import percentiles
+from benchmarks.common import local_cluster, percentiles
 from minik8s.client import Client
 from minik8s.client.kubeconfig import load
-from minik8s.cluster.processes import free_port
 
 IMAGE = "minik8s/busybox:latest"
 PAUSE = "minik8s/pause:latest"
@@ -121,18 +117,10 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=30)
     args = parser.parse_args()
     network = "minik8s-bench"
-    with tempfile.TemporaryDirectory(prefix="minik8s-bench-") as tmp:
-        up = [sys.executable, "-m", "minik8s", "up", "--data-dir", tmp, "--apiserver-port", str(free_port()),
-              "--etcd-port", str(free_port()), "--kubelet-port", str(free_port()), "--node-name", "bench-node",
-              "--pod-cidr", "10.244.251.0/24", "--network-name", network]
-        subprocess.run(up, check=True, capture_output=True, text=True)
-        try:
-            raw = docker_baseline(args.sequential, network)
-            raw_burst = docker_baseline(args.burst, network, concurrent=True)
-            pods = asyncio.run(run(Path(tmp) / "kubeconfig", args.sequential, args.burst))
-        finally:
-            subprocess.run([sys.executable, "-m", "minik8s", "down", "--purge", "--data-dir", tmp],
-                           capture_output=True)
+    with local_cluster("bench-node", "10.244.251.0/24", network) as data_dir:
+        raw = docker_baseline(args.sequential, network)
+        raw_burst = docker_baseline(args.burst, network, concurrent=True)
+        pods = asyncio.run(run(data_dir / "kubeconfig", args.sequential, args.burst))
     base, base_burst = percentiles(raw), percentiles(raw_burst)
     result = {"raw_docker_run": base, "raw_docker_run_burst": base_burst, **pods,
               "sequential_p50_vs_docker": round(pods["sequential"]["p50_ms"] / base["p50_ms"], 2),

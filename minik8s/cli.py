@@ -19,6 +19,7 @@ COMPONENTS = {
     "controller-manager": "minik8s.controllers.main",
     "kubelet": "minik8s.kubelet.main",
     "proxy": "minik8s.proxy.main",
+    "dns": "minik8s.dns.main",
 }
 CLUSTER = "minik8s.cluster.main"  # defines up, down, status
 

@@ -5,8 +5,10 @@
 #   minik8s/busybox:latest  Debian's static busybox + applet symlinks in /bin. CMD ["sh"]
 #   minik8s/pause:latest    only /pause (static C, scripts/pause.c). ENTRYPOINT ["/pause"]
 #   minik8s/python:latest   debootstrap'd Debian minbase + python3 (+ /bin/busybox). CMD ["python3"]
+#   minik8s/nginx:latest    debootstrap'd Debian minbase + nginx-light, logs to stdout/stderr, no
+#                           default site (configs go to /etc/nginx/conf.d). CMD nginx -g 'daemon off;'
 #
-# Usage (as root):  scripts/build-images.sh [--force] [busybox|pause|python ...]
+# Usage (as root):  scripts/build-images.sh [--force] [busybox|pause|python|nginx ...]
 #   Without names, all images are built. An image that already exists is
 #   skipped unless --force is given. Packages that are missing on the host
 #   (busybox-static, gcc, libc6-dev, debootstrap) are installed with apt-get.
@@ -17,7 +19,7 @@
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ALL_IMAGES=(busybox pause python)
+ALL_IMAGES=(busybox pause python nginx)
 SUITE="${MINIK8S_DEBIAN_SUITE:-bookworm}"
 PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -25,7 +27,7 @@ say() { echo "build-images: $*"; }
 die() { echo "build-images: ERROR: $*" >&2; exit 1; }
 
 usage() {
-    echo "usage: $0 [--force] [busybox|pause|python ...]" >&2
+    echo "usage: $0 [--force] [busybox|pause|python|nginx ...]" >&2
     exit 2
 }
 
@@ -35,8 +37,8 @@ for arg in "$@"; do
     case "$arg" in
         --force|-f) FORCE=1 ;;
         -h|--help) usage ;;
-        busybox|pause|python) WANT+=("$arg") ;;
-        minik8s/busybox*|minik8s/pause*|minik8s/python*)
+        busybox|pause|python|nginx) WANT+=("$arg") ;;
+        minik8s/busybox*|minik8s/pause*|minik8s/python*|minik8s/nginx*)
             name="${arg#minik8s/}"; WANT+=("${name%%:*}") ;;
         *) echo "build-images: unknown argument: $arg" >&2; usage ;;
     esac
@@ -196,13 +198,15 @@ build_pause() {
     import_rootfs "$root" minik8s/pause:latest 'ENTRYPOINT ["/pause"]'
 }
 
-build_python() {
-    local root="$WORK/python" mirror bb
+# debootstrap_rootfs ROOT PACKAGES : a Debian minbase rootfs with PACKAGES (comma list) in
+# ROOT, slimmed down (no apt lists, docs, man pages, locales, logs) and without the build
+# host's resolv.conf/hostname (Docker provides them at run time).
+debootstrap_rootfs() {
+    local root="$1" packages="$2" mirror
     apt_need debootstrap
-    bb="$(busybox_static_bin)"
     mirror="$(debian_mirror)"
-    say "python: debootstrap $SUITE from $mirror (about a minute)"
-    if ! debootstrap --variant=minbase --include=python3-minimal,python3 \
+    say "$(basename "$root"): debootstrap $SUITE from $mirror (about a minute)"
+    if ! debootstrap --variant=minbase --include="$packages" \
             "$SUITE" "$root" "$mirror" >"$WORK/debootstrap.log" 2>&1; then
         tail -n 20 "$WORK/debootstrap.log" >&2
         [ -f "$root/debootstrap/debootstrap.log" ] && tail -n 20 "$root/debootstrap/debootstrap.log" >&2
@@ -214,10 +218,15 @@ build_python() {
         "$root"/usr/share/locale/* "$root"/usr/share/lintian "$root"/usr/share/linda \
         "$root"/var/cache/debconf/*-old "$root"/var/lib/dpkg/*-old \
         "$root"/var/log/* "$root"/tmp/* "$root"/var/tmp/*
-    # (__pycache__ of the stdlib is kept: containers start faster with it.)
-    # Docker provides these at run time; do not bake in the build host's.
     : >"$root/etc/resolv.conf"
     : >"$root/etc/hostname"
+}
+
+build_python() {
+    local root="$WORK/python" bb
+    bb="$(busybox_static_bin)"
+    debootstrap_rootfs "$root" python3-minimal,python3
+    # (__pycache__ of the stdlib is kept: containers start faster with it.)
     # busybox for wget/nc/httpd in tests (`busybox wget ...`), without replacing Debian tools.
     # (bookworm is merged-/usr: /bin -> usr/bin, so write through usr/bin.)
     local bindir="$root/bin"
@@ -226,6 +235,21 @@ build_python() {
         install -m 0755 "$bb" "$bindir/busybox"
     fi
     import_rootfs "$root" minik8s/python:latest "ENV $PATH_ENV" 'CMD ["python3"]'
+    rm -rf --one-file-system "$root"
+}
+
+# nginx for the DNS objects' path forwarding (minik8s/controllers/dnsrecords.py writes its
+# config to /etc/nginx/conf.d/ at container start).  Like the official nginx image: access
+# and error logs go to the container's stdout/stderr, no default site.
+build_nginx() {
+    local root="$WORK/nginx"
+    debootstrap_rootfs "$root" nginx-light
+    rm -f "$root"/etc/nginx/sites-enabled/*
+    mkdir -p "$root/var/log/nginx" "$root/etc/nginx/conf.d"
+    ln -sf /dev/stdout "$root/var/log/nginx/access.log"
+    ln -sf /dev/stderr "$root/var/log/nginx/error.log"
+    [ -x "$root/usr/sbin/nginx" ] || die "nginx-light did not install /usr/sbin/nginx"
+    import_rootfs "$root" minik8s/nginx:latest "ENV $PATH_ENV" 'EXPOSE 80' 'CMD ["nginx", "-g", "daemon off;"]'
     rm -rf --one-file-system "$root"
 }
 

@@ -235,6 +235,13 @@ class PodDNSConfig(Model):
     options: list[dict[str, Any]] | None = None
 
 
+class HostAlias(Model):
+    """An ``/etc/hosts`` entry the kubelet adds to the pod's managed hosts file."""
+
+    ip: str | None = None
+    hostnames: list[str] | None = None
+
+
 class PodSpec(Model):
     containers: list[Container]
     init_containers: list[Container] | None = None
@@ -250,6 +257,8 @@ class PodSpec(Model):
     host_network: bool | None = None
     hostname: str | None = None
     subdomain: str | None = None
+    set_hostname_as_fqdn: bool | None = Field(default=None, alias="setHostnameAsFQDN")
+    host_aliases: list[HostAlias] | None = None
     affinity: Affinity | None = None
     scheduler_name: str | None = None
     tolerations: list[Toleration] | None = None

@@ -10,9 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from minik8s.api.apps import Deployment, ReplicaSet
+from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.coordination import Lease
 from minik8s.api.core import Binding, Endpoints, Event, Namespace, Node, Pod, Service
 from minik8s.api.meta import TypedObject
+from minik8s.api.metrics import NodeMetrics, PodMetrics
+from minik8s.api.networking import DNS, Ingress
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -130,6 +133,22 @@ CORE_TYPES = [
                  subresources=frozenset({"status", "scale"}), categories=("all",)),
     ResourceType("apps", "v1", "Deployment", "deployments", "deployment", True, Deployment,
                  short_names=("deploy",), subresources=frozenset({"status", "scale"}), categories=("all",)),
+    ResourceType("networking.k8s.io", "v1", "Ingress", "ingresses", "ingress", True, Ingress, short_names=("ing",),
+                 subresources=frozenset({"status"})),
+    ResourceType("minik8s.io", "v1", "DNS", "dnses", "dns", True, DNS, subresources=frozenset({"status"}),
+                 categories=("all",)),
+    ResourceType("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+                 "horizontalpodautoscaler", True, HorizontalPodAutoscaler, short_names=("hpa",),
+                 subresources=frozenset({"status"}), categories=("all",)),
+]
+
+#: ``metrics.k8s.io/v1beta1``: computed from the kubelets' stats by
+#: :mod:`minik8s.apiserver.metrics`, never stored in etcd, so not part of
+#: :func:`default_registry` (whose rows the generic etcd-backed handlers serve); discovery
+#: lists them next to the stored kinds.  Use them with ``resource_path`` to build URLs.
+METRICS_TYPES = [
+    ResourceType("metrics.k8s.io", "v1beta1", "PodMetrics", "pods", "", True, PodMetrics, verbs=("get", "list")),
+    ResourceType("metrics.k8s.io", "v1beta1", "NodeMetrics", "nodes", "", False, NodeMetrics, verbs=("get", "list")),
 ]
 
 

@@ -22,9 +22,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from minik8s.api import errors
-from minik8s.api.registry import Registry, ResourceType, default_registry
+from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
 from minik8s.apiserver import discovery
 from minik8s.apiserver.auth import Authenticator
+from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
 from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
 from minik8s.apiserver.services import ServiceStrategy
 from minik8s.apiserver.storage import Store
@@ -142,14 +143,22 @@ def delete_options(params: Any, body: Any) -> DeleteOptions:
 
 def create_app(store: Store, registry: Registry | None = None, authenticator: Authenticator | None = None,
                server_address: str = "127.0.0.1:6443", service_cidr: str = "10.96.0.0/16",
-               node_port_range: tuple[int, int] = (30000, 32767)) -> FastAPI:
-    """Build the ASGI application over ``store``. Namespaces in SYSTEM_NAMESPACES are created at start."""
+               node_port_range: tuple[int, int] = (30000, 32767),
+               metrics_resolution: float | None = DEFAULT_RESOLUTION) -> FastAPI:
+    """Build the ASGI application over ``store``. Namespaces in SYSTEM_NAMESPACES are created at start.
+
+    ``metrics_resolution`` (seconds; None or 0: off) is how often the metrics API's scraper
+    reads the kubelets (:mod:`minik8s.apiserver.metrics`).
+    """
     registry = registry or default_registry()
+    served = Registry(registry.types + METRICS_TYPES)  # what discovery lists
     strategies = default_strategies()
     strategies["Service"] = ServiceStrategy(service_cidr, node_port_range)
     api = ResourceAPI(store, registry, strategies)
     pods = PodSubresources(api)
     scale = ScaleSubresource(api)
+    scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION)
+    metrics = MetricsAPI(api, scraper)
 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         ns_rt = registry.by_kind("v1", "Namespace")
@@ -161,7 +170,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 pass
             except errors.APIError as exc:  # etcd not up yet: /readyz says so
                 log.warning("apiserver could not create namespace %s: %s", ns, exc.message)
-        yield
+        async with running(scraper if metrics_resolution else None):
+            yield
         await store.close()
 
     app = FastAPI(title="minik8s apiserver", version=discovery.VERSION_INFO["gitVersion"],
@@ -208,18 +218,18 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
 
     @app.get("/apis")
     async def apis_root() -> dict[str, Any]:
-        return discovery.api_group_list(registry)
+        return discovery.api_group_list(served)
 
     @app.get("/apis/{group}")
     async def group_doc(group: str) -> dict[str, Any]:
-        versions = [v for g, v in registry.group_versions() if g == group]
+        versions = [v for g, v in served.group_versions() if g == group]
         if not versions:
             raise errors.NotFound(f"the server could not find the requested resource (group {group})")
         return discovery.api_group(group, versions)
 
     @app.get("/apis/{group}/{version}")
     async def group_resources(group: str, version: str) -> dict[str, Any]:
-        doc = discovery.resource_list(registry, group, version)
+        doc = discovery.resource_list(served, group, version)
         if doc is None:
             raise errors.NotFound(f"the server could not find the requested resource ({group}/{version})")
         return doc
@@ -307,6 +317,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         return StreamingResponse(stream(), media_type="application/json",
                                  headers={"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"})
 
+    metrics.register(app)  # before the generic route below, which would take metrics.k8s.io for stored kinds
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
     @app.api_route("/api/v1/{rest:path}", methods=methods, include_in_schema=False)

@@ -28,6 +28,7 @@ def run(
     advertise_address: str | None = None,
     service_cluster_ip_range: str = "10.96.0.0/16",
     service_node_port_range: str = "30000-32767",
+    metrics_resolution: float = 15.0,
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -46,7 +47,8 @@ def run(
     scheme = "https" if tls_cert_file else "http"
     low, _, high = service_node_port_range.partition("-")
     app = create_app(store, authenticator=auth, server_address=f"{advertise_address or bind_address}:{port}",
-                     service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)))
+                     service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
+                     metrics_resolution=metrics_resolution)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s)", scheme, bind_address, port, first,
              "on" if auth.enabled else "off")
     config = uvicorn.Config(
@@ -78,9 +80,17 @@ def command(
     advertise_address: str = typer.Option(None, help="address advertised to clients"),
     service_cluster_ip_range: str = typer.Option("10.96.0.0/16", help="CIDR ClusterIPs are allocated from"),
     service_node_port_range: str = typer.Option("30000-32767", help="range nodePorts are allocated from"),
+    metrics_resolution: str = typer.Option("15s", help="how often the metrics API reads the kubelets' stats "
+                                                       "(a duration: 15s, 2s; 0 turns it off)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
+    from minik8s.api.metrics import parse_duration
+
+    try:
+        resolution = parse_duration(metrics_resolution)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--metrics-resolution") from exc
     mlog.setup("apiserver", v)
     run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
-        token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range)
+        token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range, resolution)

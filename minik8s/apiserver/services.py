@@ -171,8 +171,11 @@ class ServiceStrategy(Strategy):
 
     async def _allocate_ip(self, store: Store, owner: str, taken: list[str]) -> str:
         hosts = self.network.num_addresses - 2
+        # Like kube-apiserver, dynamic allocation stays out of the low band (16..256 addresses) so
+        # well-known static ClusterIPs such as kube-dns' 10.96.0.10 are free when asked for.
+        low_band = min(max(16, hosts // 16), 256) if hosts > 32 else 1
         for _ in range(64):
-            ip = str(self.network.network_address + random.randint(2, hosts))  # .1 is kept for `kubernetes`
+            ip = str(self.network.network_address + random.randint(low_band + 1, hosts))
             try:
                 await store.create(IP_KEY + ip, {"service": owner})
             except errors.AlreadyExists:

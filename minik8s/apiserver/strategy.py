@@ -10,10 +10,13 @@ returns ``(field path, bad value or None, message)`` causes that become a 422
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
 from minik8s.api import validation as v
+from minik8s.api.core import qos_class
+from minik8s.api.networking import normalize_path
 from minik8s.api.quantity import parse_quantity
 from minik8s.api.selectors import LabelSelector
 
@@ -340,7 +343,7 @@ class PodStrategy(Strategy):
     has_status = True
 
     def prepare_for_create(self, obj: Obj) -> None:
-        obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
 
     def default(self, obj: Obj) -> None:
         default_pod_spec(obj.setdefault("spec", {}))
@@ -389,25 +392,6 @@ class PodStrategy(Strategy):
         if requested is not None:
             return max(requested, 0)
         return int(spec.get("terminationGracePeriodSeconds", 30))
-
-
-def pod_qos_class(spec: Obj) -> str:
-    """Kubernetes' QoS class: Guaranteed (limits = requests for cpu and memory everywhere),
-    BestEffort (no requests or limits), else Burstable."""
-    containers = spec.get("containers") or []
-    any_set = False
-    guaranteed = True
-    for c in containers:
-        res = c.get("resources") or {}
-        lim, req = res.get("limits") or {}, res.get("requests") or {}
-        if lim or req:
-            any_set = True
-        for r in ("cpu", "memory"):
-            if r not in lim or (r in req and str(req[r]) != str(lim[r])):
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
 
 
 class NodeStrategy(Strategy):
@@ -544,6 +528,150 @@ def selector_errors(selector: Obj | None, path: str) -> list[Cause]:
     return []
 
 
+# ============================================================== DNS (minik8s.io/v1) and Ingress
+#: Characters a forwarded path may hold: RFC 3986 path characters without those that would
+#: end or escape an nginx directive (whitespace, ``;``, ``{``, ``}``, quotes, ``#``, ``\\``, ``$``).
+_HTTP_PATH_RE = re.compile(r"/[A-Za-z0-9._~!&()*+,=:@%/-]*")
+INGRESS_PATH_TYPES = ("Exact", "Prefix", "ImplementationSpecific")
+
+
+def host_errors(host: Any, path: str, wildcard: bool = False) -> list[Cause]:
+    """A DNS host name: a lowercase RFC 1123 subdomain, not an IP address; with ``wildcard`` a
+    leading ``*.`` label is allowed (Ingress hosts, ``IsWildcardDNS1123Subdomain``)."""
+    if not isinstance(host, str) or not host:
+        return [(path, None, REQUIRED)]
+    name = host[2:] if wildcard and host.startswith("*.") else host
+    causes = [(path, host, m) for m in v.dns1123_subdomain_errors(name)]
+    if not causes and all(part.isdigit() for part in name.split(".")):
+        causes.append((path, host, "must be a DNS name, not an IP address"))
+    return causes
+
+
+def http_path_errors(value: Any, path: str) -> list[Cause]:
+    """A forwarded URL path: starts with ``/``; only characters safe in an nginx ``location``."""
+    if not isinstance(value, str) or not value:
+        return [(path, None, REQUIRED)]
+    if not value.startswith("/"):
+        return [(path, value, "must be an absolute path")]
+    if not _HTTP_PATH_RE.fullmatch(value):
+        return [(path, value, "must contain only the characters of an URL path "
+                              "(letters, digits, and - . _ ~ ! & ( ) * + , = : @ % /)")]
+    return []
+
+
+class DNSStrategy(Strategy):
+    """minik8s.io/v1 DNS: a host name plus paths, each forwarded to a Service of the namespace.
+
+    Validation: ``spec.host`` is a DNS subdomain (not an IP), ``spec.paths`` is non-empty,
+    every ``path`` starts with ``/`` and is unique (trailing slashes ignored),
+    ``serviceName`` is a valid Service name (DNS-1035 label), ``servicePort`` is 1-65535.
+    """
+
+    has_status = True
+
+    def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
+        causes = self.validate_metadata(obj)
+        spec = obj.get("spec") or {}
+        causes += host_errors(spec.get("host"), "spec.host")
+        paths = spec.get("paths") or []
+        if not paths:
+            causes.append(("spec.paths", None, REQUIRED))
+        seen: set[str] = set()
+        for i, p in enumerate(paths):
+            pp = f"spec.paths[{i}]"
+            if not isinstance(p, dict):
+                causes.append((pp, None, "must be an object"))
+                continue
+            path_causes = http_path_errors(p.get("path"), f"{pp}.path")
+            causes += path_causes
+            if not path_causes:
+                norm = normalize_path(p["path"])
+                if norm in seen:
+                    causes.append((f"{pp}.path", None, f'Duplicate value: "{p["path"]}"'))
+                seen.add(norm)
+            svc = p.get("serviceName")
+            if not svc:
+                causes.append((f"{pp}.serviceName", None, REQUIRED))
+            else:
+                causes += [(f"{pp}.serviceName", svc, m) for m in v.dns1035_label_errors(str(svc))]
+            port = p.get("servicePort")
+            if port is None:
+                causes.append((f"{pp}.servicePort", None, REQUIRED))
+            else:
+                causes += [(f"{pp}.servicePort", port, m) for m in v.port_number_errors(port)]
+        return causes
+
+
+class IngressStrategy(Strategy):
+    """networking.k8s.io/v1 Ingress, validated like Kubernetes' ``ValidateIngressSpec``.
+
+    ``rules`` or ``defaultBackend`` is required; rule hosts are (wildcard) DNS subdomains;
+    every HTTP path has a ``pathType`` (Exact, Prefix, ImplementationSpecific) and an absolute
+    ``path``; a backend names a Service (DNS-1035 label) and exactly one of ``port.number``
+    (1-65535) or ``port.name`` (IANA service name).
+    """
+
+    has_status = True
+
+    def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
+        causes = self.validate_metadata(obj)
+        spec = obj.get("spec") or {}
+        rules = spec.get("rules") or []
+        if not rules and not spec.get("defaultBackend"):
+            causes.append(("spec", None, "either `defaultBackend` or `rules` must be specified"))
+        cls = spec.get("ingressClassName")
+        if cls:
+            causes += [("spec.ingressClassName", cls, m) for m in v.dns1123_subdomain_errors(str(cls))]
+        if spec.get("defaultBackend"):
+            causes += self._backend_errors(spec["defaultBackend"], "spec.defaultBackend")
+        for i, rule in enumerate(rules):
+            rp = f"spec.rules[{i}]"
+            if rule.get("host"):
+                causes += host_errors(rule["host"], f"{rp}.host", wildcard=True)
+            http = rule.get("http")
+            if http is None:
+                continue
+            if not http.get("paths"):
+                causes.append((f"{rp}.http.paths", None, REQUIRED))
+            for j, path in enumerate(http.get("paths") or []):
+                pp = f"{rp}.http.paths[{j}]"
+                path_type = path.get("pathType")
+                if not path_type:
+                    causes.append((f"{pp}.pathType", None, "Required value: pathType must be specified"))
+                elif path_type not in INGRESS_PATH_TYPES:
+                    causes.append((f"{pp}.pathType", None, _supported(path_type, INGRESS_PATH_TYPES)))
+                causes += http_path_errors(path.get("path"), f"{pp}.path")
+                causes += self._backend_errors(path.get("backend"), f"{pp}.backend")
+        return causes
+
+    @staticmethod
+    def _backend_errors(backend: Any, path: str) -> list[Cause]:
+        if not isinstance(backend, dict) or not (backend.get("service") or backend.get("resource")):
+            return [(path, None, "Required value: one of `service` or `resource` must be specified")]
+        if backend.get("service") and backend.get("resource"):
+            return [(path, None, "Invalid value: cannot set both `resource` and `service` backends")]
+        service = backend.get("service")
+        if not service:
+            return []
+        causes: list[Cause] = []
+        if not service.get("name"):
+            causes.append((f"{path}.service.name", None, REQUIRED))
+        else:
+            causes += [(f"{path}.service.name", service["name"], m)
+                       for m in v.dns1035_label_errors(str(service["name"]))]
+        port = service.get("port") or {}
+        number, name = port.get("number"), port.get("name")
+        if number is not None and name:
+            causes.append((f"{path}.service.port", None, "Invalid value: cannot set both port name & port number"))
+        elif number is not None:
+            causes += [(f"{path}.service.port.number", number, m) for m in v.port_number_errors(number)]
+        elif name:
+            causes += [(f"{path}.service.port.name", name, m) for m in v.iana_svc_name_errors(str(name))]
+        else:
+            causes.append((f"{path}.service.port", None, "Required value: port name or number is required"))
+        return causes
+
+
 def default_strategies() -> dict[str, Strategy]:
     """The strategy of every kind that has special needs (others use :class:`Strategy`)."""
     return {
@@ -553,7 +681,164 @@ def default_strategies() -> dict[str, Strategy]:
         "Event": EventStrategy(),
         "ReplicaSet": ReplicaSetStrategy(),
         "Deployment": DeploymentStrategy(),
+        "DNS": DNSStrategy(),
+        "Ingress": IngressStrategy(),
+        "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
     }
 
 
 GENERIC = Strategy()
+
+
+# ============================================================== HorizontalPodAutoscaler (autoscaling/v2)
+def _path_segment_errors(value: str) -> list[str]:
+    """Kubernetes' ``IsValidPathSegmentName`` (what a ``scaleTargetRef`` kind or name must be)."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{ch}'" for ch in ("/", "%") if ch in value]
+
+
+def _scaling_rules_errors(rules: Any, path: str) -> list[Cause]:
+    """``HPAScalingRules``: window 0..3600 s, selectPolicy Max/Min/Disabled, at least one policy,
+    each policy Pods/Percent with value > 0 and 0 < periodSeconds <= 1800 (``validateScalingRules``)."""
+    from minik8s.api import autoscaling as a
+
+    if not isinstance(rules, dict):
+        return []
+    causes: list[Cause] = []
+    window = rules.get("stabilizationWindowSeconds")
+    if isinstance(window, int) and window < 0:
+        causes.append((f"{path}.stabilizationWindowSeconds", window, "must be greater than or equal to zero"))
+    elif isinstance(window, int) and window > a.MAX_STABILIZATION_WINDOW_SECONDS:
+        causes.append((f"{path}.stabilizationWindowSeconds", window,
+                       f"must be less than or equal to {a.MAX_STABILIZATION_WINDOW_SECONDS}"))
+    select = rules.get("selectPolicy")
+    if select is not None and select not in a.SELECT_POLICIES:
+        causes.append((f"{path}.selectPolicy", None, _supported(select, a.SELECT_POLICIES)))
+    policies = rules.get("policies") or []
+    if not policies:
+        causes.append((f"{path}.policies", None, "Required value: must specify at least one Policy"))
+    for i, policy in enumerate(policies):
+        pp = f"{path}.policies[{i}]"
+        if policy.get("type") not in a.SCALING_POLICY_TYPES:
+            causes.append((f"{pp}.type", None, _supported(policy.get("type"), a.SCALING_POLICY_TYPES)))
+        if (policy.get("value") or 0) <= 0:
+            causes.append((f"{pp}.value", policy.get("value"), "must be greater than zero"))
+        period = policy.get("periodSeconds") or 0
+        if period <= 0:
+            causes.append((f"{pp}.periodSeconds", policy.get("periodSeconds"), "must be greater than zero"))
+        elif period > a.MAX_PERIOD_SECONDS:
+            causes.append((f"{pp}.periodSeconds", period, f"must be less than or equal to {a.MAX_PERIOD_SECONDS}"))
+    return causes
+
+
+def _metric_errors(metric: Obj, path: str) -> list[Cause]:
+    """One ``spec.metrics`` entry: a Resource metric (cpu or memory) with a Utilization
+    (``averageUtilization`` > 0) or AverageValue (``averageValue`` > 0) target
+    (Kubernetes' ``validateMetricSpec`` / ``validateResourceSource`` / ``validateMetricTarget``)."""
+    from minik8s.api import autoscaling as a
+
+    mtype = metric.get("type")
+    if not mtype:
+        return [(f"{path}.type", None, "Required value: must specify a metric source type")]
+    if mtype not in a.METRIC_SOURCE_TYPES:
+        return [(f"{path}.type", None, _supported(mtype, a.METRIC_SOURCE_TYPES))]
+    source = metric.get("resource")
+    if not isinstance(source, dict):
+        return [(f"{path}.resource", None, "Required value: must populate information for the given metric source")]
+    causes: list[Cause] = []
+    rp = f"{path}.resource"
+    name = source.get("name")
+    if not name:
+        causes.append((f"{rp}.name", None, "Required value: must specify a resource name"))
+    elif name not in a.METRIC_RESOURCES:
+        causes.append((f"{rp}.name", None, _supported(name, a.METRIC_RESOURCES)))
+    target = source.get("target") or {}
+    tp = f"{rp}.target"
+    ttype = target.get("type")
+    if not ttype:
+        causes.append((f"{tp}.type", None, "Required value: must specify a metric target type"))
+    elif ttype not in a.METRIC_TARGET_TYPES:
+        causes.append((f"{tp}.type", ttype, "must be either Utilization, Value, or AverageValue"))
+    for fld in ("value", "averageValue"):
+        if target.get(fld) is None:
+            continue
+        try:
+            positive = parse_quantity(target[fld]) > 0
+        except ValueError as exc:
+            causes.append((f"{tp}.{fld}", target[fld], str(exc)))
+            continue
+        if not positive:
+            causes.append((f"{tp}.{fld}", target[fld], "must be positive"))
+    util = target.get("averageUtilization")
+    if util is not None and util < 1:
+        causes.append((f"{tp}.averageUtilization", util, "must be greater than 0"))
+    if util is None and target.get("averageValue") is None:
+        causes.append((f"{tp}.averageUtilization", None,
+                       "Required value: must set either a target raw value or a target utilization"))
+    if util is not None and target.get("averageValue") is not None:
+        causes.append((f"{tp}.averageValue", None,
+                       "Forbidden: may not set both a target raw value and a target utilization"))
+    return causes
+
+
+class HorizontalPodAutoscalerStrategy(Strategy):
+    """autoscaling/v2 HorizontalPodAutoscaler (Kubernetes' ``SetDefaults_HorizontalPodAutoscaler`` and
+    ``ValidateHorizontalPodAutoscaler``).
+
+    Defaults: ``minReplicas`` 1; no ``metrics`` → cpu Utilization 80 %; a ``behavior`` that is
+    given gets the missing parts of ``scaleUp`` (window 0, Max of +4 pods / +100 % per 15 s) and
+    ``scaleDown`` (Max of −100 % per 15 s; the window stays unset and the controller applies
+    its downscale-stabilization flag, 300 s); an absent ``behavior`` stays absent, as in
+    Kubernetes (the controller then uses its flag-driven defaults).  Quantities are stored as
+    strings.  Validation: ``scaleTargetRef.kind``/``name`` required, ``minReplicas`` >= 1,
+    ``maxReplicas`` >= 1 and >= ``minReplicas``, metrics and behavior as in
+    :func:`_metric_errors` and :func:`_scaling_rules_errors`.
+    """
+
+    has_status = True
+
+    def default(self, obj: Obj) -> None:
+        from minik8s.api import autoscaling as a
+
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("minReplicas", 1)
+        if not spec.get("metrics"):
+            spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                "type": "Utilization", "averageUtilization": a.DEFAULT_CPU_UTILIZATION}}}]
+        for metric in spec["metrics"]:
+            target = (metric.get("resource") or {}).get("target") or {}
+            for fld in ("value", "averageValue"):
+                if isinstance(target.get(fld), int | float):
+                    target[fld] = str(target[fld])
+        behavior = spec.get("behavior")
+        if isinstance(behavior, dict):
+            for key, defaults in (("scaleUp", a.default_scale_up_rules()), ("scaleDown", a.default_scale_down_rules())):
+                given = behavior.get(key) or {}
+                behavior[key] = {**defaults, **{k: v for k, v in given.items() if v is not None}}
+
+    def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
+        causes = self.validate_metadata(obj)
+        spec = obj.get("spec") or {}
+        ref = spec.get("scaleTargetRef")
+        if not isinstance(ref, dict):
+            causes.append(("spec.scaleTargetRef", None, REQUIRED))
+        else:
+            for fld in ("kind", "name"):
+                if not ref.get(fld):
+                    causes.append((f"spec.scaleTargetRef.{fld}", None, REQUIRED))
+                else:
+                    causes += [(f"spec.scaleTargetRef.{fld}", ref[fld], m) for m in _path_segment_errors(ref[fld])]
+        low, high = spec.get("minReplicas"), spec.get("maxReplicas")
+        if low is not None and low < 1:
+            causes.append(("spec.minReplicas", low, "must be greater than or equal to 1"))
+        if high is None or high < 1:
+            causes.append(("spec.maxReplicas", high, "must be greater than 0"))
+        elif low is not None and high < low:
+            causes.append(("spec.maxReplicas", high, "must be greater than or equal to `minReplicas`"))
+        for i, metric in enumerate(spec.get("metrics") or []):
+            causes += _metric_errors(metric, f"spec.metrics[{i}]")
+        behavior = spec.get("behavior") or {}
+        for key in ("scaleUp", "scaleDown"):
+            causes += _scaling_rules_errors(behavior.get(key), f"spec.behavior.{key}")
+        return causes

@@ -24,7 +24,7 @@ from rich.console import Console
 
 from minik8s.client.kubeconfig import render
 from minik8s.cluster.processes import port_in_use, wait_http
-from minik8s.cluster.supervisor import ClusterLayout, component_processes
+from minik8s.cluster.supervisor import CLUSTER_CIDR, ClusterLayout, component_processes
 
 err = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)
@@ -158,9 +158,10 @@ def down(
         out.print("minik8s components stopped")
     _stop_pod_containers(layout, purge)
     if purge:
-        # the proxy's netfilter chains and service route go too (kube-proxy --cleanup)
-        subprocess.run([sys.executable, "-m", "minik8s", "proxy", "--cleanup", "--kubeconfig", str(layout.kubeconfig)],
-                       capture_output=True, timeout=60)
+        # the proxy's chains and service route, and the kubelet's pod routes and rules, go too
+        for cleanup in (["proxy", "--cleanup", "--kubeconfig", str(layout.kubeconfig)],
+                        ["kubelet", "--cleanup-network", "--cluster-cidr", CLUSTER_CIDR]):
+            subprocess.run([sys.executable, "-m", "minik8s", *cleanup], capture_output=True, timeout=60)
     if purge and layout.data_dir.exists():
         shutil.rmtree(layout.data_dir)
         out.print(f"removed {layout.data_dir}")

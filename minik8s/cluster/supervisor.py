@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import ipaddress
 import json
 import logging
 import os
@@ -30,7 +31,17 @@ OPTIONAL_COMPONENTS = {
     "controller-manager": "minik8s.controllers.main",
     "kubelet": "minik8s.kubelet.main",
     "proxy": "minik8s.proxy.main",
+    "dns": "minik8s.dns.main",
 }
+#: The pod network of a local cluster (controller-manager, kubelet and proxy agree on it).
+CLUSTER_CIDR = "10.244.0.0/16"
+#: ClusterIP of the cluster DNS Service (``minik8s dns --cluster-dns-ip``, kubelet ``--cluster-dns``).
+CLUSTER_DNS_IP = "10.96.0.10"
+
+
+def pod_gateway(pod_cidr: str) -> str:
+    """The pod bridge's address on this host: the first address of the podCIDR (``10.244.0.1``)."""
+    return str(ipaddress.ip_network(pod_cidr, strict=False).network_address + 1)
 
 
 @dataclass
@@ -98,14 +109,25 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
                                              "--bind-address", "127.0.0.1", "--port", str(layout.apiserver_port)),
                 layout.logs / "apiserver.log"),
     ]
+    with_dns = importlib.util.find_spec(OPTIONAL_COMPONENTS["dns"]) is not None
+    dns_flags = ["--cluster-dns", CLUSTER_DNS_IP] \
+        if with_dns and not any(a.startswith("--cluster-dns") for a in layout.kubelet_args) else []
     extra = {
         "scheduler": ["--kubeconfig", kc],
         "controller-manager": ["--kubeconfig", kc],
         "kubelet": ["--kubeconfig", kc, "--root-dir", str(layout.data_dir / "kubelet"),
                     "--port", str(layout.kubelet_port), "--pod-cidr", layout.pod_cidr,
                     "--network-name", layout.network_name,
-                    *(["--node-name", layout.node_name] if layout.node_name else []), *layout.kubelet_args],
+                    "--cluster-cidr", CLUSTER_CIDR, "--cluster-domain", "cluster.local",
+                    *(["--node-name", layout.node_name] if layout.node_name else []), *dns_flags,
+                    *layout.kubelet_args],
         "proxy": ["--kubeconfig", kc],
+        # served on the pod bridge's gateway: pods reach it directly, the host and other
+        # nodes through kube-proxy's DNAT of 10.96.0.10:53 (the address appears once the
+        # kubelet created the pod network; until then the server waits for it)
+        "dns": ["--kubeconfig", kc, "--bind-address", pod_gateway(layout.pod_cidr), "--port", "53",
+                "--cluster-dns-ip", CLUSTER_DNS_IP,
+                *(["--node-name", layout.node_name] if layout.node_name else [])],
     }
     for name, module in OPTIONAL_COMPONENTS.items():
         if importlib.util.find_spec(module) is not None:

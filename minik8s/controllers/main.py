@@ -1,8 +1,11 @@
-"""``minik8s controller-manager``: run the ReplicaSet, Deployment and garbage-collector controllers.
+"""``minik8s controller-manager``: run the ReplicaSet, Deployment, garbage-collector, endpoints,
+node IPAM, DNS and HorizontalPodAutoscaler controllers.
 
 Flags are named like kube-controller-manager's (``--kubeconfig``, ``--controllers``,
 ``--concurrent-workers`` standing in for the per-controller ``--concurrent-*-syncs``,
-``--min-resync-period``).
+``--min-resync-period``, ``--allocate-node-cidrs``, ``--cluster-cidr``,
+``--node-cidr-mask-size``, ``--horizontal-pod-autoscaler-sync-period`` and the other
+``--horizontal-pod-autoscaler-*`` flags).
 """
 
 from __future__ import annotations
@@ -16,21 +19,43 @@ def command(
     context: str = typer.Option(None, help="kubeconfig context to use"),
     controllers: str = typer.Option("*", help="comma list of controllers to run: '*' for all, 'name' to "
                                               "enable, '-name' to disable (replicaset, deployment, "
-                                              "garbagecollector)"),
+                                              "garbagecollector, endpoint, nodeipam, dns, "
+                                              "horizontalpodautoscaling)"),
     concurrent_workers: int = typer.Option(5, "--concurrent-workers", min=1,
                                            help="sync loops per controller"),
     min_resync_period: float = typer.Option(300.0, "--min-resync-period", min=0,
                                             help="seconds between informer resyncs (0: never)"),
+    allocate_node_cidrs: bool = typer.Option(True, "--allocate-node-cidrs/--no-allocate-node-cidrs",
+                                             help="give Nodes without spec.podCIDR one from --cluster-cidr"),
+    cluster_cidr: str = typer.Option("10.244.0.0/16", "--cluster-cidr", help="the pod network, cut into "
+                                                                             "podCIDRs for the Nodes"),
+    node_cidr_mask_size: int = typer.Option(24, "--node-cidr-mask-size", min=1, max=30,
+                                            help="prefix length of each Node's podCIDR"),
+    hpa_sync_period: str = typer.Option("15s", "--horizontal-pod-autoscaler-sync-period",
+                                        help="how often each HorizontalPodAutoscaler is synced (duration)"),
+    hpa_tolerance: float = typer.Option(0.1, "--horizontal-pod-autoscaler-tolerance", min=0,
+                                        help="metric/target ratio distance from 1.0 that causes no scaling"),
+    hpa_downscale_stabilization: str = typer.Option(
+        "5m", "--horizontal-pod-autoscaler-downscale-stabilization",
+        help="look-back window for scale-down recommendations of HPAs without their own (duration)"),
+    hpa_cpu_initialization_period: str = typer.Option(
+        "5m", "--horizontal-pod-autoscaler-cpu-initialization-period",
+        help="after a pod starts, CPU samples taken before it was Ready are skipped (duration)"),
+    hpa_initial_readiness_delay: str = typer.Option(
+        "30s", "--horizontal-pod-autoscaler-initial-readiness-delay",
+        help="after a pod starts, readiness changes count as the initial readiness (duration)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
-    """Run the controllers that reconcile ReplicaSets, Deployments and owner references."""
+    """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
+    node podCIDRs, DNS objects and HorizontalPodAutoscalers."""
     import asyncio
     import logging
     import signal
 
     from minik8s import logging as mlog
     from minik8s.client.rest import Client
-    from minik8s.controllers.manager import ControllerManager, select_controllers
+    from minik8s.controllers.manager import ControllerManager, ControllerOptions, select_controllers
+    from minik8s.controllers.nodeipam import CIDRSet
 
     mlog.setup("controller-manager", v)
     log = logging.getLogger("controller-manager")
@@ -38,11 +63,26 @@ def command(
         names = select_controllers(controllers)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--controllers") from exc
+    try:
+        CIDRSet(cluster_cidr, node_cidr_mask_size)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--cluster-cidr/--node-cidr-mask-size") from exc
+    from minik8s.api.metrics import parse_duration
+    from minik8s.controllers.podautoscaler import AutoscalerOptions
+
+    try:
+        autoscaler = AutoscalerOptions(parse_duration(hpa_sync_period), hpa_tolerance,
+                                       parse_duration(hpa_downscale_stabilization),
+                                       parse_duration(hpa_cpu_initialization_period),
+                                       parse_duration(hpa_initial_readiness_delay))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--horizontal-pod-autoscaler-*") from exc
+    options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:
             manager = ControllerManager(client, names, workers=concurrent_workers,
-                                        resync_period=min_resync_period or None)
+                                        resync_period=min_resync_period or None, options=options)
             task = asyncio.get_running_loop().create_task(manager.run())
             for sig in (signal.SIGINT, signal.SIGTERM):
                 asyncio.get_running_loop().add_signal_handler(sig, task.cancel)

@@ -12,27 +12,55 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
 from minik8s.controllers.deployment import DeploymentController
+from minik8s.controllers.dnsrecords import DNSController
+from minik8s.controllers.endpoints import EndpointsController
 from minik8s.controllers.garbagecollector import GarbageCollector
+from minik8s.controllers.nodeipam import DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_CIDR_MASK_SIZE, NodeIPAMController
+from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
 from minik8s.controllers.replicaset import ReplicaSetController
 
 log = logging.getLogger("controller-manager")
 
-ControllerFactory = Callable[[Client, SharedInformerFactory], Controller]
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    """Settings of individual controllers (kube-controller-manager flags of the same names):
+    ``allocate_node_cidrs`` enables the node IPAM controller, which cuts ``cluster_cidr`` into
+    ``/node_cidr_mask_size`` podCIDRs; ``autoscaler`` holds the ``--horizontal-pod-autoscaler-*`` flags."""
+
+    allocate_node_cidrs: bool = True
+    cluster_cidr: str = DEFAULT_CLUSTER_CIDR
+    node_cidr_mask_size: int = DEFAULT_NODE_CIDR_MASK_SIZE
+    autoscaler: AutoscalerOptions = field(default_factory=AutoscalerOptions)
+
+
+ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
 
 #: Controller name (as ``--controllers`` spells it) → constructor.
 CONTROLLERS: dict[str, ControllerFactory] = {
-    "replicaset": ReplicaSetController,
-    "deployment": DeploymentController,
-    "garbagecollector": GarbageCollector,
+    "replicaset": lambda c, f, o: ReplicaSetController(c, f),
+    "deployment": lambda c, f, o: DeploymentController(c, f),
+    "garbagecollector": lambda c, f, o: GarbageCollector(c, f),
+    "endpoint": lambda c, f, o: EndpointsController(c, f),
+    "nodeipam": lambda c, f, o: NodeIPAMController(c, f, cluster_cidr=o.cluster_cidr,
+                                                   node_cidr_mask_size=o.node_cidr_mask_size),
+    "dns": lambda c, f, o: DNSController(c, f),
+    "horizontalpodautoscaling": lambda c, f, o: HorizontalPodAutoscalerController(c, f, o.autoscaler),
 }
+#: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
+CLUSTER_SCOPED = frozenset({"nodeipam"})
 #: Accepted aliases (Kubernetes' newer names).
 ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "deployment",
-           "garbage-collector-controller": "garbagecollector", "garbage-collector": "garbagecollector"}
+           "garbage-collector-controller": "garbagecollector", "garbage-collector": "garbagecollector",
+           "endpoints": "endpoint", "endpoints-controller": "endpoint", "node-ipam-controller": "nodeipam",
+           "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",
+           "hpa": "horizontalpodautoscaling"}
 
 
 def select_controllers(spec: str | None) -> list[str]:
@@ -63,21 +91,27 @@ def select_controllers(spec: str | None) -> list[str]:
 class ControllerManager:
     """Builds and runs controllers; ``await run()`` until cancelled, then stops them cleanly.
 
-    ``namespace`` limits every informer to one namespace (tests; None: the whole cluster).
-    ``workers`` sync loops run per controller.  ``resync_period`` (seconds or None) replays
-    the caches periodically.
+    ``namespace`` limits every informer to one namespace (tests; None: the whole cluster);
+    such a manager runs the controllers of cluster-scoped objects (:data:`CLUSTER_SCOPED`)
+    only when they are named.  ``workers`` sync loops run per controller.
+    ``resync_period`` (seconds or None) replays the caches periodically.  ``options``
+    configures single controllers; ``allocate_node_cidrs=False`` leaves ``nodeipam`` out.
     """
 
     def __init__(self, client: Client, controllers: list[str] | None = None, workers: int = 5,
-                 namespace: str | None = None, resync_period: float | None = 300.0) -> None:
+                 namespace: str | None = None, resync_period: float | None = 300.0,
+                 options: ControllerOptions | None = None) -> None:
         self.client = client
-        self.names = controllers if controllers is not None else list(CONTROLLERS)
+        self.options = options or ControllerOptions()
+        if controllers is None:
+            controllers = [n for n in CONTROLLERS if namespace is None or n not in CLUSTER_SCOPED]
+        self.names = [n for n in controllers if n != "nodeipam" or self.options.allocate_node_cidrs]
         self.workers = workers
         self.factory = SharedInformerFactory(client, namespace=namespace, resync_period=resync_period)
         self.controllers: dict[str, Controller] = {}
         for name in self.names:
             ctor = CONTROLLERS[name]
-            self.controllers[name] = ctor(client, self.factory)
+            self.controllers[name] = ctor(client, self.factory, self.options)
         self.started = asyncio.Event()
 
     async def run(self) -> None:

@@ -28,6 +28,7 @@ from minik8s.kubectl import (
     rollout,
     scale,
     taint,
+    top,
     version,
 )
 from minik8s.kubectl import exec as exec_cmd
@@ -77,6 +78,7 @@ app.command("drain")(drain.drain)
 app.command("taint")(taint.taint)
 app.command("label")(label.label)
 app.command("annotate")(label.annotate)
+app.add_typer(top.app, name="top")
 
 #: Global flags that take a value; they may appear anywhere before ``--`` (as with kubectl).
 GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout"}

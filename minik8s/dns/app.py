@@ -1,0 +1,112 @@
+"""The ``minik8s dns`` process: informers → :class:`ClusterZone` → :class:`DNSServer`, plus registration.
+
+Start-up: start the informers (Services, Endpoints, Pods, DNS objects, Ingresses), wait
+for their first lists (so the first answers are already right), bind the server (retrying
+while the address does not exist yet), then register: the ``kube-dns`` Service and this
+server's address in its Endpoints, re-checked every ``register_period`` seconds (a deleted
+Endpoints object comes back).  On stop the address is withdrawn.  While the apiserver is
+away the caches keep their last state and the server keeps answering from them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.rest import Client
+from minik8s.dns.records import NAMESPACE_INDEX, POD_IP_INDEX, ClusterZone, by_namespace, pod_ips
+from minik8s.dns.registration import Registration
+from minik8s.dns.server import DNSServer
+
+log = logging.getLogger("dns")
+
+
+@dataclass
+class DNSConfig:
+    """Settings of one DNS server (``minik8s dns`` flags).
+
+    ``advertise_address``: the IP written to the DNS Service's Endpoints (default: the bind
+    address); ``register``: manage the Service and Endpoints at all; ``ttl`` in seconds.
+    """
+
+    bind_address: str = "127.0.0.1"
+    port: int = 53
+    cluster_domain: str = "cluster.local"
+    cluster_dns_ip: str = "10.96.0.10"
+    service_namespace: str = "kube-system"
+    service_name: str = "kube-dns"
+    advertise_address: str | None = None
+    node_name: str | None = None
+    register: bool = True
+    register_period: float = 30.0
+    forward: bool = False
+    upstreams: list[tuple[str, int]] = field(default_factory=list)
+    ttl: int = 5
+
+
+class ClusterDNS:
+    """Runs the DNS server for ``config`` over ``client`` until cancelled."""
+
+    def __init__(self, client: Client, config: DNSConfig) -> None:
+        self.client = client
+        self.config = config
+        self.factory = SharedInformerFactory(client)
+        services = self.factory.for_kind("v1", "Service", {NAMESPACE_INDEX: by_namespace})
+        endpoints = self.factory.for_kind("v1", "Endpoints")
+        pods = self.factory.for_kind("v1", "Pod", {POD_IP_INDEX: pod_ips})
+        fronts = [self.factory.for_kind("minik8s.io/v1", "DNS"),
+                  self.factory.for_kind("networking.k8s.io/v1", "Ingress")]
+        self.zone = ClusterZone(services, endpoints, pods, fronts, config.cluster_domain, config.ttl)
+        for informer in fronts:
+            informer.add_handler(lambda _obj: self.zone.invalidate_hosts(),
+                                 lambda _old, _cur: self.zone.invalidate_hosts(),
+                                 lambda _obj: self.zone.invalidate_hosts())
+        self.server = DNSServer(self.zone, config.bind_address, config.port, forward=config.forward,
+                                upstreams=config.upstreams)
+        self.registration: Registration | None = None
+        self.ready = asyncio.Event()
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Serve until ``stop`` is set or the task is cancelled; the informers stop with it."""
+        stop = stop or asyncio.Event()
+        self.factory.start()
+        try:
+            while not await self.factory.wait_for_cache_sync(timeout=30):
+                log.warning("dns still waiting for informer caches to sync")
+            if not await self.server.start_retrying(stop):
+                return
+            if self.config.register:
+                advertise = self.config.advertise_address or self.config.bind_address
+                self.registration = Registration(self.client, self.config.service_namespace,
+                                                 self.config.service_name, self.config.cluster_dns_ip,
+                                                 advertise, self.server.port, self.config.node_name)
+            while not stop.is_set():
+                await self._register()
+                self.ready.set()  # serving, and registered once (or tried to)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.config.register_period)
+        finally:
+            await self._withdraw()
+            await self.server.close()
+            await self.factory.shutdown()
+
+    async def _register(self) -> None:
+        if self.registration is None:
+            return
+        try:
+            await self.registration.ensure()
+        except Exception as exc:  # noqa: BLE001 - the apiserver may be away: retried next period
+            log.warning("dns could not register %s:%d in %s/%s: %s", self.registration.advertise,
+                        self.registration.port, self.config.service_namespace, self.config.service_name, exc)
+
+    async def _withdraw(self) -> None:
+        if self.registration is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self.registration.withdraw()), 5)
+        except Exception as exc:  # noqa: BLE001 - best effort on the way out
+            log.warning("dns could not withdraw %s from %s/%s: %s", self.registration.advertise,
+                        self.config.service_namespace, self.config.service_name, exc)

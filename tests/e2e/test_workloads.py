@@ -1,0 +1,155 @@
+"""Issue 4 end to end on a real local cluster (``minik8s up``): the workload examples
+(``examples/workloads``) — a ReplicaSet that replaces a killed pod, a Deployment rolled from v1
+to v2 and back — and a HorizontalPodAutoscaler that scales a CPU-burning Deployment up to
+maxReplicas while the load is on and back down to minReplicas after it stops, one pod per
+policy period.
+
+The HPA test works with the cluster's default periods (metrics every 15 s, HPA sync every
+15 s; about two minutes) and faster when ``minik8s up`` passes shorter ones.  The load is the
+examples' hostPath switch in a per-test directory; it keeps at most 3 pods × 200m busy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.conftest import Cluster, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "workloads"
+Obj = dict[str, Any]
+POLICY_PERIOD = 10  # seconds: the test HPA adds or removes at most 1 pod per 10 s
+DOWN_WINDOW = 10  # seconds: its scale-down stabilization window
+
+
+@pytest.fixture
+def ns(cluster: Cluster) -> Iterator[str]:
+    name = f"wl-{os.urandom(3).hex()}"
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace",
+                                                               "metadata": {"name": name}}))
+    yield name
+    cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+def pods(c: Cluster, ns: str, selector: str) -> list[Obj]:
+    items = c.get_json("pods", "-n", ns, "-l", selector)["items"]
+    return [p for p in items if not p["metadata"].get("deletionTimestamp")]
+
+
+def ready(pod: Obj) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(x["type"] == "Ready" and x["status"] == "True" for x in conditions)
+
+
+def test_replicaset_replaces_a_deleted_pod(cluster: Cluster, ns: str) -> None:
+    cluster.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / "replicaset.yaml"))
+    wait_for(lambda: len([p for p in pods(cluster, ns, "app=hello") if ready(p)]) == 3, 90, what="3 ready pods")
+    before = {p["metadata"]["name"] for p in pods(cluster, ns, "app=hello")}
+    victim = sorted(before)[0]
+    cluster.kubectl("delete", "pod", victim, "-n", ns, "--wait=false")
+
+    def replaced() -> bool:
+        now = [p for p in pods(cluster, ns, "app=hello") if ready(p)]
+        return len(now) == 3 and victim not in {p["metadata"]["name"] for p in now}
+
+    wait_for(replaced, 60, what="a replacement for the deleted pod")
+    rs = cluster.get_json("rs", "hello", "-n", ns)
+    assert rs["status"]["readyReplicas"] == 3
+
+
+def versions(c: Cluster, ns: str) -> set[str]:
+    return {env["value"] for p in pods(c, ns, "app=web") for env in p["spec"]["containers"][0].get("env") or []
+            if env["name"] == "VERSION"}
+
+
+def test_deployment_rolls_from_v1_to_v2_and_back(cluster: Cluster, ns: str) -> None:
+    cluster.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / "deployment.yaml"))
+    cluster.kubectl("rollout", "status", "deployment/web", "-n", ns, "--timeout=120s", timeout=150)
+    assert versions(cluster, ns) == {"v1"}
+    cluster.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / "v2" / "deployment.yaml"))
+    cluster.kubectl("rollout", "status", "deployment/web", "-n", ns, "--timeout=120s", timeout=150)
+    wait_for(lambda: versions(cluster, ns) == {"v2"}, 60, what="only v2 pods")
+    dep = cluster.get_json("deployment", "web", "-n", ns)
+    assert dep["status"]["updatedReplicas"] == 4 and dep["status"]["availableReplicas"] == 4
+    assert len(cluster.get_json("rs", "-n", ns, "-l", "app=web")["items"]) == 2
+    cluster.kubectl("rollout", "undo", "deployment/web", "-n", ns)
+    cluster.kubectl("rollout", "status", "deployment/web", "-n", ns, "--timeout=120s", timeout=150)
+    wait_for(lambda: versions(cluster, ns) == {"v1"}, 60, what="back to v1")
+
+
+# ----------------------------------------------------------------------------- HPA
+def burner_manifests(switch_dir: str) -> str:
+    """The examples' cpu-burner Deployment and HPA, switched by ``switch_dir``, with max 3 pods and
+    1-pod-per-10-s policies (scale-down after a 10 s window)."""
+    deploy = yaml.safe_load((EXAMPLES / "cpu-burner.yaml").read_text())
+    deploy["spec"]["template"]["spec"]["volumes"][0]["hostPath"]["path"] = switch_dir
+    hpa = yaml.safe_load((EXAMPLES / "hpa.yaml").read_text())
+    hpa["spec"]["maxReplicas"] = 3
+    one_pod = [{"type": "Pods", "value": 1, "periodSeconds": POLICY_PERIOD}]
+    hpa["spec"]["behavior"] = {"scaleUp": {"stabilizationWindowSeconds": 0, "policies": one_pod},
+                               "scaleDown": {"stabilizationWindowSeconds": DOWN_WINDOW, "policies": one_pod}}
+    return yaml.safe_dump_all([deploy, hpa])
+
+
+class ReplicaSteps:
+    """Records ``(monotonic time, spec.replicas)`` of the Deployment whenever it changes."""
+
+    def __init__(self, cluster: Cluster, ns: str) -> None:
+        self.cluster, self.ns = cluster, ns
+        self.changes: list[tuple[float, int]] = []
+
+    def poll(self) -> int:
+        replicas = int(self.cluster.get_json("deployment", "cpu-burner", "-n", self.ns)["spec"]["replicas"])
+        if not self.changes or self.changes[-1][1] != replicas:
+            self.changes.append((time.monotonic(), replicas))
+        return replicas
+
+
+def test_hpa_scales_a_cpu_burner_up_and_back_down(cluster: Cluster, ns: str) -> None:
+    started = time.monotonic()
+    switch = tempfile.mkdtemp(prefix="minik8s-e2e-load-")
+    try:
+        cluster.kubectl("apply", "-n", ns, "-f", "-", input=burner_manifests(switch))
+        Path(switch, "on").touch()
+        steps = ReplicaSteps(cluster, ns)
+        wait_for(lambda: steps.poll() == 3, 150, 0.5, "scale-up to maxReplicas 3")
+        hpa = cluster.get_json("hpa", "cpu-burner", "-n", ns)
+        table = cluster.kubectl("get", "hpa", "cpu-burner", "-n", ns).stdout.splitlines()
+        Path(switch, "on").unlink()
+        load_off = time.monotonic()
+        wait_for(lambda: steps.poll() == 1, 150, 0.5, "scale-down to minReplicas 1")
+    finally:
+        Path(switch, "on").unlink(missing_ok=True)
+        cluster.kubectl("delete", "hpa,deployment", "cpu-burner", "-n", ns, "--wait=false", check=False)
+        shutil.rmtree(switch, ignore_errors=True)
+
+    print("replica steps (s after start, replicas):", [(round(t - started, 1), r) for t, r in steps.changes],
+          "load off at", round(load_off - started, 1))
+    ups = [(t, r) for t, r in steps.changes if t < load_off]
+    downs = [(t, r) for t, r in steps.changes if t >= load_off]
+    assert [r for _, r in ups] == [1, 2, 3], steps.changes  # one pod per step (Pods 1 per 10 s)
+    assert [r for _, r in downs] == [2, 1], steps.changes
+    assert ups[2][0] - ups[1][0] >= POLICY_PERIOD - 1, steps.changes  # the second step waited for the period
+    assert downs[0][0] - load_off >= DOWN_WINDOW - 1, steps.changes  # not before the stabilization window
+    assert downs[1][0] - downs[0][0] >= POLICY_PERIOD - 1, steps.changes
+    assert time.monotonic() - started < 240
+
+    cpu = hpa["status"]["currentMetrics"][0]["resource"]
+    assert cpu["name"] == "cpu" and cpu["current"]["averageUtilization"] > 50
+    limited = next(c for c in hpa["status"]["conditions"] if c["type"] == "ScalingLimited")
+    assert (limited["status"], limited["reason"]) == ("True", "TooManyReplicas")
+    assert table[0].split() == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
+    assert "Deployment/cpu-burner" in table[1] and "cpu:" in table[1] and "/50%" in table[1]
+    events = cluster.get_json("events", "-n", ns)["items"]
+    messages = {e["message"] for e in events if e.get("reason") == "SuccessfulRescale"}
+    assert "New size: 2; reason: cpu resource utilization (percentage of request) above target" in messages
+    assert "New size: 1; reason: All metrics below target" in messages

@@ -1,0 +1,76 @@
+"""The node IPAM controller against a real apiserver of its own (Nodes are cluster-wide, so the
+session apiserver's Nodes of other tests are not touched)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import pytest
+
+from minik8s.api import errors
+from minik8s.client import Client, ClientConfig
+from minik8s.controllers.manager import ControllerManager
+from tests.conftest import APIServer, Etcd
+from tests.integration.test_controller_support import controller_manager, wait_for
+
+
+@pytest.fixture(scope="module")
+def own_apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
+    etcd = Etcd(tmp_path_factory.mktemp("ipam-etcd"))
+    server = APIServer(etcd, tmp_path_factory.mktemp("ipam-apiserver"))
+    yield server
+    server.stop()
+    etcd.stop()
+
+
+def ipam(client: Client) -> contextlib.AbstractAsyncContextManager[ControllerManager]:
+    """``controller-manager --controllers nodeipam`` in-process (default --cluster-cidr 10.244.0.0/16,
+    /24 per node; Nodes are cluster-scoped, so the namespace does not limit it)."""
+    return controller_manager(client, "default", ["nodeipam"])
+
+
+async def cidrs(client: Client) -> dict[str, str | None]:
+    items = (await client.list(client.kind("v1", "Node")))["items"]
+    return {n["metadata"]["name"]: (n.get("spec") or {}).get("podCIDR") for n in items}
+
+
+async def add_node(client: Client, name: str, pod_cidr: str | None = None) -> None:
+    spec = {"podCIDR": pod_cidr, "podCIDRs": [pod_cidr]} if pod_cidr else {}
+    await client.create(client.kind("v1", "Node"), {"metadata": {"name": name}, "spec": spec})
+
+
+async def all_allocated(client: Client, n: int) -> bool:
+    found = await cidrs(client)
+    return len(found) == n and all(found.values())
+
+
+async def test_allocates_distinct_cidrs_keeps_existing_ones_and_survives_restarts(own_apiserver: APIServer) -> None:
+    async with Client(ClientConfig(server=own_apiserver.url)) as client:
+        await add_node(client, "static", "10.244.0.0/24")  # a kubelet started with --pod-cidr
+        await add_node(client, "outside", "192.168.50.0/24")
+        for name in ("a", "b", "c"):
+            await add_node(client, name)
+        async with ipam(client):
+            await wait_for(lambda: all_allocated(client, 5), what="every node allocated")
+            first = await cidrs(client)
+            assert first["static"] == "10.244.0.0/24" and first["outside"] == "192.168.50.0/24"
+            assert len(set(first.values())) == 5
+            node = await client.get(client.kind("v1", "Node"), "a")
+            assert node["spec"]["podCIDRs"] == [node["spec"]["podCIDR"]]
+        # restarted controller: rebuilds "used" from the Nodes, moves nothing, never reuses one
+        await add_node(client, "d")
+        async with ipam(client):
+            await wait_for(lambda: all_allocated(client, 6), what="node d allocated after a restart")
+            second = await cidrs(client)
+            assert {k: v for k, v in second.items() if k != "d"} == first
+            assert second["d"] not in first.values()
+            # a deleted node releases its subnet; new nodes still never collide
+            await client.delete(client.kind("v1", "Node"), "a")
+            await add_node(client, "e")
+            await add_node(client, "f")
+            await wait_for(lambda: all_allocated(client, 7), what="nodes e and f allocated")
+            third = await cidrs(client)
+            assert len(set(third.values())) == 7
+            with pytest.raises(errors.NotFound):
+                await client.get(client.kind("v1", "Node"), "a")
