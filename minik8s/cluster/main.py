@@ -87,11 +87,18 @@ def up(
     pod_cidr: str = typer.Option("10.244.0.0/24", help="the node's pod subnet"),
     network_name: str = typer.Option("minik8s-pods", help="the Docker bridge network of the pods"),
     kubelet_arg: list[str] = typer.Option([], help="extra kubelet flag (repeatable), e.g. --kubelet-arg=-v"),
+    apiserver_arg: list[str] = typer.Option([], help="extra apiserver flag (repeatable)"),
+    controller_manager_arg: list[str] = typer.Option([], help="extra controller-manager flag (repeatable)"),
+    scheduler_arg: list[str] = typer.Option([], help="extra scheduler flag (repeatable)"),
+    proxy_arg: list[str] = typer.Option([], help="extra proxy flag (repeatable)"),
     timeout: float = typer.Option(180, help="seconds to wait for the node to become Ready"),
 ) -> None:
     """Start a local cluster (idempotent) and wait until its node is Ready."""
     layout = ClusterLayout(Path(data_dir).expanduser().resolve(), apiserver_port, etcd_port, kubelet_port,
-                           node_name, pod_cidr, network_name, list(kubelet_arg))
+                           node_name, pod_cidr, network_name,
+                           {"kubelet": list(kubelet_arg), "apiserver": list(apiserver_arg),
+                            "controller-manager": list(controller_manager_arg), "scheduler": list(scheduler_arg),
+                            "proxy": list(proxy_arg)})
     if _supervisor_pid(layout) is not None:
         layout = ClusterLayout.load(layout.data_dir)
         out.print(f"minik8s is already running (data dir {layout.data_dir})")

@@ -55,9 +55,10 @@ class ClusterLayout:
     node_name: str | None = None  # default: the host name
     pod_cidr: str = "10.244.0.0/24"
     network_name: str = "minik8s-pods"
-    kubelet_args: list[str] = field(default_factory=list)  # extra kubelet flags, e.g. a faster back-off
+    #: extra flags per component (``{"kubelet": ["--crashloop-backoff-base=2"]}``), appended last
+    extra_args: dict[str, list[str]] = field(default_factory=dict)
 
-    SAVED = ("apiserver_port", "etcd_port", "kubelet_port", "node_name", "pod_cidr", "network_name", "kubelet_args")
+    SAVED = ("apiserver_port", "etcd_port", "kubelet_port", "node_name", "pod_cidr", "network_name", "extra_args")
 
     @property
     def kubeconfig(self) -> Path:
@@ -106,12 +107,14 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
         Process("etcd", etcd_command(layout.data_dir / "etcd", layout.etcd_port, layout.etcd_port + 1),
                 layout.logs / "etcd.log"),
         Process("apiserver", minik8s_command("apiserver", "--etcd-servers", f"http://127.0.0.1:{layout.etcd_port}",
-                                             "--bind-address", "127.0.0.1", "--port", str(layout.apiserver_port)),
+                                             "--bind-address", "127.0.0.1", "--port", str(layout.apiserver_port),
+                                             *layout.extra_args.get("apiserver", [])),
                 layout.logs / "apiserver.log"),
     ]
+    kubelet_args = layout.extra_args.get("kubelet", [])
     with_dns = importlib.util.find_spec(OPTIONAL_COMPONENTS["dns"]) is not None
     dns_flags = ["--cluster-dns", CLUSTER_DNS_IP] \
-        if with_dns and not any(a.startswith("--cluster-dns") for a in layout.kubelet_args) else []
+        if with_dns and not any(a.startswith("--cluster-dns") for a in kubelet_args) else []
     extra = {
         "scheduler": ["--kubeconfig", kc],
         "controller-manager": ["--kubeconfig", kc],
@@ -119,8 +122,7 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
                     "--port", str(layout.kubelet_port), "--pod-cidr", layout.pod_cidr,
                     "--network-name", layout.network_name,
                     "--cluster-cidr", CLUSTER_CIDR, "--cluster-domain", "cluster.local",
-                    *(["--node-name", layout.node_name] if layout.node_name else []), *dns_flags,
-                    *layout.kubelet_args],
+                    *(["--node-name", layout.node_name] if layout.node_name else []), *dns_flags],
         "proxy": ["--kubeconfig", kc],
         # served on the pod bridge's gateway: pods reach it directly, the host and other
         # nodes through kube-proxy's DNAT of 10.96.0.10:53 (the address appears once the
@@ -131,7 +133,8 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
     }
     for name, module in OPTIONAL_COMPONENTS.items():
         if importlib.util.find_spec(module) is not None:
-            procs.append(Process(name, minik8s_command(name, *extra[name]), layout.logs / f"{name}.log"))
+            argv = minik8s_command(name, *extra[name], *layout.extra_args.get(name, []))
+            procs.append(Process(name, argv, layout.logs / f"{name}.log"))
     return procs
 
 

@@ -81,7 +81,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                          "--apiserver-port", str(api_port), "--etcd-port", str(etcd_port),
                          "--kubelet-port", str(kubelet_port), "--node-name", E2E_NODE,
                          "--pod-cidr", E2E_POD_CIDR, "--network-name", E2E_NETWORK, "--timeout", "120",
-                         "--kubelet-arg=--crashloop-backoff-base=2", "--kubelet-arg=--crashloop-backoff-max=20"],
+                         "--kubelet-arg=--crashloop-backoff-base=2", "--kubelet-arg=--crashloop-backoff-max=20",
+                         "--apiserver-arg=--metrics-resolution=5s",
+                         "--controller-manager-arg=--horizontal-pod-autoscaler-sync-period=5s"],
                         capture_output=True, text=True, timeout=300)
     if up.returncode != 0:
         logs = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted((data_dir / "logs").glob("*.log")))
