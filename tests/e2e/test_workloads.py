@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -64,6 +65,68 @@ def test_replicaset_replaces_a_deleted_pod(cluster: Cluster, ns: str) -> None:
     wait_for(replaced, 60, what="a replacement for the deleted pod")
     rs = cluster.get_json("rs", "hello", "-n", ns)
     assert rs["status"]["readyReplicas"] == 3
+
+
+def test_replicaset_survives_a_killed_container(cluster: Cluster, ns: str) -> None:
+    """A container killed behind the kubelet's back is restarted in place; the RS stays at 3."""
+    cluster.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / "replicaset.yaml"))
+    wait_for(lambda: len([p for p in pods(cluster, ns, "app=hello") if ready(p)]) == 3, 90, what="3 ready pods")
+    victim = pods(cluster, ns, "app=hello")[0]
+    name = victim["metadata"]["name"]
+    out = subprocess.run(["docker", "ps", "-q", "--filter", f"label=io.kubernetes.pod.name={name}",
+                          "--filter", f"label=io.kubernetes.pod.namespace={ns}",
+                          "--filter", "label=io.kubernetes.container.name=web"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert len(out) == 1
+    subprocess.run(["docker", "kill", out[0]], check=True, capture_output=True)
+
+    def restarted() -> bool:
+        p = cluster.get_json("pod", name, "-n", ns)
+        return ready(p) and p["status"]["containerStatuses"][0]["restartCount"] >= 1
+
+    wait_for(restarted, 60, what="the killed container restarted")
+    assert len(pods(cluster, ns, "app=hello")) == 3
+
+
+def test_replicaset_releases_and_adopts_by_labels(cluster: Cluster, ns: str) -> None:
+    cluster.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / "replicaset.yaml"))
+    wait_for(lambda: len([p for p in pods(cluster, ns, "app=hello") if ready(p)]) == 3, 90, what="3 ready pods")
+    # release: a pod relabelled out of the selector loses its owner and is replaced
+    released = pods(cluster, ns, "app=hello")[0]["metadata"]["name"]
+    cluster.kubectl("label", "pod", released, "-n", ns, "app=elsewhere", "--overwrite")
+    wait_for(lambda: len(pods(cluster, ns, "app=hello")) == 3, 60, what="a replacement for the released pod")
+    assert not cluster.get_json("pod", released, "-n", ns)["metadata"].get("ownerReferences")
+    # adoption: labelled back, the RS adopts it and removes one pod to stay at 3
+    cluster.kubectl("label", "pod", released, "-n", ns, "app=hello", "--overwrite")
+
+    def adopted() -> bool:
+        refs = cluster.get_json("pod", released, "-n", ns)["metadata"].get("ownerReferences") or []
+        return any(r["kind"] == "ReplicaSet" and r["name"] == "hello" for r in refs) and \
+            len(pods(cluster, ns, "app=hello")) == 3
+
+    wait_for(adopted, 60, what="the orphan adopted and the RS back at 3")
+
+
+def test_rollout_keeps_enough_pods_ready_and_cascade_deletes(cluster: Cluster, ns: str) -> None:
+    """During a rolling update (maxUnavailable 0) at least 4 pods are ready at every sample;
+    deleting the Deployment removes its ReplicaSets and pods (background cascade)."""
+    cluster.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / "deployment.yaml"))
+    cluster.kubectl("rollout", "status", "deployment/web", "-n", ns, "--timeout=120s", timeout=150)
+    cluster.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / "v2" / "deployment.yaml"))
+    lowest = 99
+    deadline = time.monotonic() + 150
+    while time.monotonic() < deadline:
+        current = pods(cluster, ns, "app=web")
+        lowest = min(lowest, len([p for p in current if ready(p)]))
+        if versions(cluster, ns) == {"v2"} and len([p for p in current if ready(p)]) == 4:
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail("the rollout to v2 did not finish")
+    assert lowest >= 4  # replicas - maxUnavailable
+    cluster.kubectl("delete", "deployment", "web", "-n", ns)
+    wait_for(lambda: not cluster.get_json("rs", "-n", ns, "-l", "app=web")["items"], 60, what="RSs collected")
+    wait_for(lambda: not pods(cluster, ns, "app=web"), 60, what="pods collected")
 
 
 def versions(c: Cluster, ns: str) -> set[str]:
