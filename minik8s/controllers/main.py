@@ -1,11 +1,13 @@
 """``minik8s controller-manager``: run the ReplicaSet, Deployment, garbage-collector, endpoints,
-node IPAM, DNS and HorizontalPodAutoscaler controllers.
+node IPAM, DNS, HorizontalPodAutoscaler and node lifecycle controllers.
 
 Flags are named like kube-controller-manager's (``--kubeconfig``, ``--controllers``,
 ``--concurrent-workers`` standing in for the per-controller ``--concurrent-*-syncs``,
 ``--min-resync-period``, ``--allocate-node-cidrs``, ``--cluster-cidr``,
 ``--node-cidr-mask-size``, ``--horizontal-pod-autoscaler-sync-period`` and the other
-``--horizontal-pod-autoscaler-*`` flags).
+``--horizontal-pod-autoscaler-*`` flags, ``--node-monitor-period``, ``--node-monitor-grace-period``,
+``--node-startup-grace-period``, ``--node-eviction-rate``; ``--default-not-ready-toleration-seconds``
+and ``--default-unreachable-toleration-seconds`` are kube-apiserver flags in Kubernetes).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ def command(
     controllers: str = typer.Option("*", help="comma list of controllers to run: '*' for all, 'name' to "
                                               "enable, '-name' to disable (replicaset, deployment, "
                                               "garbagecollector, endpoint, nodeipam, dns, "
-                                              "horizontalpodautoscaling)"),
+                                              "horizontalpodautoscaling, nodelifecycle)"),
     concurrent_workers: int = typer.Option(5, "--concurrent-workers", min=1,
                                            help="sync loops per controller"),
     min_resync_period: float = typer.Option(300.0, "--min-resync-period", min=0,
@@ -44,10 +46,27 @@ def command(
     hpa_initial_readiness_delay: str = typer.Option(
         "30s", "--horizontal-pod-autoscaler-initial-readiness-delay",
         help="after a pod starts, readiness changes count as the initial readiness (duration)"),
+    node_monitor_period: str = typer.Option("5s", "--node-monitor-period",
+                                            help="how often every node's health is checked (duration)"),
+    node_monitor_grace_period: str = typer.Option(
+        "40s", "--node-monitor-grace-period",
+        help="a node whose Lease and status went unrenewed this long is marked Ready=Unknown (duration)"),
+    node_startup_grace_period: str = typer.Option(
+        "1m", "--node-startup-grace-period",
+        help="the same for a node that never posted a Ready condition (duration)"),
+    node_eviction_rate: float = typer.Option(
+        0.1, "--node-eviction-rate", min=0,
+        help="nodes per second that may get a NoExecute not-ready/unreachable taint (0: none)"),
+    default_not_ready_toleration_seconds: int = typer.Option(
+        300, "--default-not-ready-toleration-seconds", min=0,
+        help="tolerationSeconds assumed for pods without a node.kubernetes.io/not-ready:NoExecute toleration"),
+    default_unreachable_toleration_seconds: int = typer.Option(
+        300, "--default-unreachable-toleration-seconds", min=0,
+        help="tolerationSeconds assumed for pods without a node.kubernetes.io/unreachable:NoExecute toleration"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
-    node podCIDRs, DNS objects and HorizontalPodAutoscalers."""
+    node podCIDRs, DNS objects, HorizontalPodAutoscalers and node health (taints, evictions)."""
     import asyncio
     import logging
     import signal
@@ -77,7 +96,18 @@ def command(
                                        parse_duration(hpa_initial_readiness_delay))
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--horizontal-pod-autoscaler-*") from exc
-    options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler)
+    from minik8s.controllers.nodelifecycle import NodeLifecycleOptions
+
+    try:
+        node_lifecycle = NodeLifecycleOptions(parse_duration(node_monitor_period),
+                                              parse_duration(node_monitor_grace_period),
+                                              parse_duration(node_startup_grace_period), node_eviction_rate,
+                                              default_not_ready_toleration_seconds,
+                                              default_unreachable_toleration_seconds)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--node-monitor-*/--node-startup-grace-period") from exc
+    options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
+                                node_lifecycle=node_lifecycle)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:

@@ -22,6 +22,7 @@ from minik8s.controllers.dnsrecords import DNSController
 from minik8s.controllers.endpoints import EndpointsController
 from minik8s.controllers.garbagecollector import GarbageCollector
 from minik8s.controllers.nodeipam import DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_CIDR_MASK_SIZE, NodeIPAMController
+from minik8s.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
 from minik8s.controllers.replicaset import ReplicaSetController
 
@@ -32,12 +33,14 @@ log = logging.getLogger("controller-manager")
 class ControllerOptions:
     """Settings of individual controllers (kube-controller-manager flags of the same names):
     ``allocate_node_cidrs`` enables the node IPAM controller, which cuts ``cluster_cidr`` into
-    ``/node_cidr_mask_size`` podCIDRs; ``autoscaler`` holds the ``--horizontal-pod-autoscaler-*`` flags."""
+    ``/node_cidr_mask_size`` podCIDRs; ``autoscaler`` holds the ``--horizontal-pod-autoscaler-*`` flags;
+    ``node_lifecycle`` the ``--node-monitor-*``, ``--node-eviction-rate`` and default toleration flags."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
     node_cidr_mask_size: int = DEFAULT_NODE_CIDR_MASK_SIZE
     autoscaler: AutoscalerOptions = field(default_factory=AutoscalerOptions)
+    node_lifecycle: NodeLifecycleOptions = field(default_factory=NodeLifecycleOptions)
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -52,15 +55,16 @@ CONTROLLERS: dict[str, ControllerFactory] = {
                                                    node_cidr_mask_size=o.node_cidr_mask_size),
     "dns": lambda c, f, o: DNSController(c, f),
     "horizontalpodautoscaling": lambda c, f, o: HorizontalPodAutoscalerController(c, f, o.autoscaler),
+    "nodelifecycle": lambda c, f, o: NodeLifecycleController(c, f, o.node_lifecycle),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
-CLUSTER_SCOPED = frozenset({"nodeipam"})
+CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
 #: Accepted aliases (Kubernetes' newer names).
 ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "deployment",
            "garbage-collector-controller": "garbagecollector", "garbage-collector": "garbagecollector",
            "endpoints": "endpoint", "endpoints-controller": "endpoint", "node-ipam-controller": "nodeipam",
            "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",
-           "hpa": "horizontalpodautoscaling"}
+           "hpa": "horizontalpodautoscaling", "node-lifecycle-controller": "nodelifecycle"}
 
 
 def select_controllers(spec: str | None) -> list[str]:
