@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,20 @@ class TLSInfoProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        ssl_object = self.transport.get_extra_info("ssl_object")
-        cert = ssl_object.getpeercert() if ssl_object is not None else None
-        self.scope["extensions"] = {"tls": {"client_cert": cert}}  # type: ignore[typeddict-unknown-key]
+        self.scope["extensions"] = {"tls": {"client_cert": peer_certificate(self.transport)}}  # type: ignore[typeddict-unknown-key]
+
+
+class TLSInfoWebSocketProtocol(WebSocketsSansIOProtocol):
+    """The same for WebSocket upgrades (``pods/exec``), whose scope uvicorn builds separately."""
+
+    async def run_asgi(self) -> None:
+        extensions = dict(self.scope.get("extensions") or {})
+        extensions["tls"] = {"client_cert": peer_certificate(self.transport)}
+        self.scope["extensions"] = extensions  # type: ignore[typeddict-item]
+        await super().run_asgi()
+
+
+def peer_certificate(transport: Any) -> dict[str, Any] | None:
+    """The client certificate the TLS layer verified (``ssl.SSLSocket.getpeercert`` shape), if any."""
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    return ssl_object.getpeercert() if ssl_object is not None else None

@@ -11,7 +11,7 @@ import uvicorn
 
 from minik8s import logging as mlog
 from minik8s.apiserver.app import create_app
-from minik8s.apiserver.auth import Authenticator, TLSInfoProtocol, load_token_file
+from minik8s.apiserver.auth import Authenticator, TLSInfoProtocol, TLSInfoWebSocketProtocol, load_token_file
 from minik8s.apiserver.storage import Store
 
 log = logging.getLogger("apiserver")
@@ -64,7 +64,7 @@ def run(
         ssl_cert_reqs=ssl.CERT_OPTIONAL if client_ca_file else ssl.CERT_NONE,
         timeout_keep_alive=30,
         timeout_graceful_shutdown=2,
-        ws="auto",
+        ws=TLSInfoWebSocketProtocol if tls_cert_file else "auto",
     )
     uvicorn.Server(config).run()
 

@@ -98,3 +98,20 @@ async def test_kubeconfig_with_certificates(secure_apiserver: APIServer, pki: Pa
     async with Client(load(str(path)), retries=0) as c:
         with pytest.raises(errors.Unauthorized):
             await c.list(c.kind("v1", "Namespace"))
+
+
+async def test_websocket_exec_authenticates_with_client_certificate(secure_apiserver: APIServer, pki: Path) -> None:
+    """WebSocket upgrades (pods/exec) see the client certificate too: an authenticated client reaches
+    the handler (here: a NotFound Status on the error channel), an anonymous one is refused."""
+    import json
+
+    import websockets
+
+    url = secure_apiserver.url.replace("https", "wss") + "/api/v1/namespaces/default/pods/nope/exec?command=true"
+    async with websockets.connect(url, ssl=_ctx(pki, "admin"), subprotocols=["v5.channel.k8s.io"]) as ws:
+        frame = await ws.recv()
+        assert isinstance(frame, bytes) and frame[0] == 3
+        assert json.loads(frame[1:])["reason"] == "NotFound"
+    with pytest.raises(Exception):  # noqa: B017 - refused handshake or immediate close
+        async with websockets.connect(url, ssl=_ctx(pki), subprotocols=["v5.channel.k8s.io"]) as ws:
+            await ws.recv()

@@ -668,3 +668,21 @@ def test_manifest_parsing_errors() -> None:
         parse("a: b\nc: d: e\n", "f.yaml")
     with pytest.raises(KubectlError, match=r"apiVersion not set, kind not set"):
         parse("metadata: {}\n", "f.yaml")
+
+
+async def test_describe_service_shows_ports_and_endpoints(kubectl: Kubectl, client: Client, namespace: str) -> None:
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+           "spec": {"type": "NodePort", "selector": {"app": "web"},
+                    "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}}
+    kubectl.ok("apply", "-f", "-", stdin=json.dumps(svc))
+    await client.create(client.kind("v1", "Endpoints"), {
+        "metadata": {"name": "web"},
+        "subsets": [{"addresses": [{"ip": "10.244.0.5"}, {"ip": "10.244.0.6"}],
+                     "ports": [{"name": "http", "port": 8080}]}]}, namespace)
+    out = kubectl.ok("describe", "svc", "web").out
+    created = await client.get(client.kind("v1", "Service"), "web", namespace)
+    assert "Selector:" in out and "app=web" in out and "NodePort" in out
+    assert created["spec"]["clusterIP"] in out
+    assert "Port:" in out and "http  80/TCP" in out and "TargetPort:" in out and "8080/TCP" in out
+    assert f"http  {created['spec']['ports'][0]['nodePort']}/TCP" in out
+    assert "10.244.0.5:8080,10.244.0.6:8080" in out
