@@ -94,8 +94,10 @@ async def test_scale_up_and_down_in_kubernetes_deletion_order(client: Client, na
         # p[3] Running ready with restarts; p[4] Running ready, no restarts (the keeper)
         await mark_running(client, p[1], node="node-1", ready=False, phase="Pending")
         await mark_running(client, p[2], node="node-2", ready=False)
-        await mark_running(client, p[3], node="node-3", ready=True, restarts=3)
+        # p[4] becomes ready first: Kubernetes deletes the pod ready for less time first, then
+        # the one with more restarts, so p[3] goes before p[4] whichever second each lands in
         await mark_running(client, p[4], node="node-4", ready=True)
+        await mark_running(client, p[3], node="node-3", ready=True, restarts=3)
 
         async def ready_two() -> bool:
             return (await _rs_status(client, namespace, "web")).get("readyReplicas") == 2
