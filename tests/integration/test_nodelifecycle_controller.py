@@ -152,12 +152,13 @@ async def scheduler(url: str) -> AsyncIterator[Scheduler]:
 
 
 @contextlib.asynccontextmanager
-async def controller_manager(url: str, namespace: str | None = None) -> AsyncIterator[ControllerManager]:
+async def controller_manager(url: str, namespace: str | None = None,
+                             options: ControllerOptions = OPTIONS) -> AsyncIterator[ControllerManager]:
     """``controller-manager --controllers nodelifecycle,replicaset,endpoint`` (short periods) in-process;
     with ``namespace`` its informers are limited to it (the Lease informer then is the controller's own)."""
     async with Client(ClientConfig(server=url)) as cm_client:
         manager = ControllerManager(cm_client, ["nodelifecycle", "replicaset", "endpoint"], workers=3,
-                                    namespace=namespace, resync_period=None, options=OPTIONS)
+                                    namespace=namespace, resync_period=None, options=options)
         task = asyncio.get_running_loop().create_task(manager.run())
         try:
             await asyncio.wait_for(manager.started.wait(), 20)
@@ -356,21 +357,29 @@ async def test_a_node_reporting_not_ready_is_tainted_not_ready_until_it_is_ready
                 assert [p["metadata"]["name"] for p in (await client.list(pod_rt, ns))["items"]] == ["tolerant"]
 
 
+# The outage test's grace is longer than the fake kubelet's reconnect back-off (the REST client
+# retries after 0.2, 0.4, ... 3.2 s), so a renewal right after the apiserver returns always fits.
+OUTAGE_GRACE = 8.0
+OUTAGE_OPTIONS = ControllerOptions(allocate_node_cidrs=False, node_lifecycle=NodeLifecycleOptions(
+    node_monitor_period=1.0, node_monitor_grace_period=OUTAGE_GRACE, node_startup_grace_period=OUTAGE_GRACE,
+    node_eviction_rate=100.0, default_not_ready_toleration_seconds=0, default_unreachable_toleration_seconds=0))
+
+
 async def test_an_apiserver_restart_longer_than_the_grace_period_disturbs_nothing(own_apiserver: APIServer) -> None:
     async with Client(ClientConfig(server=own_apiserver.url)) as client:
         node_rt, pod_rt = client.kind("v1", "Node"), client.kind("v1", "Pod")
         ns = "outage"
         async with kubelets(client, ns, ("worker-4", False)) as (kubelet,):
-            async with controller_manager(own_apiserver.url):
+            async with controller_manager(own_apiserver.url, options=OUTAGE_OPTIONS):
                 await client.create(pod_rt, pod("web", "worker-4"), ns)
 
                 async def running() -> bool:
                     return condition(await client.get(pod_rt, "web", ns), "Ready").get("status") == "True"
                 await wait_for(running, timeout=10, what="pod running on worker-4")
                 await asyncio.to_thread(own_apiserver.stop)
-                await asyncio.sleep(2 * GRACE)  # nobody can renew or write anything
+                await asyncio.sleep(1.5 * OUTAGE_GRACE)  # nobody can renew or write anything
                 await asyncio.to_thread(own_apiserver.start)
-                await asyncio.sleep(2 * GRACE)  # the kubelet renews at once; the controller looks again
+                await asyncio.sleep(1.5 * OUTAGE_GRACE)  # the kubelet renews; the controller looks again
                 node = await client.get(node_rt, "worker-4")
                 assert condition(node, "Ready")["status"] == "True" and not node["spec"].get("taints")
                 web = await client.get(pod_rt, "web", ns)
