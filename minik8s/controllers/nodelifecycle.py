@@ -75,6 +75,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import parse_time
+from minik8s.api.taints import NO_EXECUTE, NO_SCHEDULE, TAINT_NOT_READY, TAINT_UNREACHABLE, toleration_matches
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import Informer, pods_by_node
@@ -86,9 +87,6 @@ Obj = dict[str, Any]
 Clock = Callable[[], dt.datetime]
 
 LEASE_NAMESPACE = "kube-node-lease"
-TAINT_NOT_READY = "node.kubernetes.io/not-ready"
-TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
-NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
 #: Taint keys this controller owns (with both effects).
 CONTROLLER_TAINT_KEYS = (TAINT_NOT_READY, TAINT_UNREACHABLE)
 #: Node conditions set to Unknown when the kubelet stops posting (Kubernetes' ``nodeConditionTypes``).
@@ -291,22 +289,6 @@ class TokenBucket:
 
 
 # ====================================================================== tolerations and eviction
-def toleration_matches(toleration: Obj, taint: Obj) -> bool:
-    """``Toleration.ToleratesTaint``: effect (empty: all), key (empty with Exists: all), value.
-
-    Operator ``Exists`` ignores the value, ``Equal`` (the default) needs the same value;
-    any other operator tolerates nothing.
-    """
-    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
-        return False
-    if toleration.get("key") and toleration.get("key") != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return True
-    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
-
-
 def with_default_tolerations(tolerations: list[Obj], not_ready_seconds: int, unreachable_seconds: int) -> list[Obj]:
     """``tolerations`` plus what the DefaultTolerationSeconds admission plugin would add.
 

@@ -10,43 +10,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from minik8s.api.taints import (  # noqa: F401 - re-exported for the plugins
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    TAINT_NOT_READY,
+    TAINT_UNREACHABLE,
+    TAINT_UNSCHEDULABLE,
+    tolerates,
+    toleration_matches,
+)
 from minik8s.scheduler.nodeinfo import NodeInfo, PodInfo
 
 Obj = dict[str, Any]
 
-TAINT_NOT_READY = "node.kubernetes.io/not-ready"
-TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
-TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
-
-NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "PreferNoSchedule", "NoExecute"
 
 
 # ---------------------------------------------------------------------------- taints
-def toleration_matches(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """Whether one toleration tolerates one taint (``ToleratesTaint``).
-
-    An empty ``effect`` matches every effect; an empty ``key`` (with ``Exists``) every key;
-    ``Exists`` ignores the value; ``Equal`` (the default operator) needs the same value.
-    """
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return True
-    if operator == "Equal":
-        return (toleration.get("value") or "") == (taint.get("value") or "")
-    return False
-
-
-def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, Any]) -> bool:
-    """Whether any of ``tolerations`` tolerates ``taint``."""
-    return any(toleration_matches(t, taint) for t in tolerations)
-
-
 def untolerated_taint(taints: Iterable[Mapping[str, Any]], tolerations: list[Obj],
                       effects: tuple[str, ...] = (NO_SCHEDULE, NO_EXECUTE)) -> Mapping[str, Any] | None:
     """The first taint with one of ``effects`` that no toleration tolerates, or None."""
