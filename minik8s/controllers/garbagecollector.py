@@ -15,7 +15,7 @@ each indexed by the uids its ``metadata.ownerReferences`` point at:
   ``blockOwnerDeletion: true`` remains, the finalizer is removed and the apiserver removes
   the owner.
 * **Orphan**: finalizer ``orphan``: the ownerReference to the owner is removed from every
-  dependent, then the finalizer.
+  dependent (found with live lists as well as the caches, which may lag), then the finalizer.
 
 Owner existence is read from the caches, and confirmed with a live GET before anything is
 deleted (uids of owners found absent are remembered: uids are never reused).  Work items
@@ -273,10 +273,32 @@ class GarbageCollector(Controller):
             return
         await self._remove_finalizer(rt, owner, FOREGROUND)
 
-    async def _orphan_dependents(self, rt: ResourceType, owner: Obj) -> None:
-        """Orphan: remove the ownerReference to the owner from every dependent, then the ``orphan`` finalizer."""
+    async def _live_dependents(self, owner_rt: ResourceType, owner: Obj) -> list[tuple[ResourceType, Obj]]:
+        """Every object with an ownerReference to ``owner``, read live from the apiserver.
+
+        The caches may not have seen a dependent created just before the owner's deletion;
+        removing the ``orphan`` finalizer before that dependent is released would let it be
+        collected as soon as its owner is gone.  A namespaced owner's dependents live in its
+        namespace; a cluster-scoped owner's anywhere.
+        """
         uid = str(meta_of(owner).get("uid") or "")
+        namespace = meta_of(owner).get("namespace") if owner_rt.namespaced else None
+        found: dict[tuple[str, str, str], tuple[ResourceType, Obj]] = {}
+        for ident, drt in self.kinds.items():
+            if namespace is not None and not drt.namespaced:
+                continue
+            for dep in (await self.client.list_all(drt, namespace)).get("items") or []:
+                if uid in owner_uids(dep):
+                    found[(ident[0], ident[1], object_key(dep))] = (drt, dep)
         for drt, dep in self.dependents(uid):
+            found.setdefault((drt.api_version, drt.kind, object_key(dep)), (drt, dep))
+        return list(found.values())
+
+    async def _orphan_dependents(self, rt: ResourceType, owner: Obj) -> None:
+        """Orphan: remove the ownerReference to the owner from every dependent (confirmed with
+        live lists, not only the caches), then the ``orphan`` finalizer."""
+        uid = str(meta_of(owner).get("uid") or "")
+        for drt, dep in await self._live_dependents(rt, owner):
             await remove_owner_refs(self.client, drt, dep, {uid})
             self.log.info("garbage-collector orphaned %s %s from %s %s", drt.kind, object_key(dep), rt.kind,
                           object_key(owner))

@@ -101,19 +101,25 @@ class DNSServer:
         self._tcp: asyncio.Server | None = None
 
     # ------------------------------------------------------------------ lifecycle
-    async def start(self) -> None:
-        """Bind UDP and TCP (port 0: a free UDP port, the same number for TCP); raises OSError
-        (e.g. EADDRNOTAVAIL, EADDRINUSE) when it cannot."""
+    async def start(self, attempts: int = 20) -> None:
+        """Bind UDP and TCP on the same port (port 0: an ephemeral UDP port whose number is also
+        free for TCP, tried up to ``attempts`` times); raises OSError (e.g. EADDRNOTAVAIL,
+        EADDRINUSE) when it cannot."""
         loop = asyncio.get_running_loop()
-        transport, _ = await loop.create_datagram_endpoint(lambda: _UDPProtocol(self),
-                                                           local_addr=(self.host, self.port))
-        self._transport = transport
-        self.port = transport.get_extra_info("sockname")[1]  # port 0: the ephemeral UDP port, for TCP too
-        try:
-            self._tcp = await asyncio.start_server(self._serve_tcp, self.host, self.port, reuse_address=True)
-        except OSError:
-            transport.close()
-            raise
+        wanted = self.port
+        for attempt in range(attempts):
+            transport, _ = await loop.create_datagram_endpoint(lambda: _UDPProtocol(self),
+                                                               local_addr=(self.host, wanted))
+            port = transport.get_extra_info("sockname")[1]
+            try:
+                self._tcp = await asyncio.start_server(self._serve_tcp, self.host, port, reuse_address=True)
+            except OSError as exc:
+                transport.close()
+                if wanted != 0 or exc.errno != errno.EADDRINUSE or attempt == attempts - 1:
+                    raise
+                continue  # the ephemeral UDP port is taken for TCP: another one
+            self._transport, self.port = transport, port
+            break
         log.info("dns serving %s:%d (udp, tcp) forward=%s", self.host, self.port,
                  ",".join(f"{h}:{p}" for h, p in self.upstreams) if self.forward else "off")
 
