@@ -19,18 +19,18 @@ from typing import Any
 import yaml
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
 from minik8s.apiserver import discovery
-from minik8s.apiserver.auth import Authenticator
+from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
 from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
 from minik8s.apiserver.services import ServiceStrategy
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategy import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
+from minik8s.auth import Authenticator, AuthMiddleware
 
 log = logging.getLogger("apiserver")
 
@@ -50,26 +50,6 @@ class Target:
 
 def status_response(err: errors.APIError) -> JSONResponse:
     return JSONResponse(err.to_status(), status_code=err.code)
-
-
-class AuthMiddleware:
-    """Rejects unauthenticated requests with a 401 Status when authentication is configured."""
-
-    def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
-        self.app = app
-        self.authenticator = authenticator
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            user = self.authenticator.authenticate(dict(scope))
-            if user is None:
-                if scope["type"] == "websocket":
-                    await send({"type": "websocket.close", "code": 1008})
-                    return
-                await status_response(errors.Unauthorized("Unauthorized"))(scope, receive, send)
-                return
-            scope.setdefault("state", {})["user"] = user
-        await self.app(scope, receive, send)
 
 
 def _bool(value: str | None) -> bool:
@@ -144,20 +124,25 @@ def delete_options(params: Any, body: Any) -> DeleteOptions:
 def create_app(store: Store, registry: Registry | None = None, authenticator: Authenticator | None = None,
                server_address: str = "127.0.0.1:6443", service_cidr: str = "10.96.0.0/16",
                node_port_range: tuple[int, int] = (30000, 32767),
-               metrics_resolution: float | None = DEFAULT_RESOLUTION) -> FastAPI:
+               metrics_resolution: float | None = DEFAULT_RESOLUTION,
+               kubelet_client: KubeletClient | None = None) -> FastAPI:
     """Build the ASGI application over ``store``. Namespaces in SYSTEM_NAMESPACES are created at start.
 
+    ``authenticator``: who may call (401 for the unauthenticated when it is enabled).
     ``metrics_resolution`` (seconds; None or 0: off) is how often the metrics API's scraper
-    reads the kubelets (:mod:`minik8s.apiserver.metrics`).
+    reads the kubelets (:mod:`minik8s.apiserver.metrics`).  ``kubelet_client`` reaches the
+    kubelets for ``pods/log``, ``pods/exec`` and the scraper (default: plain HTTP, see
+    :mod:`minik8s.apiserver.kubelet_client`); the application closes it at shutdown.
     """
     registry = registry or default_registry()
     served = Registry(registry.types + METRICS_TYPES)  # what discovery lists
     strategies = default_strategies()
     strategies["Service"] = ServiceStrategy(service_cidr, node_port_range)
     api = ResourceAPI(store, registry, strategies)
-    pods = PodSubresources(api)
+    kubelet = kubelet_client or KubeletClient()
+    pods = PodSubresources(api, kubelet)
     scale = ScaleSubresource(api)
-    scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION)
+    scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION, kubelet)
     metrics = MetricsAPI(api, scraper)
 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -172,6 +157,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 log.warning("apiserver could not create namespace %s: %s", ns, exc.message)
         async with running(scraper if metrics_resolution else None):
             yield
+        await kubelet.aclose()
         await store.close()
 
     app = FastAPI(title="minik8s apiserver", version=discovery.VERSION_INFO["gitVersion"],

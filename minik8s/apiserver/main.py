@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import ssl
 from urllib.parse import urlparse
 
 import typer
@@ -11,8 +10,9 @@ import uvicorn
 
 from minik8s import logging as mlog
 from minik8s.apiserver.app import create_app
-from minik8s.apiserver.auth import Authenticator, TLSInfoProtocol, TLSInfoWebSocketProtocol, load_token_file
+from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.storage import Store
+from minik8s.auth import Authenticator, load_token_file, tls_serving_options
 
 log = logging.getLogger("apiserver")
 
@@ -29,43 +29,41 @@ def run(
     service_cluster_ip_range: str = "10.96.0.0/16",
     service_node_port_range: str = "30000-32767",
     metrics_resolution: float = 15.0,
+    kubelet_client_certificate: str | None = None,
+    kubelet_client_key: str | None = None,
+    kubelet_certificate_authority: str | None = None,
 ) -> None:
     """Run the apiserver until interrupted.
 
     Serves HTTPS when ``tls_cert_file`` and ``tls_private_key_file`` are given, else
     plain HTTP (keep that on loopback).  ``client_ca_file`` (needs TLS) and
     ``token_auth_file`` turn on authentication: then every request must carry a
-    valid client certificate or bearer token, or it gets 401.
+    valid client certificate or bearer token, or it gets 401.  The ``kubelet_*`` files
+    make it reach kubelets over https/wss (:mod:`minik8s.apiserver.kubelet_client`).
+
+    Exits (SystemExit, one log line) for unusable flags or files.
     """
-    first = etcd_servers.split(",")[0]
-    url = urlparse(first if "://" in first else f"http://{first}")
-    store = Store(url.hostname or "127.0.0.1", url.port or 2379)
-    tokens = load_token_file(token_auth_file) if token_auth_file else {}
-    if client_ca_file and not tls_cert_file:
-        raise SystemExit("apiserver: --client-ca-file needs --tls-cert-file and --tls-private-key-file")
+    try:
+        first = etcd_servers.split(",")[0]
+        url = urlparse(first if "://" in first else f"http://{first}")
+        store = Store(url.hostname or "127.0.0.1", url.port or 2379)
+        serving = tls_serving_options(tls_cert_file, tls_private_key_file, client_ca_file)
+        kubelet = KubeletClient(kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority)
+        tokens = load_token_file(token_auth_file) if token_auth_file else {}
+    except (ValueError, OSError) as exc:
+        log.error("apiserver cannot start: %s", exc)
+        raise SystemExit(1) from exc
     auth = Authenticator(tokens, client_certs=bool(client_ca_file))
-    scheme = "https" if tls_cert_file else "http"
+    scheme = "https" if serving else "http"
     low, _, high = service_node_port_range.partition("-")
     app = create_app(store, authenticator=auth, server_address=f"{advertise_address or bind_address}:{port}",
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
-                     metrics_resolution=metrics_resolution)
-    log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s)", scheme, bind_address, port, first,
-             "on" if auth.enabled else "off")
-    config = uvicorn.Config(
-        app,
-        host=bind_address,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        http=TLSInfoProtocol if tls_cert_file else "httptools",
-        ssl_certfile=tls_cert_file,
-        ssl_keyfile=tls_private_key_file,
-        ssl_ca_certs=client_ca_file,
-        ssl_cert_reqs=ssl.CERT_OPTIONAL if client_ca_file else ssl.CERT_NONE,
-        timeout_keep_alive=30,
-        timeout_graceful_shutdown=2,
-        ws=TLSInfoWebSocketProtocol if tls_cert_file else "auto",
-    )
+                     metrics_resolution=metrics_resolution, kubelet_client=kubelet)
+    log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, kubelets over %s)", scheme, bind_address, port,
+             first, "on" if auth.enabled else "off", kubelet.scheme)
+    options = {"http": "httptools", "ws": "auto", **serving}
+    config = uvicorn.Config(app, host=bind_address, port=port, log_level="warning", access_log=False,
+                            timeout_keep_alive=30, timeout_graceful_shutdown=2, **options)
     uvicorn.Server(config).run()
 
 
@@ -77,6 +75,11 @@ def command(
     tls_private_key_file: str = typer.Option(None, help="serving key (PEM)"),
     client_ca_file: str = typer.Option(None, help="CA that signs client certificates (enables cert auth)"),
     token_auth_file: str = typer.Option(None, help="static bearer tokens: token,user,uid[,groups]"),
+    kubelet_client_certificate: str = typer.Option(None, help="client certificate presented to kubelets (PEM); "
+                                                              "kubelets are then reached over https"),
+    kubelet_client_key: str = typer.Option(None, help="key of --kubelet-client-certificate (PEM)"),
+    kubelet_certificate_authority: str = typer.Option(None, help="CA to verify the kubelets' serving certificates "
+                                                                 "(PEM; without it they are not verified)"),
     advertise_address: str = typer.Option(None, help="address advertised to clients"),
     service_cluster_ip_range: str = typer.Option("10.96.0.0/16", help="CIDR ClusterIPs are allocated from"),
     service_node_port_range: str = typer.Option("30000-32767", help="range nodePorts are allocated from"),
@@ -93,4 +96,5 @@ def command(
         raise typer.BadParameter(str(exc), param_hint="--metrics-resolution") from exc
     mlog.setup("apiserver", v)
     run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
-        token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range, resolution)
+        token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range, resolution,
+        kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority)

@@ -5,8 +5,10 @@ In Kubernetes this is metrics-server behind the aggregation layer; here a backgr
 result.  Nothing is stored in etcd.
 
 Scraping: every ``resolution`` seconds (``minik8s apiserver --metrics-resolution``, 15 s by
-default) the scraper reads ``GET http://{InternalIP}:{daemonEndpoints.kubeletEndpoint.Port}
-/stats/summary`` (see :mod:`minik8s.kubelet.stats`) from every *live* node — Ready
+default) the scraper reads ``GET /stats/summary`` (see :mod:`minik8s.kubelet.stats`) from the
+kubelet at ``{InternalIP}:{daemonEndpoints.kubeletEndpoint.Port}`` — over https with the
+apiserver's kubelet client certificate when ``--kubelet-*`` flags are set (see
+:mod:`minik8s.apiserver.kubelet_client`) — of every *live* node — Ready
 condition True and a node Lease renewed within the node-monitor grace period (40 s, or the
 Lease's duration if longer; without a Lease, a Ready heartbeat that recent), so Node
 objects without a running kubelet are never contacted — all nodes at once, each with a
@@ -46,6 +48,7 @@ from minik8s.api import errors
 from minik8s.api.base import now_rfc3339, parse_time
 from minik8s.api.metrics import API_VERSION, GROUP, VERSION, format_duration, format_nanocores
 from minik8s.api.quantity import format_memory
+from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_address
 from minik8s.apiserver.resources import ListOptions, ResourceAPI
 
 log = logging.getLogger("apiserver")
@@ -97,17 +100,6 @@ class NodeSample:
     cpu_nanocores: int
     memory_bytes: int
     scraped: float = 0.0
-
-
-def kubelet_address(node: Obj) -> str | None:
-    """``host:port`` of a Node's kubelet: its InternalIP and ``daemonEndpoints.kubeletEndpoint.Port``
-    (10250 when unset); None without an InternalIP."""
-    status = node.get("status") or {}
-    ip = next((a.get("address") for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
-    if not ip:
-        return None
-    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port") or 10250
-    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
 
 def _age(stamp: str | None, now: dt.datetime) -> float | None:
@@ -187,13 +179,14 @@ def samples_from_summary(summary: Obj, node: str, window: float,
 class MetricsScraper:
     """Keeps the latest pod and node samples, refreshed from the kubelets every ``resolution`` s.
 
-    ``await run()`` loops until cancelled; :meth:`scrape_once` is one round.  ``clock`` is the
-    monotonic clock the staleness rule uses (replaceable in tests).
+    ``await run()`` loops until cancelled; :meth:`scrape_once` is one round.  ``kubelet`` is
+    how kubelets are reached (None: a plain-HTTP one of its own, for the duration of
+    :meth:`run`).  ``clock`` is the monotonic clock the staleness rule uses (replaceable in tests).
     """
 
     api: ResourceAPI
     resolution: float = DEFAULT_RESOLUTION
-    http: httpx.AsyncClient | None = None
+    kubelet: KubeletClient | None = None
     clock: Callable[[], float] = time.monotonic
     pods: dict[str, PodSample] = field(default_factory=dict)
     nodes: dict[str, NodeSample] = field(default_factory=dict)
@@ -202,9 +195,9 @@ class MetricsScraper:
 
     async def run(self) -> None:
         """Scrape every ``resolution`` seconds until cancelled (errors never end the loop)."""
-        owns_http = self.http is None
-        if self.http is None:
-            self.http = httpx.AsyncClient(timeout=KUBELET_TIMEOUT)
+        owns_kubelet = self.kubelet is None
+        if self.kubelet is None:
+            self.kubelet = KubeletClient()
         log.info("apiserver metrics scraper resolution=%s", format_duration(self.resolution))
         try:
             while True:
@@ -217,8 +210,9 @@ class MetricsScraper:
                     log.exception("apiserver metrics scrape failed")
                 await asyncio.sleep(max(self.resolution - (self.clock() - started), 0.05))
         finally:
-            if owns_http:
-                await self.http.aclose()
+            if owns_kubelet:
+                await self.kubelet.aclose()
+                self.kubelet = None
 
     async def _targets(self) -> list[tuple[str, str]]:
         node_rt = self.api.registry.by_kind("v1", "Node")
@@ -243,9 +237,9 @@ class MetricsScraper:
             del self.nodes[name]
 
     async def _scrape_node(self, name: str, address: str) -> None:
-        assert self.http is not None
+        assert self.kubelet is not None
         try:
-            resp = await self.http.get(f"http://{address}/stats/summary", timeout=KUBELET_TIMEOUT)
+            resp = await self.kubelet.http.get(self.kubelet.url(address, "/stats/summary"), timeout=KUBELET_TIMEOUT)
             resp.raise_for_status()
             summary = resp.json()
         except (httpx.HTTPError, ValueError) as exc:

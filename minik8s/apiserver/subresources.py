@@ -4,8 +4,10 @@ The kubelet serves (see :mod:`minik8s.kubelet.server`):
 ``GET /containerLogs/{ns}/{pod}/{container}`` (plain text, streamed with ``follow``) and
 the WebSocket ``/exec/{ns}/{pod}/{container}?command=...`` speaking Kubernetes'
 ``v4/v5.channel.k8s.io`` protocol (first byte of each binary frame: 0 stdin,
-1 stdout, 2 stderr, 3 error/status, 4 resize).  The apiserver finds the kubelet
-from the Node's InternalIP and ``daemonEndpoints.kubeletEndpoint.Port``.
+1 stdout, 2 stderr, 3 error/status, 4 resize).  The apiserver finds and reaches the
+kubelet through :class:`~minik8s.apiserver.kubelet_client.KubeletClient` (the Node's
+InternalIP and ``daemonEndpoints.kubeletEndpoint.Port``; https/wss with the
+``--kubelet-*`` flags).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from minik8s.api import errors
 from minik8s.api.base import now_rfc3339
 from minik8s.api.registry import ResourceType
+from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error
 
 log = logging.getLogger("apiserver")
 
@@ -36,9 +39,9 @@ LOG_PARAMS = ("follow", "tailLines", "timestamps", "previous", "sinceSeconds", "
 class PodSubresources:
     """``pods/{name}/binding``, ``pods/{name}/log`` and ``pods/{name}/exec``."""
 
-    def __init__(self, api: Any, kubelet_client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, api: Any, kubelet: KubeletClient) -> None:
         self.api = api
-        self.kubelet = kubelet_client or httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None))
+        self.kubelet = kubelet
 
     async def handle(self, request: Request, rt: ResourceType, namespace: str | None, name: str,
                      sub: str) -> Response:
@@ -99,34 +102,23 @@ class PodSubresources:
         node_name = (pod.get("spec") or {}).get("nodeName")
         if not node_name:
             raise errors.BadRequest(f"pod {name} does not have a host assigned")
-        node_rt = self.api.registry.by_kind("v1", "Node")
-        try:
-            node = await self.api.get(node_rt, None, node_name)
-        except errors.NotFound:
-            raise errors.ServiceUnavailable(f'node "{node_name}" of pod {name} is gone') from None
-        status = node.get("status") or {}
-        ip = next((a["address"] for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
-        port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port") or 10250
-        if not ip:
-            raise errors.ServiceUnavailable(f'node "{node_name}" has no InternalIP')
-        host = f"[{ip}]" if ":" in ip else ip
-        return f"{host}:{port}", container
+        return await self.kubelet.locate(self.api, node_name), container
 
     # ------------------------------------------------------------------ logs
     async def logs(self, rt: ResourceType, namespace: str, name: str, params: dict[str, str]) -> Response:
         """Stream a container's log from its kubelet (``follow`` keeps the stream open)."""
         address, container = await self._locate(rt, namespace, name, params.get("container"))
         query = urlencode({k: v for k, v in params.items() if k in LOG_PARAMS})
-        url = f"http://{address}/containerLogs/{namespace}/{name}/{container}?{query}"
+        url = self.kubelet.url(address, f"/containerLogs/{namespace}/{name}/{container}?{query}")
         try:
-            req = self.kubelet.build_request("GET", url)
-            resp = await self.kubelet.send(req, stream=True)
+            req = self.kubelet.http.build_request("GET", url)
+            resp = await self.kubelet.http.send(req, stream=True)
         except httpx.HTTPError as exc:
             raise errors.ServiceUnavailable(f"the kubelet at {address} is unreachable: {exc}") from exc
         if resp.status_code >= 400:
             body = await resp.aread()
             await resp.aclose()
-            raise errors.BadRequest(body.decode(errors="replace").strip() or f"kubelet answered {resp.status_code}")
+            raise kubelet_error(address, resp.status_code, body.decode(errors="replace"))
 
         async def relay() -> AsyncIterator[bytes]:
             try:
@@ -154,14 +146,17 @@ class PodSubresources:
                 await websocket.close()
                 return
             query = urlencode([(k, v) for k, v in params.multi_items() if k != "container"])
-            url = f"ws://{address}/exec/{namespace}/{name}/{container}?{query}"
+            path = f"/exec/{namespace}/{name}/{container}?{query}"
             try:
-                upstream = await websockets.connect(url, subprotocols=[proto] if proto else None,  # type: ignore[list-item]
-                                                    max_size=None, open_timeout=10)
+                upstream = await self.kubelet.connect_websocket(address, path, [proto] if proto else None)
             except Exception as exc:  # noqa: BLE001
+                if isinstance(exc, websockets.InvalidStatus):
+                    err = kubelet_error(address, exc.response.status_code,
+                                        exc.response.body.decode(errors="replace") if exc.response.body else "")
+                else:
+                    err = errors.ServiceUnavailable(f"the kubelet at {address} is unreachable: {exc}")
                 await websocket.accept(subprotocol=proto)
-                await websocket.send_bytes(b"\x03" + _status_json(
-                    errors.ServiceUnavailable(f"the kubelet at {address} is unreachable: {exc}")))
+                await websocket.send_bytes(b"\x03" + _status_json(err))
                 await websocket.close()
                 return
             await websocket.accept(subprotocol=proto)

@@ -7,6 +7,8 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minik8s.auth import tls_serving_options
+
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_POD_CIDR = "10.244.0.0/24"
 DEFAULT_CLUSTER_CIDR = "10.244.0.0/16"
@@ -31,6 +33,9 @@ class KubeletConfig:
     ``service_cidr`` the ClusterIP range (never masqueraded by the kubelet),
     ``network_backend`` one of :data:`NETWORK_BACKENDS`, ``resolv_conf`` the host file whose
     nameservers/searches pods inherit (Kubernetes' ``--resolv-conf``; empty: none).
+    ``tls_cert_file``/``tls_private_key_file`` make the kubelet's server speak HTTPS and
+    ``client_ca_file`` makes it require client certificates signed by that CA (see
+    :mod:`minik8s.kubelet.server`); all None: plain HTTP without authentication.
     """
 
     node_name: str
@@ -59,6 +64,9 @@ class KubeletConfig:
     pod_infra_container_image: str = "minik8s/pause:latest"
     image_pull_progress_deadline: float = 30.0
     max_pods: int = 110
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+    client_ca_file: str | None = None
     workers: int = 10
 
     @property
@@ -137,6 +145,16 @@ def check_backend(backend: str) -> str:
     if backend not in NETWORK_BACKENDS:
         raise ConfigError(f"--network-backend: {backend!r} is not one of {', '.join(NETWORK_BACKENDS)}")
     return backend
+
+
+def check_serving_tls(tls_cert_file: str | None, tls_private_key_file: str | None,
+                      client_ca_file: str | None) -> None:
+    """Validate ``--tls-cert-file``, ``--tls-private-key-file`` and ``--client-ca-file`` together,
+    loading the files.  Raises ConfigError naming the flag."""
+    try:
+        tls_serving_options(tls_cert_file, tls_private_key_file, client_ca_file)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def default_node_name() -> str:

@@ -132,7 +132,8 @@ class Kubelet:
                                 LifecycleHooks(runtime, probes.http, events.emit), self.informer.has_synced)
 
         stats = StatsProvider(runtime, cfg.node_name, self.pods, self.pod_status)
-        server = make_server(create_app(self, runtime, stats), cfg.bind_address, cfg.port)
+        server = make_server(create_app(self, runtime, stats), cfg.bind_address, cfg.port,
+                             cfg.tls_cert_file, cfg.tls_private_key_file, cfg.client_ca_file)
         tasks: list[asyncio.Task[Any]] = [loop.create_task(server.serve(), name="kubelet-server")]
         docker_stop = threading.Event()
         watcher = None

@@ -12,7 +12,7 @@ def command(
                                               "(default: $KUBECONFIG, ~/.kube/config, ~/.minik8s/kubeconfig)"),
     node_name: str = typer.Option(None, help="name of the Node (default: the host name, lower-cased)"),
     node_ip: str = typer.Option(None, help="the node's InternalIP (default: the host's primary IPv4)"),
-    port: int = typer.Option(10250, help="port of the kubelet's HTTP server (logs, exec)"),
+    port: int = typer.Option(10250, help="port of the kubelet's server (logs, exec, stats)"),
     address: str = typer.Option(None, help="bind address of the kubelet's server (default: --node-ip)"),
     pod_cidr: str = typer.Option(None, help="pod subnet of this node, published as the Node's spec.podCIDR when "
                                             "that is empty (the Node's wins when set); without it the kubelet "
@@ -46,6 +46,13 @@ def command(
     image_pull_progress_deadline: float = typer.Option(
         30.0, help="cancel an image pull that made no progress for this many seconds"),
     max_pods: int = typer.Option(110, help="pods capacity of the Node"),
+    tls_cert_file: str = typer.Option(None, help="serving certificate of the kubelet's server (PEM); "
+                                                 "with --tls-private-key-file it serves HTTPS"),
+    tls_private_key_file: str = typer.Option(None, help="key of --tls-cert-file (PEM)"),
+    client_ca_file: str = typer.Option(None, help="CA that signs client certificates (PEM; needs --tls-cert-file): "
+                                                  "every request must carry one (401 otherwise), and only "
+                                                  "system:masters and kube-apiserver-kubelet-client are "
+                                                  "allowed (403 otherwise)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run this node's pods on Docker: register the Node, heartbeat, reconcile pods, serve logs/exec."""
@@ -61,6 +68,7 @@ def command(
         KubeletConfig,
         check_backend,
         check_cidr,
+        check_serving_tls,
         default_node_ip,
         default_node_name,
         parse_ip_list,
@@ -101,7 +109,11 @@ def command(
             pod_infra_container_image=pod_infra_container_image,
             image_pull_progress_deadline=image_pull_progress_deadline,
             max_pods=max_pods,
+            tls_cert_file=tls_cert_file,
+            tls_private_key_file=tls_private_key_file,
+            client_ca_file=client_ca_file,
         )
+        check_serving_tls(tls_cert_file, tls_private_key_file, client_ca_file)
     except ConfigError as exc:
         raise typer.BadParameter(str(exc)) from exc
 

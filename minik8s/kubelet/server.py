@@ -17,6 +17,13 @@ Routes (Kubernetes' kubelet API):
   (``{"Width": w, "Height": h}``); with v5 the client sends ``[255, 0]`` to close stdin.  At
   the end channel 3 carries a ``metav1.Status`` (v4/v5): ``Success``, or ``Failure`` with
   reason ``NonZeroExitCode`` and the exit code as cause ``ExitCode``; then the server closes.
+
+Security (:func:`make_server`, the kubelet's flags): with ``--tls-cert-file`` and
+``--tls-private-key-file`` the server speaks HTTPS; with ``--client-ca-file`` as well every
+request, WebSocket upgrades included, must present a client certificate signed by that CA
+(else 401 ``Unauthorized``) whose user is allowed by
+:class:`~minik8s.kubelet.authorization.KubeletAuthorizer` (else 403 ``Forbidden (user=...)``),
+plain-text bodies as the kubelet's.  Without these flags: plain HTTP, no authentication.
 """
 
 from __future__ import annotations
@@ -32,7 +39,10 @@ from typing import Any, Protocol
 import uvicorn
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.types import ASGIApp
 
+from minik8s.auth import Authenticator, AuthMiddleware, tls_serving_options
+from minik8s.kubelet.authorization import KubeletAuthorizer
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 from minik8s.kubelet.stats import StatsProvider
 
@@ -289,8 +299,20 @@ class Server(uvicorn.Server):
         return contextlib.nullcontext()
 
 
-def make_server(app: FastAPI, host: str, port: int) -> Server:
-    """A uvicorn server for ``app`` on ``host:port`` (no access log, quick shutdown)."""
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
-                            ws="auto", lifespan="off", timeout_graceful_shutdown=1)
+def make_server(app: FastAPI, host: str, port: int, tls_cert_file: str | None = None,
+                tls_private_key_file: str | None = None, client_ca_file: str | None = None) -> Server:
+    """A uvicorn server for ``app`` on ``host:port`` (no access log, quick shutdown).
+
+    HTTPS with ``tls_cert_file`` and ``tls_private_key_file``; ``client_ca_file`` (needs them)
+    adds x509 client-certificate authentication and the kubelet's authorization (see the
+    module docstring), as the kubelet with ``--anonymous-auth=false --authorization-mode=Webhook``.
+    Raises ValueError naming the flag for an incomplete combination or a file that does not load.
+    """
+    serving = tls_serving_options(tls_cert_file, tls_private_key_file, client_ca_file)
+    asgi: ASGIApp = app
+    if client_ca_file:
+        asgi = AuthMiddleware(app, Authenticator(client_certs=True), KubeletAuthorizer(), plain_text=True)
+    options = {"ws": "auto", **serving}
+    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", access_log=False,
+                            lifespan="off", timeout_graceful_shutdown=1, **options)
     return Server(config)

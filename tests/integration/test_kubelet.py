@@ -14,6 +14,7 @@ import ipaddress
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -64,10 +65,12 @@ class KubeletProcess:
     waits for the Node's podCIDR); ``extra``: more flags.  Its ``--cluster-cidr`` is the /20
     around the pod CIDR unless ``extra`` names one, so its blackhole route and netfilter rules
     stay apart from a real cluster's 10.244.0.0/16; :meth:`cleanup` removes them.
+    ``tls``: for a kubelet started with ``--tls-cert-file`` in ``extra``, the client context
+    that may call its ``/healthz`` over HTTPS (trusting its CA, with an allowed certificate).
     """
 
     def __init__(self, apiserver: APIServer, workdir: Path, cidr: str | None = None,
-                 extra: list[str] | None = None) -> None:
+                 extra: list[str] | None = None, tls: ssl.SSLContext | None = None) -> None:
         self.node = f"kt-{os.urandom(3).hex()}"
         self.network = f"mk8s-{self.node}"
         self.cidr = _free_subnet() if cidr is None else cidr
@@ -78,6 +81,8 @@ class KubeletProcess:
             self.cluster_cidr = str(ipaddress.ip_network(self.cidr).supernet(new_prefix=20))
             self.extra += ["--cluster-cidr", self.cluster_cidr]
         self.port = free_port()
+        self.tls = tls
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.root = workdir / "root"
         self.kubeconfig = workdir / "kubeconfig"
         self.kubeconfig.write_text(render(apiserver.url))
@@ -97,7 +102,7 @@ class KubeletProcess:
              "--node-status-update-frequency", "2", "--node-lease-duration-seconds", "8",
              "--sync-frequency", "2", "-v"],
             stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-        wait_http(f"http://127.0.0.1:{self.port}/healthz", 30)
+        wait_http(f"{self.url}/healthz", 30, **({"verify": self.tls} if self.tls else {}))
         wait_http(f"{self.api_url}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{self.node}", 30)
 
     def stop(self) -> None:

@@ -20,9 +20,9 @@ from minik8s.api.metrics import (
 )
 from minik8s.api.registry import METRICS_TYPES, Registry, default_registry
 from minik8s.apiserver import discovery
+from minik8s.apiserver.kubelet_client import kubelet_address
 from minik8s.apiserver.metrics import (
     PodSample,
-    kubelet_address,
     node_metrics,
     pod_metrics,
     samples_from_summary,

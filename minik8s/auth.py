@@ -1,0 +1,203 @@
+"""Authentication for minik8s' HTTPS servers, shared by the apiserver and the kubelet.
+
+Like Kubernetes' ``k8s.io/apiserver`` authenticators, which kube-apiserver and the kubelet
+both use:
+
+- ``--token-auth-file`` (apiserver only) is a CSV of ``token,user,uid[,"group1,group2"]``;
+- ``--client-ca-file`` makes the TLS listener ask for client certificates (``CERT_OPTIONAL``),
+  and a certificate that verifies against that CA authenticates as its CN (user) and O
+  (groups).
+
+With neither configured every request is allowed as ``system:anonymous`` (loopback
+development setups).  With either, an unauthenticated request gets 401; with an
+:class:`Authorizer` as well, an authenticated user it denies gets 403
+(:class:`AuthMiddleware`).  :func:`tls_serving_options` turns the serving flags into
+uvicorn settings.
+"""
+
+from __future__ import annotations
+
+import csv
+import ssl
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+from minik8s.api import errors
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    """Who made a request: user name, uid and groups (Kubernetes' ``user.Info``)."""
+
+    name: str
+    uid: str = ""
+    groups: tuple[str, ...] = field(default_factory=tuple)
+
+
+ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))
+
+
+def load_token_file(path: str) -> dict[str, UserInfo]:
+    """Parse a static token file; raises ValueError naming the bad line."""
+    tokens: dict[str, UserInfo] = {}
+    with open(path, newline="") as fh:
+        for lineno, row in enumerate(csv.reader(fh), 1):
+            if not row or row[0].startswith("#"):
+                continue
+            if len(row) < 3:
+                raise ValueError(f"{path}:{lineno}: expected token,user,uid[,groups]")
+            groups = tuple(g for g in (row[3].split(",") if len(row) > 3 else []) if g)
+            tokens[row[0].strip()] = UserInfo(row[1].strip(), row[2].strip(), groups)
+    return tokens
+
+
+class Authenticator:
+    """Decides who a request is from (``None``: unauthenticated)."""
+
+    def __init__(self, tokens: dict[str, UserInfo] | None = None, client_certs: bool = False) -> None:
+        self.tokens = tokens or {}
+        self.client_certs = client_certs
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.tokens) or self.client_certs
+
+    def authenticate(self, scope: dict[str, Any]) -> UserInfo | None:
+        """The user of an ASGI ``scope``: a known bearer token, else a verified client certificate
+        (``scope["extensions"]["tls"]["client_cert"]``, see :class:`TLSInfoProtocol`); None when
+        authentication is on and neither names anyone; :data:`ANONYMOUS` when it is off."""
+        if not self.enabled:
+            return ANONYMOUS
+        for name, value in scope.get("headers") or []:
+            if name == b"authorization":
+                kind, _, token = value.decode("latin-1").partition(" ")
+                if kind.lower() == "bearer" and token.strip() in self.tokens:
+                    return self.tokens[token.strip()]
+        cert = ((scope.get("extensions") or {}).get("tls") or {}).get("client_cert")
+        if self.client_certs and cert:
+            subject = {k: v for rdn in cert.get("subject", ()) for k, v in rdn}
+            cn = subject.get("commonName")
+            if cn:
+                groups = tuple(v for rdn in cert.get("subject", ()) for k, v in rdn if k == "organizationName")
+                return UserInfo(cn, groups=groups)
+        return None
+
+
+class Authorizer(Protocol):
+    """Decides whether an authenticated user may make a request (Kubernetes' ``authorizer.Authorizer``)."""
+
+    def authorize(self, user: UserInfo, method: str, path: str) -> str | None:
+        """None when ``user`` may send ``method`` to ``path``; else the reason, sent with the 403."""
+        ...
+
+
+class AuthMiddleware:
+    """ASGI middleware: authenticate every HTTP request and WebSocket upgrade, then authorize it.
+
+    Unauthenticated → 401 ``Unauthorized``; denied by ``authorizer`` → 403 with its reason.
+    Bodies are ``kind: Status`` JSON (kube-apiserver) or, with ``plain_text``, the bare message
+    (the kubelet's ``Unauthorized`` / ``Forbidden (user=..., ...)``).  A refused WebSocket
+    upgrade gets the same HTTP response when the server supports the ASGI WebSocket denial
+    response (uvicorn does), else the connection is closed with 1008.  The user is left in
+    ``scope["state"]["user"]``.
+    """
+
+    def __init__(self, app: ASGIApp, authenticator: Authenticator, authorizer: Authorizer | None = None,
+                 plain_text: bool = False) -> None:
+        self.app = app
+        self.authenticator = authenticator
+        self.authorizer = authorizer
+        self.plain_text = plain_text
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            user = self.authenticator.authenticate(dict(scope))
+            if user is None:
+                await self._refuse(errors.Unauthorized("Unauthorized"), scope, receive, send)
+                return
+            if self.authorizer is not None:
+                reason = self.authorizer.authorize(user, scope.get("method") or "GET", scope.get("path") or "/")
+                if reason is not None:
+                    await self._refuse(errors.Forbidden(reason), scope, receive, send)
+                    return
+            scope.setdefault("state", {})["user"] = user
+        await self.app(scope, receive, send)
+
+    async def _refuse(self, err: errors.APIError, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and "websocket.http.response" not in (scope.get("extensions") or {}):
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        response: Response = (PlainTextResponse(err.message, status_code=err.code) if self.plain_text
+                              else JSONResponse(err.to_status(), status_code=err.code))
+        await response(scope, receive, send)
+
+
+class TLSInfoProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP protocol, plus the verified client certificate in ``scope["extensions"]["tls"]``.
+
+    The TLS layer already verified the certificate against ``--client-ca-file``
+    (``CERT_OPTIONAL``); this only exposes who it names to the application.
+    """
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.scope["extensions"] = {"tls": {"client_cert": peer_certificate(self.transport)}}  # type: ignore[typeddict-unknown-key]
+
+
+class TLSInfoWebSocketProtocol(WebSocketsSansIOProtocol):
+    """The same for WebSocket upgrades (``pods/exec``), whose scope uvicorn builds separately."""
+
+    async def run_asgi(self) -> None:
+        extensions = dict(self.scope.get("extensions") or {})
+        extensions["tls"] = {"client_cert": peer_certificate(self.transport)}
+        self.scope["extensions"] = extensions  # type: ignore[typeddict-item]
+        await super().run_asgi()
+
+
+def peer_certificate(transport: Any) -> dict[str, Any] | None:
+    """The client certificate the TLS layer verified (``ssl.SSLSocket.getpeercert`` shape), if any."""
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    return ssl_object.getpeercert() if ssl_object is not None else None
+
+
+def tls_serving_options(tls_cert_file: str | None, tls_private_key_file: str | None,
+                        client_ca_file: str | None) -> dict[str, Any]:
+    """``uvicorn.Config`` keyword arguments for the flags ``--tls-cert-file``,
+    ``--tls-private-key-file`` and ``--client-ca-file`` (same names in kube-apiserver and the kubelet).
+
+    Without a certificate: ``{}`` (plain HTTP).  With one: HTTPS, the protocols that expose
+    the client certificate, and with a client CA ``CERT_OPTIONAL`` verification (a client
+    without a certificate still connects and is answered 401 by :class:`AuthMiddleware`).
+    The files are loaded once here, so a missing or unreadable file is reported at start.
+    Raises ValueError naming the flag.
+    """
+    if not tls_cert_file and not tls_private_key_file:
+        if client_ca_file:
+            raise ValueError("--client-ca-file needs --tls-cert-file and --tls-private-key-file")
+        return {}
+    if not (tls_cert_file and tls_private_key_file):
+        raise ValueError("--tls-cert-file and --tls-private-key-file go together")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.load_cert_chain(tls_cert_file, tls_private_key_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(f"--tls-cert-file/--tls-private-key-file: cannot load {tls_cert_file} and "
+                         f"{tls_private_key_file}: {exc}") from exc
+    if client_ca_file:
+        try:
+            ctx.load_verify_locations(client_ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(f"--client-ca-file: cannot load {client_ca_file}: {exc}") from exc
+    return {
+        "ssl_certfile": tls_cert_file,
+        "ssl_keyfile": tls_private_key_file,
+        "ssl_ca_certs": client_ca_file,
+        "ssl_cert_reqs": ssl.CERT_OPTIONAL if client_ca_file else ssl.CERT_NONE,
+        "http": TLSInfoProtocol,
+        "ws": TLSInfoWebSocketProtocol,
+    }
