@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from urllib.parse import urlparse
 
 import typer
 import uvicorn
 
 from minik8s import logging as mlog
 from minik8s.apiserver.app import create_app
+from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdTLS, EtcdTLSRefused, check_tls, parse_etcd_servers
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.storage import Store
 from minik8s.auth import Authenticator, load_token_file, tls_serving_options
@@ -29,6 +29,7 @@ def run(
     service_cluster_ip_range: str = "10.96.0.0/16",
     service_node_port_range: str = "30000-32767",
     metrics_resolution: float = 15.0,
+    etcd_tls: EtcdTLS | None = None,
     kubelet_client_certificate: str | None = None,
     kubelet_client_key: str | None = None,
     kubelet_certificate_authority: str | None = None,
@@ -38,21 +39,35 @@ def run(
     Serves HTTPS when ``tls_cert_file`` and ``tls_private_key_file`` are given, else
     plain HTTP (keep that on loopback).  ``client_ca_file`` (needs TLS) and
     ``token_auth_file`` turn on authentication: then every request must carry a
-    valid client certificate or bearer token, or it gets 401.  The ``kubelet_*`` files
-    make it reach kubelets over https/wss (:mod:`minik8s.apiserver.kubelet_client`).
+    valid client certificate or bearer token, or it gets 401.  ``etcd_tls`` holds
+    ``--etcd-cafile/--etcd-certfile/--etcd-keyfile`` for an ``https://`` etcd URL; the
+    ``kubelet_*`` files make it reach kubelets over https/wss
+    (:mod:`minik8s.apiserver.kubelet_client`).
 
-    Exits (SystemExit, one log line) for unusable flags or files.
+    Exits (SystemExit, one log line) for unusable flags or files, and when etcd refuses
+    the TLS connection at start; an etcd that is not reachable yet is only reported (then
+    ``/readyz`` says so until it is).
     """
     try:
-        first = etcd_servers.split(",")[0]
-        url = urlparse(first if "://" in first else f"http://{first}")
-        store = Store(url.hostname or "127.0.0.1", url.port or 2379)
+        endpoint = parse_etcd_servers(etcd_servers, etcd_tls)
+        store = Store(endpoint.host, endpoint.port, tls=endpoint.tls)
         serving = tls_serving_options(tls_cert_file, tls_private_key_file, client_ca_file)
         kubelet = KubeletClient(kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority)
         tokens = load_token_file(token_auth_file) if token_auth_file else {}
     except (ValueError, OSError) as exc:
         log.error("apiserver cannot start: %s", exc)
         raise SystemExit(1) from exc
+    try:
+        check_tls(endpoint)
+    except EtcdTLSRefused as exc:
+        log.error("apiserver cannot use etcd at %s: %s (check --etcd-cafile, --etcd-certfile, --etcd-keyfile)",
+                  endpoint.url, exc)
+        raise SystemExit(1) from exc
+    except EtcdConfigError as exc:
+        log.error("apiserver cannot start: %s", exc)
+        raise SystemExit(1) from exc
+    except OSError as exc:
+        log.warning("apiserver etcd at %s is not reachable yet: %s", endpoint.url, exc)
     auth = Authenticator(tokens, client_certs=bool(client_ca_file))
     scheme = "https" if serving else "http"
     low, _, high = service_node_port_range.partition("-")
@@ -60,7 +75,7 @@ def run(
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
                      metrics_resolution=metrics_resolution, kubelet_client=kubelet)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, kubelets over %s)", scheme, bind_address, port,
-             first, "on" if auth.enabled else "off", kubelet.scheme)
+             endpoint.url, "on" if auth.enabled else "off", kubelet.scheme)
     options = {"http": "httptools", "ws": "auto", **serving}
     config = uvicorn.Config(app, host=bind_address, port=port, log_level="warning", access_log=False,
                             timeout_keep_alive=30, timeout_graceful_shutdown=2, **options)
@@ -68,7 +83,11 @@ def run(
 
 
 def command(
-    etcd_servers: str = typer.Option("http://127.0.0.1:2379", help="etcd client URL(s), comma-separated"),
+    etcd_servers: str = typer.Option("http://127.0.0.1:2379", help="etcd client URL(s), comma-separated "
+                                                                   "(https:// for TLS; the first is used)"),
+    etcd_cafile: str = typer.Option(None, help="CA that signs etcd's serving certificate (PEM; https etcd only)"),
+    etcd_certfile: str = typer.Option(None, help="client certificate for etcd (PEM; https etcd only)"),
+    etcd_keyfile: str = typer.Option(None, help="key of --etcd-certfile (PEM)"),
     bind_address: str = typer.Option("127.0.0.1", help="address to listen on"),
     secure_port: int = typer.Option(6443, "--secure-port", "--port", help="port to listen on"),
     tls_cert_file: str = typer.Option(None, help="serving certificate (PEM); enables HTTPS"),
@@ -97,4 +116,5 @@ def command(
     mlog.setup("apiserver", v)
     run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
         token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range, resolution,
+        EtcdTLS(etcd_cafile, etcd_certfile, etcd_keyfile),
         kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority)

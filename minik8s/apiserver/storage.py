@@ -21,6 +21,7 @@ import grpc
 from aetcd import utils as etcd_utils
 
 from minik8s.api import errors
+from minik8s.apiserver.etcd_client import EtcdEndpoint, EtcdTLS, etcd_client
 
 log = logging.getLogger("apiserver.storage")
 
@@ -68,8 +69,11 @@ class Store:
     (etcd unreachable).
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 2379, timeout: float = 10.0) -> None:
-        self.client = aetcd.Client(host=host, port=port, timeout=timeout)
+    def __init__(self, host: str = "127.0.0.1", port: int = 2379, timeout: float = 10.0,
+                 tls: EtcdTLS | None = None) -> None:
+        """Talk to etcd at ``host:port`` (``timeout``: seconds per call), over TLS when ``tls`` is given
+        (see :mod:`minik8s.apiserver.etcd_client`; EtcdConfigError for unreadable files)."""
+        self.client = etcd_client(EtcdEndpoint(host, port, tls), timeout)
 
     async def close(self) -> None:
         await self.client.close()
