@@ -10,6 +10,8 @@ paths are parsed once here:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -23,6 +25,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
 from minik8s.apiserver import discovery
+from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
 from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
@@ -35,7 +38,6 @@ from minik8s.auth import Authenticator, AuthMiddleware
 log = logging.getLogger("apiserver")
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default request size limit (3 MiB)
-SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 @dataclass
@@ -126,7 +128,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                node_port_range: tuple[int, int] = (30000, 32767),
                metrics_resolution: float | None = DEFAULT_RESOLUTION,
                kubelet_client: KubeletClient | None = None) -> FastAPI:
-    """Build the ASGI application over ``store``. Namespaces in SYSTEM_NAMESPACES are created at start.
+    """Build the ASGI application over ``store``.  The system namespaces and the ``kubernetes``
+    Service (advertised at ``server_address``) are kept in place (:mod:`minik8s.apiserver.bootstrap`).
 
     ``authenticator``: who may call (401 for the unauthenticated when it is enabled).
     ``metrics_resolution`` (seconds; None or 0: off) is how often the metrics API's scraper
@@ -145,18 +148,18 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION, kubelet)
     metrics = MetricsAPI(api, scraper)
 
+    host, _, port = server_address.rpartition(":")
+    bootstrap = Bootstrap(api, registry, service_cidr, host.strip("[]") or "127.0.0.1", int(port or 6443))
+
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        ns_rt = registry.by_kind("v1", "Namespace")
-        assert ns_rt is not None
-        for ns in SYSTEM_NAMESPACES:
-            try:
-                await api.create(ns_rt, None, {"metadata": {"name": ns}})
-            except errors.AlreadyExists:
-                pass
-            except errors.APIError as exc:  # etcd not up yet: /readyz says so
-                log.warning("apiserver could not create namespace %s: %s", ns, exc.message)
+        with contextlib.suppress(errors.APIError):  # etcd not up yet: the loop retries
+            await bootstrap.ensure()
+        stop = asyncio.Event()
+        loop_task = asyncio.get_running_loop().create_task(bootstrap.run(stop))
         async with running(scraper if metrics_resolution else None):
             yield
+        stop.set()
+        await loop_task
         await kubelet.aclose()
         await store.close()
 

@@ -1,0 +1,114 @@
+"""What the apiserver keeps in place by itself: the system namespaces and ``default/kubernetes``.
+
+Like kube-apiserver's bootstrap controller, a background loop (every ``period`` seconds,
+so it also repairs what a user deleted, and it retries while etcd is not up yet):
+
+* the Namespaces ``default``, ``kube-system``, ``kube-public`` and ``kube-node-lease``;
+* the Service ``default/kubernetes``: ClusterIP = the first address of the service CIDR
+  (``10.96.0.1``), port ``https`` 443 → the apiserver's port, no selector;
+* its Endpoints: the apiserver's advertise address and port.  Addresses are only added
+  (several apiservers each add their own; Kubernetes' lease reconciler also removes
+  stale ones, this does not).  Only an IP advertise address is published, and not a
+  loopback or unspecified one (pods cannot reach the host's loopback).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+from typing import Any
+
+from minik8s.api import errors
+from minik8s.api.registry import Registry
+
+log = logging.getLogger("apiserver")
+Obj = dict[str, Any]
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SERVICE_NAME = "kubernetes"
+
+
+def kubernetes_service_ip(service_cidr: str) -> str:
+    """The ``kubernetes`` Service's ClusterIP: the first address of ``service_cidr``."""
+    return str(ipaddress.ip_network(service_cidr, strict=False).network_address + 1)
+
+
+def publishable(host: str) -> bool:
+    """Whether ``host`` can be an endpoint pods reach: an IP, neither loopback nor unspecified."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return not (ip.is_loopback or ip.is_unspecified)
+
+
+class Bootstrap:
+    """Ensures the system namespaces and the ``kubernetes`` Service exist (see the module docstring)."""
+
+    def __init__(self, api: Any, registry: Registry, service_cidr: str, advertise_host: str, port: int,
+                 period: float = 10.0) -> None:
+        self.api = api
+        self.registry = registry
+        self.service_ip = kubernetes_service_ip(service_cidr)
+        self.advertise_host = advertise_host
+        self.port = port
+        self.period = period
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Ensure everything every ``period`` seconds until ``stop`` is set."""
+        warned = False
+        while not stop.is_set():
+            try:
+                await self.ensure()
+                warned = False
+            except errors.APIError as exc:  # etcd not up yet: /readyz says so
+                if not warned:
+                    log.warning("apiserver bootstrap: %s (retrying every %.0fs)", exc.message, self.period)
+                    warned = True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.period)
+
+    async def ensure(self) -> None:
+        """One pass: create what is missing, add this apiserver to the Endpoints."""
+        ns_rt = self.registry.by_kind("v1", "Namespace")
+        svc_rt = self.registry.by_kind("v1", "Service")
+        ep_rt = self.registry.by_kind("v1", "Endpoints")
+        assert ns_rt is not None and svc_rt is not None and ep_rt is not None
+        for ns in SYSTEM_NAMESPACES:
+            await self._create_missing(ns_rt, None, {"metadata": {"name": ns}})
+        await self._create_missing(svc_rt, "default", {
+            "metadata": {"name": SERVICE_NAME, "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"type": "ClusterIP", "clusterIP": self.service_ip,
+                     "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.port}]}})
+        if not publishable(self.advertise_host):
+            return
+        address = {"ip": self.advertise_host}
+        port = {"name": "https", "port": self.port, "protocol": "TCP"}
+        try:
+            ep = await self.api.get(ep_rt, "default", SERVICE_NAME)
+        except errors.NotFound:
+            await self._create_missing(ep_rt, "default", {"metadata": {"name": SERVICE_NAME},
+                                                          "subsets": [{"addresses": [address], "ports": [port]}]})
+            return
+        subsets = ep.get("subsets") or []
+        if any(a.get("ip") == self.advertise_host for s in subsets for a in s.get("addresses") or []) \
+                and all(s.get("ports") == [port] for s in subsets):
+            return
+        addresses = [a for s in subsets for a in s.get("addresses") or [] if a.get("ip") != self.advertise_host]
+        ep["subsets"] = [{"addresses": [*addresses, address], "ports": [port]}]
+        with contextlib.suppress(errors.Conflict):  # another apiserver wrote first: next pass
+            await self.api.update(ep_rt, "default", SERVICE_NAME, ep)
+
+    async def _create_missing(self, rt: Any, namespace: str | None, body: Obj) -> None:
+        try:  # look first: creating an existing Service would fail on its ClusterIP, not its name
+            await self.api.get(rt, namespace, body["metadata"]["name"])
+            return
+        except errors.NotFound:
+            pass
+        try:
+            await self.api.create(rt, namespace, body)
+            log.info("apiserver bootstrap: created %s %s", rt.kind, body["metadata"]["name"])
+        except errors.AlreadyExists:
+            pass
