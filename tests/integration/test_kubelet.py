@@ -10,6 +10,7 @@ is removed at the end.  Traffic goes only to loopback and to the pods' container
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import os
@@ -134,13 +135,15 @@ class KubeletProcess:
                         self.cluster_cidr], check=False, cwd=ROOT, capture_output=True, timeout=60)
 
 
-@pytest.fixture(scope="module")
-def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeletProcess]:
+@contextlib.contextmanager
+def running_kubelet(apiserver: APIServer, workdir: Path, **kwargs: Any) -> Iterator[KubeletProcess]:
+    """A started :class:`KubeletProcess` (skips without Docker); afterwards its containers,
+    Node and Lease are removed."""
     try:
         _docker().ping()
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"the Docker Engine does not answer: {exc}")
-    k = KubeletProcess(apiserver, tmp_path_factory.mktemp("kubelet"), extra=LABEL_FLAGS)
+    k = KubeletProcess(apiserver, workdir, **kwargs)
     k.start()
     try:
         yield k
@@ -150,6 +153,12 @@ def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> I
         for path in (f"/api/v1/nodes/{k.node}",
                      f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{k.node}"):
             httpx.delete(apiserver.url + path, timeout=5)
+
+
+@pytest.fixture(scope="module")
+def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeletProcess]:
+    with running_kubelet(apiserver, tmp_path_factory.mktemp("kubelet"), extra=LABEL_FLAGS) as k:
+        yield k
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -26,11 +26,11 @@ from minik8s.client import Client
 from tests.conftest import APIServer, Etcd, wait_http
 from tests.integration.test_kubelet import (  # noqa: F401 - fixtures and helpers
     KubeletProcess,
-    _docker,
     create_pod,
     exec_ws,
     pod_body,
     pod_log,
+    running_kubelet,
     wait_for,
     wait_phase,
 )
@@ -85,22 +85,10 @@ def apiserver(etcd: Etcd, pki: PKI, tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.fixture(scope="module")
 def kubelet(apiserver: APIServer, pki: PKI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeletProcess]:
-    try:
-        _docker().ping()
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"the Docker Engine does not answer: {exc}")
-    k = KubeletProcess(apiserver, tmp_path_factory.mktemp("kubelet"), tls=pki.ctx(pki.apiserver), extra=[
-        "--tls-cert-file", str(pki.kubelet.cert), "--tls-private-key-file", str(pki.kubelet.key),
-        "--client-ca-file", str(pki.ca.cert)])
-    k.start()
-    try:
+    with running_kubelet(apiserver, tmp_path_factory.mktemp("kubelet"), tls=pki.ctx(pki.apiserver), extra=[
+            "--tls-cert-file", str(pki.kubelet.cert), "--tls-private-key-file", str(pki.kubelet.key),
+            "--client-ca-file", str(pki.ca.cert)]) as k:
         yield k
-    finally:
-        k.stop()
-        k.cleanup()
-        for path in (f"/api/v1/nodes/{k.node}",
-                     f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{k.node}"):
-            httpx.delete(apiserver.url + path, timeout=5)
 
 
 async def _get(kubelet: KubeletProcess, path: str, ctx: ssl.SSLContext) -> httpx.Response:
