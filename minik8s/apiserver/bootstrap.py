@@ -57,9 +57,14 @@ class Bootstrap:
         self.period = period
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Ensure everything every ``period`` seconds until ``stop`` is set."""
+        """Ensure everything every ``period`` seconds (after a first wait: the caller ran
+        :meth:`ensure` at start) until ``stop`` is set."""
         warned = False
-        while not stop.is_set():
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.period)
+            if stop.is_set():
+                return
             try:
                 await self.ensure()
                 warned = False
@@ -67,8 +72,6 @@ class Bootstrap:
                 if not warned:
                     log.warning("apiserver bootstrap: %s (retrying every %.0fs)", exc.message, self.period)
                     warned = True
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.period)
 
     async def ensure(self) -> None:
         """One pass: create what is missing, add this apiserver to the Endpoints."""
