@@ -17,7 +17,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.client import Client, Informer
-from minik8s.controllers.manager import ControllerManager
+from minik8s.controllers.manager import ControllerManager, ControllerOptions
 
 Obj = dict[str, Any]
 
@@ -43,10 +43,13 @@ async def wait_for(pred: Callable[[], Awaitable[bool]] | Callable[[], bool], tim
 
 
 @contextlib.asynccontextmanager
-async def controller_manager(client: Client, namespace: str, controllers: list[str] | None = None,
-                             workers: int = 3) -> AsyncIterator[ControllerManager]:
-    """``minik8s controller-manager`` in-process (an asyncio task), its informers limited to ``namespace``."""
-    manager = ControllerManager(client, controllers, workers=workers, namespace=namespace, resync_period=None)
+async def controller_manager(client: Client, namespace: str | None, controllers: list[str] | None = None,
+                             workers: int = 3, options: ControllerOptions | None = None
+                             ) -> AsyncIterator[ControllerManager]:
+    """``minik8s controller-manager`` in-process (an asyncio task), its informers limited to
+    ``namespace`` (None: every namespace)."""
+    manager = ControllerManager(client, controllers, workers=workers, namespace=namespace, resync_period=None,
+                                options=options)
     task = asyncio.get_running_loop().create_task(manager.run())
     try:
         await asyncio.wait_for(manager.started.wait(), 20)

@@ -28,6 +28,7 @@ from minik8s.controllers.manager import ControllerManager, ControllerOptions
 from minik8s.controllers.nodelifecycle import TAINT_UNREACHABLE, NodeLifecycleOptions
 from minik8s.scheduler.scheduler import Scheduler
 from tests.conftest import APIServer, Etcd
+from tests.integration.test_controller_support import controller_manager as support_controller_manager
 from tests.integration.test_controller_support import events_for, replicaset, wait_for
 
 Obj = dict[str, Any]
@@ -156,16 +157,10 @@ async def controller_manager(url: str, namespace: str | None = None,
                              options: ControllerOptions = OPTIONS) -> AsyncIterator[ControllerManager]:
     """``controller-manager --controllers nodelifecycle,replicaset,endpoint`` (short periods) in-process;
     with ``namespace`` its informers are limited to it (the Lease informer then is the controller's own)."""
-    async with Client(ClientConfig(server=url)) as cm_client:
-        manager = ControllerManager(cm_client, ["nodelifecycle", "replicaset", "endpoint"], workers=3,
-                                    namespace=namespace, resync_period=None, options=options)
-        task = asyncio.get_running_loop().create_task(manager.run())
-        try:
-            await asyncio.wait_for(manager.started.wait(), 20)
-            yield manager
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+    async with Client(ClientConfig(server=url)) as cm_client, \
+            support_controller_manager(cm_client, namespace, ["nodelifecycle", "replicaset", "endpoint"],
+                                       options=options) as manager:
+        yield manager
 
 
 @contextlib.asynccontextmanager
