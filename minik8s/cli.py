@@ -31,21 +31,10 @@ def _root() -> None:
 
 def _register() -> None:
     for name, module in COMPONENTS.items():
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue  # that component does not exist yet
-            raise
-        app.command(name)(mod.command)
-    try:
-        cluster = importlib.import_module(CLUSTER)
-    except ModuleNotFoundError as exc:
-        if exc.name != CLUSTER:
-            raise
-    else:
-        for verb in ("up", "down", "status"):
-            app.command(verb)(getattr(cluster, verb))
+        app.command(name)(importlib.import_module(module).command)
+    cluster = importlib.import_module(CLUSTER)
+    for verb in ("up", "down", "status"):
+        app.command(verb)(getattr(cluster, verb))
 
 
 _register()

@@ -29,9 +29,8 @@ from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
 from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
-from minik8s.apiserver.services import ServiceStrategy
 from minik8s.apiserver.storage import Store
-from minik8s.apiserver.strategy import default_strategies
+from minik8s.apiserver.strategies import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
 from minik8s.auth import Authenticator, AuthMiddleware
 
@@ -139,9 +138,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     """
     registry = registry or default_registry()
     served = Registry(registry.types + METRICS_TYPES)  # what discovery lists
-    strategies = default_strategies()
-    strategies["Service"] = ServiceStrategy(service_cidr, node_port_range)
-    api = ResourceAPI(store, registry, strategies)
+    api = ResourceAPI(store, registry, default_strategies(service_cidr, node_port_range))
     kubelet = kubelet_client or KubeletClient()
     pods = PodSubresources(api, kubelet)
     scale = ScaleSubresource(api)

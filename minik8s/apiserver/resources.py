@@ -1,7 +1,7 @@
 """The generic REST verbs over storage: create, get, list, update, patch, delete, watch.
 
 Driven by a :class:`~minik8s.api.registry.ResourceType` row and its
-:class:`~minik8s.apiserver.strategy.Strategy`, so a new kind needs no new code
+:class:`~minik8s.apiserver.strategies.base.Strategy`, so a new kind needs no new code
 here.  Semantics follow kube-apiserver's generic registry (``genericregistry.Store``):
 resourceVersion preconditions (stale → 409 Conflict), no-op updates are not
 written, graceful deletion sets ``deletionTimestamp``, an object whose
@@ -31,7 +31,7 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.selectors import FieldSelector, LabelSelector
 from minik8s.apiserver.storage import Store
-from minik8s.apiserver.strategy import GENERIC, Strategy, default_strategies
+from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
 
 log = logging.getLogger("apiserver")
 Obj = dict[str, Any]

@@ -1,6 +1,6 @@
 """Object storage over etcd: JSON values, resourceVersion = etcd revision, CAS updates.
 
-Only the apiserver imports this module (DESIGN.md: only the apiserver touches
+Only the apiserver imports this module (docs/architecture.md: only the apiserver touches
 etcd).  Values are the object's wire JSON without ``metadata.resourceVersion``;
 reads set it from the key's ``mod_revision``, lists from the read revision.
 """

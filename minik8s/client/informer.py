@@ -3,7 +3,7 @@
 Kubernetes' client-go reflector/informer pattern: list (remember the list's
 resourceVersion), then watch from it; on 410 Gone or a broken stream, relist
 and replay the differences, so handlers never miss the final state.  Handlers
-run on the event loop and should only enqueue keys (DESIGN.md: level-triggered
+run on the event loop and should only enqueue keys (docs/architecture.md: level-triggered
 controllers).  Indexers map an object to index values, e.g. pods by node.
 """
 

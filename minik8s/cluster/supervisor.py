@@ -9,7 +9,6 @@ would with ``Restart=always``.  Components are started in dependency order
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import ipaddress
 import json
 import logging
@@ -25,14 +24,8 @@ from minik8s.cluster.processes import Process, etcd_command, minik8s_command, wa
 
 log = logging.getLogger("supervisor")
 
-# component name -> module that must exist for it to be started
-OPTIONAL_COMPONENTS = {
-    "scheduler": "minik8s.scheduler.main",
-    "controller-manager": "minik8s.controllers.main",
-    "kubelet": "minik8s.kubelet.main",
-    "proxy": "minik8s.proxy.main",
-    "dns": "minik8s.dns.main",
-}
+#: The components started after etcd and the apiserver, in start order (``minik8s <name>``).
+COMPONENTS = ("scheduler", "controller-manager", "kubelet", "proxy", "dns")
 #: The pod network of a local cluster (controller-manager, kubelet and proxy agree on it).
 CLUSTER_CIDR = "10.244.0.0/16"
 #: ClusterIP of the cluster DNS Service (``minik8s dns --cluster-dns-ip``, kubelet ``--cluster-dns``).
@@ -101,7 +94,7 @@ class ClusterLayout:
 
 
 def component_processes(layout: ClusterLayout) -> list[Process]:
-    """The child processes of a local cluster, in start order (those not written yet are skipped)."""
+    """The child processes of a local cluster, in start order."""
     kc = str(layout.kubeconfig)
     procs = [
         Process("etcd", etcd_command(layout.data_dir / "etcd", layout.etcd_port, layout.etcd_port + 1),
@@ -112,9 +105,8 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
                 layout.logs / "apiserver.log"),
     ]
     kubelet_args = layout.extra_args.get("kubelet", [])
-    with_dns = importlib.util.find_spec(OPTIONAL_COMPONENTS["dns"]) is not None
     dns_flags = ["--cluster-dns", CLUSTER_DNS_IP] \
-        if with_dns and not any(a.startswith("--cluster-dns") for a in kubelet_args) else []
+        if not any(a.startswith("--cluster-dns") for a in kubelet_args) else []
     extra = {
         "scheduler": ["--kubeconfig", kc],
         "controller-manager": ["--kubeconfig", kc],
@@ -131,10 +123,9 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
                 "--cluster-dns-ip", CLUSTER_DNS_IP,
                 *(["--node-name", layout.node_name] if layout.node_name else [])],
     }
-    for name, module in OPTIONAL_COMPONENTS.items():
-        if importlib.util.find_spec(module) is not None:
-            argv = minik8s_command(name, *extra[name], *layout.extra_args.get(name, []))
-            procs.append(Process(name, argv, layout.logs / f"{name}.log"))
+    for name in COMPONENTS:
+        argv = minik8s_command(name, *extra[name], *layout.extra_args.get(name, []))
+        procs.append(Process(name, argv, layout.logs / f"{name}.log"))
     return procs
 
 

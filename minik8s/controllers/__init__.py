@@ -6,14 +6,19 @@ caches (:class:`minik8s.client.factory.SharedInformerFactory`):
 
 * :mod:`~minik8s.controllers.replicaset` — ReplicaSet (pods, expectations, status);
 * :mod:`~minik8s.controllers.deployment` — Deployment (rollouts through ReplicaSets);
+* :mod:`~minik8s.controllers.podautoscaler` — HorizontalPodAutoscaler (cpu/memory metrics,
+  behavior policies, the scale subresource);
 * :mod:`~minik8s.controllers.garbagecollector` — ownerReference garbage collection;
 * :mod:`~minik8s.controllers.endpoints` — Endpoints of selector Services;
 * :mod:`~minik8s.controllers.nodeipam` — Node podCIDRs from the cluster CIDR;
+* :mod:`~minik8s.controllers.nodelifecycle` — node health from Leases: Ready=Unknown,
+  not-ready/unreachable taints, rate-limited evictions;
 * :mod:`~minik8s.controllers.dnsrecords` — nginx Deployment + Service per DNS object / Ingress
   (configuration text from :mod:`~minik8s.controllers.nginxconf`).
 
 Pure logic lives beside them: :mod:`~minik8s.controllers.podutil` (pod states, scale-down
 order), :mod:`~minik8s.controllers.expectations`, :mod:`~minik8s.controllers.deploymentutil`
 (hash, surge/unavailable, rollout steps, status) and :mod:`~minik8s.controllers.ownerrefs`
-(adoption and release).
+(adoption and release).  :mod:`~minik8s.controllers.manager` runs the selected controllers over
+one shared informer factory; :mod:`~minik8s.controllers.main` is the command and its flags.
 """

@@ -1,7 +1,7 @@
 """What every controller shares: a work queue of keys, workers, event recording, slow-start batches.
 
-The shape is Kubernetes' controller pattern (DESIGN.md, "Rules of the house"): informer
-event handlers only enqueue ``namespace/name`` keys; :meth:`Controller.run` starts
+The shape is Kubernetes' controller pattern (docs/architecture.md, "The rules that hold it
+together"): informer event handlers only enqueue ``namespace/name`` keys; :meth:`Controller.run` starts
 ``workers`` loops that pop a key and call :meth:`Controller.sync`, which reconciles the
 object's desired and actual state from the shared informer caches.  A sync that raises is
 retried with per-key exponential back-off (:func:`minik8s.client.workqueue.run_workers`).

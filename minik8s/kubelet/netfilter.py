@@ -2,7 +2,7 @@
 
 Docker masquerades what leaves its bridge networks and isolates its bridges from each
 other; a Kubernetes pod network must do neither between pods (the server sees the
-client's pod IP, DESIGN.md "Pod network").  The pod network is therefore created with
+client's pod IP, docs/network.md "Pod network").  The pod network is therefore created with
 ``enable_ip_masquerade=false`` and the kubelet adds, in chains of its own:
 
 * nat ``MINIK8S-POSTROUTING`` (jumped from ``POSTROUTING``): traffic from the cluster CIDR

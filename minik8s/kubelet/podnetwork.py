@@ -2,7 +2,7 @@
 
 :class:`PodNetworkAgent` owns, on this host:
 
-1. the ``blackhole`` route for the whole cluster CIDR (DESIGN.md "Network safety"): an
+1. the ``blackhole`` route for the whole cluster CIDR (docs/network.md, "Network safety"): an
    address of the pod network that is not programmed fails here instead of following the
    default route off the machine; the local bridge's podCIDR and the peers' podCIDRs are
    more specific and win.  (The service CIDR is the proxy's: it routes it to a port-less

@@ -1,6 +1,6 @@
 """Links and the service CIDR route (iproute2's ``ip`` command).
 
-Network safety (DESIGN.md): every ClusterIP must die on this machine unless the proxy has
+Network safety (docs/network.md): every ClusterIP must die on this machine unless the proxy has
 programmed it.  The whole service CIDR is routed to a local bridge with no ports
 (``minik8s-svc0``): connect() to a ClusterIP then succeeds in choosing a route, so the
 ``OUTPUT`` nat DNAT can rewrite programmed ClusterIPs to pod IPs (and re-route them), while

@@ -12,9 +12,8 @@ from minik8s.api import errors
 from minik8s.api.registry import default_registry
 from minik8s.apiserver.bootstrap import SYSTEM_NAMESPACES, Bootstrap, kubernetes_service_ip, publishable
 from minik8s.apiserver.resources import DeleteOptions, ResourceAPI
-from minik8s.apiserver.services import ServiceStrategy
 from minik8s.apiserver.storage import Store
-from minik8s.apiserver.strategy import default_strategies
+from minik8s.apiserver.strategies import default_strategies
 from minik8s.client.rest import Client
 from tests.conftest import APIServer, Etcd
 
@@ -43,9 +42,7 @@ def own_etcd(tmp_path: Path) -> Iterator[Etcd]:
 @pytest.fixture
 async def api(own_etcd: Etcd) -> AsyncIterator[ResourceAPI]:
     store = Store("127.0.0.1", own_etcd.port)
-    strategies = default_strategies()
-    strategies["Service"] = ServiceStrategy("10.96.0.0/16")
-    yield ResourceAPI(store, REGISTRY, strategies)
+    yield ResourceAPI(store, REGISTRY, default_strategies("10.96.0.0/16"))
     await store.close()
 
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from minik8s.api.registry import default_registry
-from minik8s.apiserver.strategy import DNSStrategy, IngressStrategy
+from minik8s.apiserver.strategies.dns import DNSStrategy
+from minik8s.apiserver.strategies.ingress import IngressStrategy
 
 Obj = dict[str, Any]
 

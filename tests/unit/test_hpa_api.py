@@ -28,7 +28,7 @@ from minik8s.apiserver.metrics import (
     samples_from_summary,
     scrape_targets,
 )
-from minik8s.apiserver.strategy import default_strategies
+from minik8s.apiserver.strategies import default_strategies
 from minik8s.kubectl.columns import hpa_targets
 from minik8s.kubectl.top import memory_text, node_rows, pod_rows
 

@@ -10,7 +10,8 @@ from minik8s.api import errors
 from minik8s.api.core import Node, Pod
 from minik8s.api.core import qos_class as pod_qos_class
 from minik8s.api.registry import default_registry
-from minik8s.apiserver.strategy import PodStrategy, default_strategies
+from minik8s.apiserver.strategies import default_strategies
+from minik8s.apiserver.strategies.pod import PodStrategy
 from minik8s.client.kubeconfig import KubeconfigError, load, render
 
 

@@ -8,15 +8,14 @@ import pytest
 import yaml
 
 from minik8s.api.registry import default_registry
-from minik8s.apiserver.services import ServiceStrategy
-from minik8s.apiserver.strategy import default_strategies
+from minik8s.apiserver.strategies import default_strategies
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "networking").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_objects_are_valid(path: Path) -> None:
-    strategies = {**default_strategies(), "Service": ServiceStrategy()}
+    strategies = default_strategies()
     registry = default_registry()
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
     assert docs

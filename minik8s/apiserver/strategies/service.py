@@ -1,26 +1,16 @@
-"""Services: ClusterIP and NodePort allocation, defaults and validation (``corev1.Service``).
-
-Allocations are etcd keys created atomically (``/registry/ranges/serviceips/<ip>``,
-``/registry/ranges/servicenodeports/<port>``), so two concurrent creates can never
-get the same ClusterIP or nodePort; deleting the Service releases them.  Defaults:
-service CIDR 10.96.0.0/16, node ports 30000-32767 (kube-apiserver's
-``--service-cluster-ip-range`` / ``--service-node-port-range``).
-"""
+"""v1 Service: defaults, validation and update rules (``corev1.Service``); the ClusterIP and
+nodePort reservations are :class:`~minik8s.apiserver.allocators.ServiceAllocator`'s."""
 
 from __future__ import annotations
 
 import ipaddress
-import random
 from typing import Any
 
-from minik8s.api import errors
 from minik8s.api import validation as v
-from minik8s.apiserver.storage import Store
-from minik8s.apiserver.strategy import PROTOCOLS, Cause, Obj, Strategy, _supported
+from minik8s.apiserver.allocators import ServiceAllocator
+from minik8s.apiserver.strategies.base import PROTOCOLS, Cause, Obj, Strategy, unsupported
 
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
-IP_KEY = "/registry/ranges/serviceips/"
-PORT_KEY = "/registry/ranges/servicenodeports/"
 
 
 class ServiceStrategy(Strategy):
@@ -30,8 +20,9 @@ class ServiceStrategy(Strategy):
     name_check = staticmethod(v.dns1035_label_errors)
 
     def __init__(self, service_cidr: str = "10.96.0.0/16", node_port_range: tuple[int, int] = (30000, 32767)) -> None:
-        self.network = ipaddress.ip_network(service_cidr)
-        self.node_ports = node_port_range
+        self.allocator = ServiceAllocator(service_cidr, node_port_range)
+        self.network = self.allocator.network
+        self.node_ports = self.allocator.node_ports
 
     # ------------------------------------------------------------------ defaults and validation
     def default(self, obj: Obj) -> None:
@@ -54,7 +45,7 @@ class ServiceStrategy(Strategy):
         spec = obj.get("spec") or {}
         stype = spec.get("type")
         if stype not in SERVICE_TYPES:
-            causes.append(("spec.type", None, _supported(stype, SERVICE_TYPES)))
+            causes.append(("spec.type", None, unsupported(stype, SERVICE_TYPES)))
         ports = spec.get("ports") or []
         headless = spec.get("clusterIP") == "None"
         if not ports and stype != "ExternalName" and not headless:
@@ -76,7 +67,7 @@ class ServiceStrategy(Strategy):
             else:
                 causes += [(f"{path}.port", port, m) for m in v.port_number_errors(port)]
             if p.get("protocol") not in PROTOCOLS:
-                causes.append((f"{path}.protocol", None, _supported(p.get("protocol"), PROTOCOLS)))
+                causes.append((f"{path}.protocol", None, unsupported(p.get("protocol"), PROTOCOLS)))
             target = p.get("targetPort")
             if isinstance(target, int):
                 causes += [(f"{path}.targetPort", target, m) for m in v.port_number_errors(target)]
@@ -130,90 +121,18 @@ class ServiceStrategy(Strategy):
         return f
 
     # ------------------------------------------------------------------ allocation
-    async def allocate(self, store: Store, obj: Obj, old: Obj | None) -> list[str]:
+    async def allocate(self, store: Any, obj: Obj, old: Obj | None) -> list[str]:
         """Reserve the ClusterIP and nodePorts ``obj`` needs (new ones only); returns the keys taken.
 
         Raises Invalid when a requested IP/port is taken, or the range is full.
         """
-        spec = obj.setdefault("spec", {})
-        owner = f'{obj["metadata"].get("namespace")}/{obj["metadata"]["name"]}'
-        taken: list[str] = []
-        try:
-            if spec.get("type") != "ExternalName" and spec.get("clusterIP") != "None":
-                old_ip = ((old or {}).get("spec") or {}).get("clusterIP")
-                if not spec.get("clusterIP"):
-                    spec["clusterIP"] = await self._allocate_ip(store, owner, taken)
-                elif spec["clusterIP"] != old_ip:
-                    await self._reserve(store, IP_KEY + spec["clusterIP"], owner, taken,
-                                        f"spec.clusterIPs[0]: Invalid value: \"{spec['clusterIP']}\": failed to "
-                                        f"allocate IP {spec['clusterIP']}: provided IP is already allocated")
-                spec["clusterIPs"] = [spec["clusterIP"]]
-            if spec.get("type") in ("NodePort", "LoadBalancer"):
-                old_ports = {p.get("nodePort") for p in ((old or {}).get("spec") or {}).get("ports") or []}
-                for i, p in enumerate(spec.get("ports") or []):
-                    if not p.get("nodePort"):
-                        p["nodePort"] = await self._allocate_port(store, owner, taken)
-                    elif p["nodePort"] not in old_ports:
-                        await self._reserve(store, PORT_KEY + str(p["nodePort"]), owner, taken,
-                                            f"spec.ports[{i}].nodePort: Invalid value: {p['nodePort']}: "
-                                            "provided port is already allocated")
-        except BaseException:
-            await self.release_keys(store, taken)
-            raise
-        return taken
-
-    async def _reserve(self, store: Store, key: str, owner: str, taken: list[str], message: str) -> None:
-        try:
-            await store.create(key, {"service": owner})
-        except errors.AlreadyExists:
-            raise errors.Invalid(f'Service "{owner.split("/")[-1]}" is invalid: {message}') from None
-        taken.append(key)
-
-    async def _allocate_ip(self, store: Store, owner: str, taken: list[str]) -> str:
-        hosts = self.network.num_addresses - 2
-        # Like kube-apiserver, dynamic allocation stays out of the low band (16..256 addresses) so
-        # well-known static ClusterIPs such as kube-dns' 10.96.0.10 are free when asked for.
-        low_band = min(max(16, hosts // 16), 256) if hosts > 32 else 1
-        for _ in range(64):
-            ip = str(self.network.network_address + random.randint(low_band + 1, hosts))
-            try:
-                await store.create(IP_KEY + ip, {"service": owner})
-            except errors.AlreadyExists:
-                continue
-            taken.append(IP_KEY + ip)
-            return ip
-        raise errors.InternalError(f"failed to allocate a serviceIP: range {self.network} is full")
-
-    async def _allocate_port(self, store: Store, owner: str, taken: list[str]) -> int:
-        low, high = self.node_ports
-        for _ in range(64):
-            port = random.randint(low, high)
-            try:
-                await store.create(PORT_KEY + str(port), {"service": owner})
-            except errors.AlreadyExists:
-                continue
-            taken.append(PORT_KEY + str(port))
-            return port
-        raise errors.InternalError(f"failed to allocate a nodePort: range {low}-{high} is full")
+        return await self.allocator.allocate(store, obj, old)
 
     @staticmethod
     def keys_of(obj: Obj | None) -> set[str]:
         """The allocation keys a Service holds."""
-        if not obj:
-            return set()
-        spec = obj.get("spec") or {}
-        keys = set()
-        if spec.get("clusterIP") not in (None, "", "None"):
-            keys.add(IP_KEY + spec["clusterIP"])
-        for p in spec.get("ports") or []:
-            if p.get("nodePort"):
-                keys.add(PORT_KEY + str(p["nodePort"]))
-        return keys
+        return ServiceAllocator.keys_of(obj)
 
     @staticmethod
-    async def release_keys(store: Store, keys: Any) -> None:
-        for key in keys:
-            try:
-                await store.delete(key)
-            except errors.NotFound:
-                pass
+    async def release_keys(store: Any, keys: Any) -> None:
+        await ServiceAllocator.release(store, keys)

@@ -1,0 +1,44 @@
+"""Per-kind behaviour of the generic REST handlers: defaulting, validation, update rules.
+
+One module per kind with special needs (Kubernetes' ``pkg/registry/<group>/<kind>/strategy.go``);
+:mod:`.base` holds :class:`~.base.Strategy` (what every other kind gets, :data:`~.base.GENERIC`)
+and the validators several kinds share.  Adding a kind's strategy = a module here plus a row in
+:func:`default_strategies`.
+"""
+
+from __future__ import annotations
+
+from minik8s.apiserver.strategies.base import GENERIC, Strategy
+from minik8s.apiserver.strategies.deployment import DeploymentStrategy
+from minik8s.apiserver.strategies.dns import DNSStrategy
+from minik8s.apiserver.strategies.event import EventStrategy
+from minik8s.apiserver.strategies.horizontalpodautoscaler import HorizontalPodAutoscalerStrategy
+from minik8s.apiserver.strategies.ingress import IngressStrategy
+from minik8s.apiserver.strategies.namespace import NamespaceStrategy
+from minik8s.apiserver.strategies.node import NodeStrategy
+from minik8s.apiserver.strategies.pod import PodStrategy
+from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
+from minik8s.apiserver.strategies.service import ServiceStrategy
+
+__all__ = ["GENERIC", "Strategy", "default_strategies"]
+
+
+def default_strategies(service_cidr: str = "10.96.0.0/16",
+                       node_port_range: tuple[int, int] = (30000, 32767)) -> dict[str, Strategy]:
+    """The strategy of every kind that has special needs, by kind (others use :data:`GENERIC`).
+
+    ``service_cidr`` and ``node_port_range`` (inclusive) are where Services get their ClusterIPs
+    and nodePorts (kube-apiserver's ``--service-cluster-ip-range`` / ``--service-node-port-range``).
+    """
+    return {
+        "Namespace": NamespaceStrategy(),
+        "Pod": PodStrategy(),
+        "Node": NodeStrategy(),
+        "Event": EventStrategy(),
+        "Service": ServiceStrategy(service_cidr, node_port_range),
+        "ReplicaSet": ReplicaSetStrategy(),
+        "Deployment": DeploymentStrategy(),
+        "DNS": DNSStrategy(),
+        "Ingress": IngressStrategy(),
+        "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
+    }

@@ -1,0 +1,23 @@
+"""v1 Namespace: phase Active and the ``kubernetes`` finalizer by default; DNS-1123 label names."""
+
+from __future__ import annotations
+
+from minik8s.api import validation as v
+from minik8s.apiserver.strategies.base import Obj, Strategy
+
+
+class NamespaceStrategy(Strategy):
+    has_status = True
+    name_check = staticmethod(v.dns1123_label_errors)
+
+    def default(self, obj: Obj) -> None:
+        obj.setdefault("status", {}).setdefault("phase", "Active")
+        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+
+    def fields(self, obj: Obj) -> dict[str, str]:
+        f = super().fields(obj)
+        f["status.phase"] = (obj.get("status") or {}).get("phase") or ""
+        return f

@@ -1,0 +1,277 @@
+"""v1 Pod: PodSpec defaults and validation (also used for workload templates), update rules,
+field selectors and graceful deletion."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from minik8s.api import validation as v
+from minik8s.api.core import qos_class
+from minik8s.api.quantity import parse_quantity
+from minik8s.apiserver.strategies.base import PROTOCOLS, REQUIRED, TAINT_EFFECTS, Cause, Obj, Strategy, unsupported
+
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+TOLERATION_OPERATORS = ("Exists", "Equal")
+
+
+def default_probe(probe: Obj | None) -> None:
+    """``corev1.Probe`` defaults: timeout 1 s, period 10 s, success 1, failure 3; httpGet path ``/``."""
+    if not probe:
+        return
+    probe.setdefault("timeoutSeconds", 1)
+    probe.setdefault("periodSeconds", 10)
+    probe.setdefault("successThreshold", 1)
+    probe.setdefault("failureThreshold", 3)
+    probe.setdefault("initialDelaySeconds", 0)
+    if probe.get("httpGet") is not None:
+        probe["httpGet"].setdefault("path", "/")
+        probe["httpGet"].setdefault("scheme", "HTTP")
+
+
+def default_pod_spec(spec: Obj) -> None:
+    """Kubernetes' PodSpec defaults (restartPolicy Always, grace 30 s, TCP ports, IfNotPresent...)."""
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("securityContext", {})
+    for vol in spec.get("volumes") or []:
+        if not any(k in vol for k in ("emptyDir", "hostPath", "configMap", "secret")):
+            vol["emptyDir"] = {}
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        # Kubernetes picks Always for ":latest"; minik8s has no registry in its default
+        # setup, so it defaults to IfNotPresent for every tag (see README).
+        c.setdefault("imagePullPolicy", "IfNotPresent")
+        c.setdefault("terminationMessagePath", "/dev/termination-log")
+        c.setdefault("terminationMessagePolicy", "File")
+        c.setdefault("resources", {})
+        res = c["resources"]
+        # Kubernetes: requests default to limits when only limits are given.
+        for rname, qty in (res.get("limits") or {}).items():
+            res.setdefault("requests", {}).setdefault(rname, qty)
+        for p in c.get("ports") or []:
+            p.setdefault("protocol", "TCP")
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            default_probe(c.get(probe))
+    for t in spec.get("tolerations") or []:
+        if t.get("operator") is None:
+            t["operator"] = "Equal"
+
+
+def _validate_probe(probe: Obj | None, path: str) -> list[Cause]:
+    if not probe:
+        return []
+    handlers = [h for h in ("exec", "httpGet", "tcpSocket", "grpc") if probe.get(h) is not None]
+    causes: list[Cause] = []
+    if not handlers:
+        causes.append((path, None, "Required value: must specify a handler type"))
+    elif len(handlers) > 1:
+        causes.append((f"{path}.{handlers[1]}", None, "Forbidden: may not specify more than 1 handler type"))
+    for fld in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
+                "failureThreshold"):
+        val = probe.get(fld)
+        if val is not None and val < 0:
+            causes.append((f"{path}.{fld}", val, "must be greater than or equal to 0"))
+    for h in ("httpGet", "tcpSocket"):
+        port = (probe.get(h) or {}).get("port")
+        if isinstance(port, int):
+            causes += [(f"{path}.{h}.port", port, m) for m in v.port_number_errors(port)]
+    return causes
+
+
+def _validate_resources(res: Obj | None, path: str) -> list[Cause]:
+    causes: list[Cause] = []
+    parsed: dict[str, dict[str, Any]] = {}
+    for kind in ("limits", "requests"):
+        for rname, qty in ((res or {}).get(kind) or {}).items():
+            try:
+                value = parse_quantity(qty)
+            except ValueError as exc:
+                causes.append((f"{path}.{kind}[{rname}]", qty, str(exc)))
+                continue
+            if value < 0:
+                causes.append((f"{path}.{kind}[{rname}]", qty, "must be greater than or equal to 0"))
+            parsed.setdefault(kind, {})[rname] = value
+    for rname, req in parsed.get("requests", {}).items():
+        lim = parsed.get("limits", {}).get(rname)
+        if lim is not None and req > lim:
+            causes.append((f"{path}.requests", (res or {})["requests"][rname],
+                           f"must be less than or equal to {rname} limit of {(res or {})['limits'][rname]}"))
+    return causes
+
+
+def validate_container(c: Obj, path: str, volume_names: set[str]) -> list[Cause]:
+    causes: list[Cause] = []
+    name = c.get("name")
+    if not name:
+        causes.append((f"{path}.name", None, REQUIRED))
+    else:
+        causes += [(f"{path}.name", name, m) for m in v.dns1123_label_errors(name)]
+    if not c.get("image"):
+        causes.append((f"{path}.image", None, REQUIRED))
+    pp = c.get("imagePullPolicy")
+    if pp is not None and pp not in PULL_POLICIES:
+        causes.append((f"{path}.imagePullPolicy", None, unsupported(pp, PULL_POLICIES)))
+    port_names: set[str] = set()
+    for j, p in enumerate(c.get("ports") or []):
+        pp_path = f"{path}.ports[{j}]"
+        cp = p.get("containerPort")
+        if cp is None:
+            causes.append((f"{pp_path}.containerPort", None, REQUIRED))
+        else:
+            causes += [(f"{pp_path}.containerPort", cp, m) for m in v.port_number_errors(cp)]
+        hp = p.get("hostPort")
+        if hp:
+            causes += [(f"{pp_path}.hostPort", hp, m) for m in v.port_number_errors(hp)]
+        proto = p.get("protocol")
+        if proto is not None and proto not in PROTOCOLS:
+            causes.append((f"{pp_path}.protocol", None, unsupported(proto, PROTOCOLS)))
+        pname = p.get("name")
+        if pname:
+            causes += [(f"{pp_path}.name", pname, m) for m in v.iana_svc_name_errors(pname)]
+            if pname in port_names:
+                causes.append((f"{pp_path}.name", None, f'Duplicate value: "{pname}"'))
+            port_names.add(pname)
+    for j, e in enumerate(c.get("env") or []):
+        ename = e.get("name")
+        if not ename:
+            causes.append((f"{path}.env[{j}].name", None, REQUIRED))
+        else:
+            causes += [(f"{path}.env[{j}].name", ename, m) for m in v.env_var_name_errors(ename)]
+    causes += _validate_resources(c.get("resources"), f"{path}.resources")
+    mount_paths: set[str] = set()
+    for j, m in enumerate(c.get("volumeMounts") or []):
+        mp = f"{path}.volumeMounts[{j}]"
+        if not m.get("name"):
+            causes.append((f"{mp}.name", None, REQUIRED))
+        elif m["name"] not in volume_names:
+            causes.append((f"{mp}.name", None, f'Not found: "{m["name"]}"'))
+        if not m.get("mountPath"):
+            causes.append((f"{mp}.mountPath", None, REQUIRED))
+        elif m["mountPath"] in mount_paths:
+            causes.append((f"{mp}.mountPath", m["mountPath"], "must be unique"))
+        else:
+            mount_paths.add(m["mountPath"])
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        causes += _validate_probe(c.get(probe), f"{path}.{probe}")
+    if c.get("livenessProbe") and (c["livenessProbe"].get("successThreshold") or 1) != 1:
+        causes.append((f"{path}.livenessProbe.successThreshold",
+                       c["livenessProbe"]["successThreshold"], "must be 1"))
+    return causes
+
+
+def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
+    """PodSpec validation with Kubernetes' field paths and messages."""
+    causes: list[Cause] = []
+    volume_names: set[str] = set()
+    for i, vol in enumerate(spec.get("volumes") or []):
+        vname = vol.get("name")
+        vp = f"{path}.volumes[{i}]"
+        if not vname:
+            causes.append((f"{vp}.name", None, REQUIRED))
+            continue
+        causes += [(f"{vp}.name", vname, m) for m in v.dns1123_label_errors(vname)]
+        if vname in volume_names:
+            causes.append((f"{vp}.name", None, f'Duplicate value: "{vname}"'))
+        volume_names.add(vname)
+        sources = [k for k in ("emptyDir", "hostPath", "configMap", "secret") if vol.get(k) is not None]
+        if len(sources) > 1:
+            causes.append((f"{vp}.{sources[1]}", None, "Forbidden: may not specify more than 1 volume type"))
+        if vol.get("hostPath") is not None and not (vol["hostPath"].get("path") or "").startswith("/"):
+            causes.append((f"{vp}.hostPath.path", vol["hostPath"].get("path"), "must be an absolute path"))
+    containers = spec.get("containers") or []
+    if not containers:
+        causes.append((f"{path}.containers", None, REQUIRED))
+    names: set[str] = set()
+    for kind in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(kind) or []):
+            causes += validate_container(c, f"{path}.{kind}[{i}]", volume_names)
+            cname = c.get("name")
+            if cname and cname in names:
+                causes.append((f"{path}.{kind}[{i}].name", None, f'Duplicate value: "{cname}"'))
+            if cname:
+                names.add(cname)
+    rp = spec.get("restartPolicy")
+    if rp not in RESTART_POLICIES:
+        causes.append((f"{path}.restartPolicy", None, unsupported(rp, RESTART_POLICIES)))
+    grace = spec.get("terminationGracePeriodSeconds")
+    if grace is not None and grace < 0:
+        causes.append((f"{path}.terminationGracePeriodSeconds", grace, "must be greater than or equal to 0"))
+    for key, val in (spec.get("nodeSelector") or {}).items():
+        causes += [(f"{path}.nodeSelector", key, m) for m in v.qualified_name_errors(key)]
+        causes += [(f"{path}.nodeSelector", val, m) for m in v.label_value_errors(val)]
+    for i, t in enumerate(spec.get("tolerations") or []):
+        tp = f"{path}.tolerations[{i}]"
+        op = t.get("operator") or "Equal"
+        if op not in TOLERATION_OPERATORS:
+            causes.append((f"{tp}.operator", None, unsupported(op, TOLERATION_OPERATORS)))
+        if op == "Exists" and t.get("value"):
+            causes.append((f"{tp}.operator", t["value"],
+                           "value must be empty when `operator` is 'Exists'"))
+        if not t.get("key") and op != "Exists":
+            causes.append((f"{tp}.operator", op, "operator must be Exists when `key` is empty, "
+                           "which means \"match all values and all keys\""))
+        eff = t.get("effect")
+        if eff and eff not in TAINT_EFFECTS:
+            causes.append((f"{tp}.effect", None, unsupported(eff, TAINT_EFFECTS)))
+    return causes
+
+
+POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
+
+
+class PodStrategy(Strategy):
+    has_status = True
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
+
+    def default(self, obj: Obj) -> None:
+        default_pod_spec(obj.setdefault("spec", {}))
+
+    def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
+        causes = self.validate_metadata(obj) + validate_pod_spec(obj.get("spec") or {})
+        if old is not None:
+            causes += self._validate_spec_update(obj.get("spec") or {}, old.get("spec") or {})
+        return causes
+
+    @staticmethod
+    def _validate_spec_update(new: Obj, old: Obj) -> list[Cause]:
+        """Pods are immutable but for images, tolerations (additions) and activeDeadlineSeconds."""
+        a, b = copy.deepcopy(new), copy.deepcopy(old)
+        for spec in (a, b):
+            for fld in POD_MUTABLE_SPEC:
+                spec.pop(fld, None)
+            for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+                c.pop("image", None)
+        if a != b:
+            return [("spec", None, "Forbidden: pod updates may not change fields other than "
+                     "`spec.containers[*].image`, `spec.initContainers[*].image`, "
+                     "`spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing "
+                     "tolerations), `spec.terminationGracePeriodSeconds` (allow it to be set to 1 "
+                     "if it was previously negative)")]
+        return []
+
+    def fields(self, obj: Obj) -> dict[str, str]:
+        f = super().fields(obj)
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        f.update({
+            "spec.nodeName": spec.get("nodeName") or "",
+            "spec.restartPolicy": spec.get("restartPolicy") or "",
+            "spec.schedulerName": spec.get("schedulerName") or "",
+            "status.phase": status.get("phase") or "",
+            "status.podIP": status.get("podIP") or "",
+        })
+        return f
+
+    def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:
+        """Kubernetes: an unscheduled or finished pod goes at once; else the requested grace
+        period, or ``spec.terminationGracePeriodSeconds``."""
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        if requested is not None:
+            return max(requested, 0)
+        return int(spec.get("terminationGracePeriodSeconds", 30))
