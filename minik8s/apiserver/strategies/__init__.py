@@ -9,6 +9,7 @@ and the validators several kinds share.  Adding a kind's strategy = a module her
 from __future__ import annotations
 
 from minik8s.apiserver.strategies.base import GENERIC, Strategy
+from minik8s.apiserver.strategies.config import ConfigMapStrategy, SecretStrategy
 from minik8s.apiserver.strategies.deployment import DeploymentStrategy
 from minik8s.apiserver.strategies.dns import DNSStrategy
 from minik8s.apiserver.strategies.event import EventStrategy
@@ -41,4 +42,6 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "DNS": DNSStrategy(),
         "Ingress": IngressStrategy(),
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
+        "ConfigMap": ConfigMapStrategy(),
+        "Secret": SecretStrategy(),
     }
