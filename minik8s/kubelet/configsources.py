@@ -52,6 +52,15 @@ def not_found(kind: str, name: str) -> str:
     return f'{kind.lower()} "{name}" not found'
 
 
+def _data(kind: str, obj: Obj, error: type[ConfigError] = ConfigError) -> dict[str, bytes]:
+    """Every key's bytes; ``error`` for a value the apiserver would never have stored."""
+    try:
+        return decoded_data(obj)
+    except ValueError as exc:
+        meta = obj.get("metadata") or {}
+        raise error(f"{kind} {meta.get('namespace')}/{meta.get('name')}: {exc}") from None
+
+
 def volume_reference(vol: Obj) -> tuple[str, str] | None:
     """``(kind, name)`` of a ``configMap`` or ``secret`` volume, else None."""
     if vol.get("configMap") is not None:
@@ -99,7 +108,7 @@ def volume_payload(namespace: str, vol: Obj, lookup: Lookup) -> dict[str, FilePr
         if optional:
             return {}
         raise ConfigError(not_found(kind, name))
-    data = decoded_data(obj)
+    data = _data(kind, obj)
     items = source.get("items") or []
     if not items:
         return {key: FileProjection(value, default_mode) for key, value in data.items()}
@@ -145,7 +154,7 @@ def env_from(pod: Obj, container: Obj, lookup: Lookup) -> tuple[dict[str, str], 
             raise ContainerConfigError(not_found(kind, name))
         prefix = str(item.get("prefix") or "")
         invalid = []
-        for key, value in sorted(decoded_data(obj).items()):
+        for key, value in sorted(_data(kind, obj, ContainerConfigError).items()):
             if env_var_name_errors(prefix + key):
                 invalid.append(prefix + key)
                 continue
@@ -171,7 +180,7 @@ def key_ref_value(pod: Obj, source: Obj, lookup: Lookup) -> str | None:
         if ref.get("optional"):
             return None
         raise ContainerConfigError(not_found(kind, name))
-    data = decoded_data(obj)
+    data = _data(kind, obj, ContainerConfigError)
     if key not in data:
         if ref.get("optional"):
             return None
