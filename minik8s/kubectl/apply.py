@@ -12,71 +12,21 @@ import asyncio
 import copy
 import json
 import sys
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 
 from minik8s.api import errors
 from minik8s.api.patch import MERGE_KEYS, create_merge_patch
-from minik8s.api.registry import ResourceType
 from minik8s.client.rest import ServerUnavailable
 from minik8s.kubectl import manifests
 from minik8s.kubectl.errors import KubectlError, server_error
+from minik8s.kubectl.manifests import LAST_APPLIED, Planned, plan
+from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.resolve import object_ref, plural_ref
 from minik8s.kubectl.session import GlobalOptions, Session
 
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 Obj = dict[str, Any]
-
-
-@dataclass
-class Planned:
-    """A manifest resolved against discovery: its type and the namespace it goes to."""
-
-    manifest: manifests.Manifest
-    rt: ResourceType
-    namespace: str | None
-
-    @property
-    def name(self) -> str:
-        """The object's ``metadata.name``."""
-        return self.manifest.name
-
-    @property
-    def ref(self) -> str:
-        """``pod/web``, as printed in ``created`` / ``configured`` lines."""
-        return object_ref(self.rt, self.name)
-
-
-def plan(s: Session, items: list[manifests.Manifest], explicit_namespace: str | None,
-         need_name: bool = True) -> list[Planned]:
-    """Resolve every manifest's kind and namespace before anything is sent.
-
-    Raises KubectlError for an unknown kind (``resource mapping not found ...``), a
-    missing name, or an object whose namespace contradicts ``-n``.
-    """
-    planned = []
-    for m in items:
-        api_version, kind = str(m.obj.get("apiVersion")), str(m.obj.get("kind"))
-        rt = s.registry.by_kind(api_version, kind)
-        if rt is None:
-            raise KubectlError(f'resource mapping not found for name: "{m.name}" namespace: "{m.namespace}" '
-                               f'from "{m.source}": no matches for kind "{kind}" in version "{api_version}"')
-        if need_name and not m.name:
-            if (m.obj.get("metadata") or {}).get("generateName"):
-                raise KubectlError(f"from {m.source}: cannot use generate name with apply")
-            raise KubectlError(f'error when retrieving current configuration of "{m.source}": '
-                               "resource name may not be empty")
-        namespace = None
-        if rt.namespaced:
-            if explicit_namespace and m.namespace and m.namespace != explicit_namespace:
-                raise KubectlError(f'the namespace from the provided object "{m.namespace}" does not match the '
-                                   f'namespace "{explicit_namespace}". You must pass '
-                                   f"'--namespace={m.namespace}' to perform this operation.")
-            namespace = m.namespace or s.namespace
-        planned.append(Planned(m, rt, namespace))
-    return planned
 
 
 def applied_config(p: Planned) -> Obj:
@@ -295,12 +245,6 @@ async def create_namespace(opts: GlobalOptions, name: str) -> None:
         rt = s.resource("namespaces")
         await s.client.create(rt, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         print(f"{object_ref(rt, name)} created")
-
-
-FilesOpt = Annotated[list[str] | None, typer.Option("-f", "--filename",
-                                                    help="file, directory or - (stdin); repeatable")]
-RecursiveOpt = Annotated[bool, typer.Option("-R", "--recursive/--no-recursive",
-                                            help="process directories recursively")]
 
 
 def apply(ctx: typer.Context, filename: FilesOpt = None, recursive: RecursiveOpt = False) -> None:
