@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
@@ -26,18 +25,16 @@ from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
 from minik8s.apiserver import discovery
 from minik8s.apiserver.bootstrap import Bootstrap
+from minik8s.apiserver.httpio import delete_options, list_options, parse_bool, read_body, status_response
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
-from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
+from minik8s.apiserver.resources import ListOptions, ResourceAPI
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
 from minik8s.auth import Authenticator, AuthMiddleware
 
 log = logging.getLogger("apiserver")
-
-MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default request size limit (3 MiB)
-
 
 @dataclass
 class Target:
@@ -47,79 +44,6 @@ class Target:
     namespace: str | None
     name: str | None
     subresource: str | None
-
-
-def status_response(err: errors.APIError) -> JSONResponse:
-    return JSONResponse(err.to_status(), status_code=err.code)
-
-
-def _bool(value: str | None) -> bool:
-    return (value or "").lower() in ("1", "true", "yes")
-
-
-def _int(params: Any, name: str) -> int | None:
-    raw = params.get(name)
-    if raw in (None, ""):
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise errors.BadRequest(f'invalid value for {name}: "{raw}" is not an integer') from None
-
-
-async def read_body(request: Request) -> Any:
-    """The request body as JSON (or YAML); 413 beyond 3 MiB, 400 when it does not parse."""
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
-        raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip():
-        return None
-    ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
-    try:
-        if "yaml" in ctype:
-            return yaml.safe_load(raw)
-        return json.loads(raw)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise errors.BadRequest(f"the request body could not be decoded: {str(exc).splitlines()[0]}") from None
-
-
-def list_options(params: Any) -> ListOptions:
-    return ListOptions(
-        label_selector=params.get("labelSelector", ""),
-        field_selector=params.get("fieldSelector", ""),
-        limit=_int(params, "limit") or 0,
-        continue_=params.get("continue", ""),
-        resource_version=params.get("resourceVersion", ""),
-        resource_version_match=params.get("resourceVersionMatch", ""),
-        timeout_seconds=_int(params, "timeoutSeconds"),
-        allow_watch_bookmarks=_bool(params.get("allowWatchBookmarks")),
-    )
-
-
-def delete_options(params: Any, body: Any) -> DeleteOptions:
-    opts = DeleteOptions(grace_period_seconds=_int(params, "gracePeriodSeconds"),
-                         propagation_policy=params.get("propagationPolicy"),
-                         dry_run=bool(params.getlist("dryRun")) if hasattr(params, "getlist") else False)
-    if isinstance(body, dict):
-        if body.get("gracePeriodSeconds") is not None:
-            opts.grace_period_seconds = int(body["gracePeriodSeconds"])
-        opts.propagation_policy = body.get("propagationPolicy") or opts.propagation_policy
-        pre = body.get("preconditions") or {}
-        opts.precondition_uid = pre.get("uid")
-        opts.precondition_resource_version = pre.get("resourceVersion")
-        opts.dry_run = opts.dry_run or bool(body.get("dryRun"))
-    if opts.propagation_policy not in (None, "Orphan", "Background", "Foreground"):
-        raise errors.BadRequest(f'unsupported propagationPolicy "{opts.propagation_policy}": '
-                                'supported values: "Orphan", "Background", "Foreground"')
-    return opts
 
 
 def create_app(store: Store, registry: Registry | None = None, authenticator: Authenticator | None = None,
@@ -253,7 +177,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if t.name is None:
             if method == "GET":
                 opts = list_options(params)
-                if _bool(params.get("watch")):
+                if parse_bool(params.get("watch")):
                     return await watch_response(t, opts)
                 return JSONResponse(await api.list(t.rt, t.namespace, opts))
             if method == "POST":
@@ -269,7 +193,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 return JSONResponse(result)
             raise errors.MethodNotAllowed(f"{method} is not supported on a collection")
         if method == "GET":
-            if _bool(params.get("watch")):
+            if parse_bool(params.get("watch")):
                 opts = list_options(params)
                 opts.field_selector = ",".join(filter(None, [opts.field_selector, f"metadata.name={t.name}"]))
                 return await watch_response(t, opts)

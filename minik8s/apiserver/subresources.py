@@ -28,6 +28,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from minik8s.api import errors
 from minik8s.api.base import now_rfc3339
 from minik8s.api.registry import ResourceType
+from minik8s.apiserver.httpio import read_body, status_json
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error
 
 log = logging.getLogger("apiserver")
@@ -48,7 +49,6 @@ class PodSubresources:
         if sub == "binding":
             if request.method != "POST":
                 raise errors.MethodNotAllowed("binding only supports POST")
-            from minik8s.apiserver.app import read_body
             body = await read_body(request)
             return JSONResponse(await self.bind(rt, namespace or "", name, body), status_code=201)
         if sub == "log":
@@ -142,7 +142,7 @@ class PodSubresources:
                 address, container = await self._locate(pods_rt, namespace, name, params.get("container"))
             except errors.APIError as exc:
                 await websocket.accept(subprotocol=proto)
-                await websocket.send_bytes(b"\x03" + _status_json(exc))
+                await websocket.send_bytes(b"\x03" + status_json(exc))
                 await websocket.close()
                 return
             query = urlencode([(k, v) for k, v in params.multi_items() if k != "container"])
@@ -156,16 +156,11 @@ class PodSubresources:
                 else:
                     err = errors.ServiceUnavailable(f"the kubelet at {address} is unreachable: {exc}")
                 await websocket.accept(subprotocol=proto)
-                await websocket.send_bytes(b"\x03" + _status_json(err))
+                await websocket.send_bytes(b"\x03" + status_json(err))
                 await websocket.close()
                 return
             await websocket.accept(subprotocol=proto)
             await _splice(websocket, upstream)
-
-
-def _status_json(err: errors.APIError) -> bytes:
-    import json
-    return json.dumps(err.to_status()).encode()
 
 
 async def _splice(client: WebSocket, upstream: Any) -> None:
@@ -228,7 +223,6 @@ class ScaleSubresource:
 
     async def handle(self, request: Request, rt: ResourceType, namespace: str | None, name: str) -> Response:
         from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
-        from minik8s.apiserver.app import read_body
 
         current = await self.api.get(rt, namespace, name)
         if request.method == "GET":

@@ -12,88 +12,21 @@ import asyncio
 import copy
 import json
 import sys
-from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from minik8s.api import errors
 from minik8s.api.patch import MERGE_KEYS, create_merge_patch
-from minik8s.api.registry import ResourceType
 from minik8s.client.rest import ServerUnavailable
 from minik8s.kubectl import manifests
-from minik8s.kubectl.errors import KubectlError, server_error
-from minik8s.kubectl.resolve import object_ref, plural_ref
+from minik8s.kubectl.errors import KubectlError, report_failure
+from minik8s.kubectl.manifests import LAST_APPLIED, Planned, applied_config, encode, plan
+from minik8s.kubectl.options import FilesOpt, RecursiveOpt
+from minik8s.kubectl.resolve import plural_ref
 from minik8s.kubectl.session import GlobalOptions, Session
 
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 Obj = dict[str, Any]
-
-
-@dataclass
-class Planned:
-    """A manifest resolved against discovery: its type and the namespace it goes to."""
-
-    manifest: manifests.Manifest
-    rt: ResourceType
-    namespace: str | None
-
-    @property
-    def name(self) -> str:
-        """The object's ``metadata.name``."""
-        return self.manifest.name
-
-    @property
-    def ref(self) -> str:
-        """``pod/web``, as printed in ``created`` / ``configured`` lines."""
-        return object_ref(self.rt, self.name)
-
-
-def plan(s: Session, items: list[manifests.Manifest], explicit_namespace: str | None,
-         need_name: bool = True) -> list[Planned]:
-    """Resolve every manifest's kind and namespace before anything is sent.
-
-    Raises KubectlError for an unknown kind (``resource mapping not found ...``), a
-    missing name, or an object whose namespace contradicts ``-n``.
-    """
-    planned = []
-    for m in items:
-        api_version, kind = str(m.obj.get("apiVersion")), str(m.obj.get("kind"))
-        rt = s.registry.by_kind(api_version, kind)
-        if rt is None:
-            raise KubectlError(f'resource mapping not found for name: "{m.name}" namespace: "{m.namespace}" '
-                               f'from "{m.source}": no matches for kind "{kind}" in version "{api_version}"')
-        if need_name and not m.name:
-            if (m.obj.get("metadata") or {}).get("generateName"):
-                raise KubectlError(f"from {m.source}: cannot use generate name with apply")
-            raise KubectlError(f'error when retrieving current configuration of "{m.source}": '
-                               "resource name may not be empty")
-        namespace = None
-        if rt.namespaced:
-            if explicit_namespace and m.namespace and m.namespace != explicit_namespace:
-                raise KubectlError(f'the namespace from the provided object "{m.namespace}" does not match the '
-                                   f'namespace "{explicit_namespace}". You must pass '
-                                   f"'--namespace={m.namespace}' to perform this operation.")
-            namespace = m.namespace or s.namespace
-        planned.append(Planned(m, rt, namespace))
-    return planned
-
-
-def applied_config(p: Planned) -> Obj:
-    """The manifest as kubectl records it: namespace filled in, our annotation left out."""
-    obj = copy.deepcopy(p.manifest.obj)
-    meta = obj.setdefault("metadata", {})
-    if p.namespace:
-        meta["namespace"] = p.namespace
-    annotations = dict(meta.get("annotations") or {})
-    annotations.pop(LAST_APPLIED, None)
-    meta["annotations"] = annotations
-    return obj
-
-
-def encode(obj: Obj) -> str:
-    """The annotation value: compact JSON with sorted keys (what Go's json.Marshal of a map gives)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
 # ------------------------------------------------------------------ strategic two-way diff
@@ -241,12 +174,6 @@ async def apply_one(s: Session, p: Planned) -> str:
     return "configured"
 
 
-def report_failure(exc: errors.APIError, verb: str, source: str) -> None:
-    """``Error from server (Reason): error when VERB "FILE": message`` on stderr."""
-    prefix = server_error(exc).split(":", 1)[0]
-    print(f'{prefix}: error when {verb} "{source}": {exc.message}', file=sys.stderr)
-
-
 async def run_apply(opts: GlobalOptions, files: list[str], recursive: bool) -> int:
     """Apply every object in ``files``; returns 1 when any object failed."""
     items = manifests.load(files, recursive, "apply")
@@ -264,35 +191,6 @@ async def run_apply(opts: GlobalOptions, files: list[str], recursive: bool) -> i
     return 1 if failed else 0
 
 
-async def run_create(opts: GlobalOptions, files: list[str], recursive: bool, save_config: bool) -> int:
-    """Create every object in ``files``; AlreadyExists and other server errors are reported, not fatal."""
-    items = manifests.load(files, recursive, "create")
-    failed = 0
-    async with Session(opts) as s:
-        planned = plan(s, items, opts.namespace, need_name=False)
-        for p in planned:
-            body = copy.deepcopy(p.manifest.obj)
-            meta = body.setdefault("metadata", {})
-            if p.namespace:
-                meta["namespace"] = p.namespace
-            if save_config:
-                meta.setdefault("annotations", {})[LAST_APPLIED] = encode(applied_config(p))
-            try:
-                created = await s.client.create(p.rt, body, p.namespace)
-            except ServerUnavailable:
-                raise
-            except errors.APIError as exc:
-                report_failure(exc, "creating", p.manifest.source)
-                failed += 1
-                continue
-            print(f"{object_ref(p.rt, created['metadata']['name'])} created", flush=True)
-    return 1 if failed else 0
-
-
-FilesOpt = Annotated[list[str] | None, typer.Option("-f", "--filename",
-                                                    help="file, directory or - (stdin); repeatable")]
-RecursiveOpt = Annotated[bool, typer.Option("-R", "--recursive/--no-recursive",
-                                            help="process directories recursively")]
 
 
 def apply(ctx: typer.Context, filename: FilesOpt = None, recursive: RecursiveOpt = False) -> None:

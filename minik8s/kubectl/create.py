@@ -14,17 +14,22 @@ prints the object instead of ``configmap/NAME created``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from minik8s.api import errors
 from minik8s.api.config import b64encode
 from minik8s.api.registry import default_registry
 from minik8s.api.validation import config_map_key_errors, env_var_name_errors
-from minik8s.kubectl import apply, printing
-from minik8s.kubectl.errors import KubectlError
+from minik8s.client.rest import ServerUnavailable
+from minik8s.kubectl import manifests, printing
+from minik8s.kubectl.errors import KubectlError, report_failure
+from minik8s.kubectl.manifests import LAST_APPLIED, applied_config, encode, plan
+from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.resolve import object_ref
 from minik8s.kubectl.session import GlobalOptions, Session
 
@@ -40,11 +45,36 @@ app = typer.Typer(
 )
 
 
+
+async def run_create(opts: GlobalOptions, files: list[str], recursive: bool, save_config: bool) -> int:
+    """Create every object in ``files``; AlreadyExists and other server errors are reported, not fatal."""
+    items = manifests.load(files, recursive, "create")
+    failed = 0
+    async with Session(opts) as s:
+        planned = plan(s, items, opts.namespace, need_name=False)
+        for p in planned:
+            body = copy.deepcopy(p.manifest.obj)
+            meta = body.setdefault("metadata", {})
+            if p.namespace:
+                meta["namespace"] = p.namespace
+            if save_config:
+                meta.setdefault("annotations", {})[LAST_APPLIED] = encode(applied_config(p))
+            try:
+                created = await s.client.create(p.rt, body, p.namespace)
+            except ServerUnavailable:
+                raise
+            except errors.APIError as exc:
+                report_failure(exc, "creating", p.manifest.source)
+                failed += 1
+                continue
+            print(f"{object_ref(p.rt, created['metadata']['name'])} created", flush=True)
+    return 1 if failed else 0
+
 @app.callback()
 def create(
     ctx: typer.Context,
-    filename: apply.FilesOpt = None,
-    recursive: apply.RecursiveOpt = False,
+    filename: FilesOpt = None,
+    recursive: RecursiveOpt = False,
     save_config: Annotated[bool, typer.Option("--save-config",
                                               help="record the configuration for later kubectl apply")] = False,
 ) -> None:
@@ -55,7 +85,7 @@ def create(
         return
     if not filename:
         raise KubectlError("must specify one of -f and -k")
-    code = asyncio.run(apply.run_create(ctx.obj, filename, recursive, save_config))
+    code = asyncio.run(run_create(ctx.obj, filename, recursive, save_config))
     if code:
         raise typer.Exit(code)
 

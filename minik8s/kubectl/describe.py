@@ -25,105 +25,21 @@ from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError, server_error
 from minik8s.kubectl.printing import NONE, describe_time, since
 from minik8s.kubectl.resolve import parse_targets
+from minik8s.kubectl.sections import (
+    Writer,
+    header,
+    meta_of,
+    text_of,
+    write_annotations,
+    write_containers,
+    write_events,
+    write_labels,
+    write_tolerations,
+    write_volumes,
+)
 from minik8s.kubectl.session import GlobalOptions, Session
 
 Obj = dict[str, Any]
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-
-
-class Writer:
-    """kubectl's PrefixWriter over a tabwriter: ``write(level, "Key:\\tvalue")`` lines, 2 spaces a level."""
-
-    def __init__(self) -> None:
-        self.done: list[str] = []
-        self.pending: list[list[str]] = []
-
-    def write(self, level: int, text: str = "") -> None:
-        """Add one line at indentation ``level`` (cells separated by tabs)."""
-        self.pending.append(("  " * level + text).split("\t"))
-
-    def flush(self) -> None:
-        """Align what was written so far (later lines start new column blocks)."""
-        self.done += printing.tabwrite(self.pending, minwidth=0, padding=2)
-        self.pending = []
-
-    def verbatim(self, text: str) -> None:
-        """Add ``text``'s lines as they are (tabs included), after what was written so far."""
-        self.flush()
-        self.done += text.split("\n")
-
-    def text(self) -> str:
-        """The finished description."""
-        self.flush()
-        return "\n".join(self.done) + "\n"
-
-
-def _meta(obj: Obj) -> Obj:
-    return obj.get("metadata") or {}
-
-
-def _str(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
-
-
-def write_labels(w: Writer, title: str, labels: dict[str, Any] | None, level: int = 0) -> None:
-    """``Labels:  a=1`` then one ``k=v`` per line (sorted), or ``<none>``."""
-    if not labels:
-        w.write(level, f"{title}:\t{NONE}")
-        return
-    for i, key in enumerate(sorted(labels)):
-        w.write(level, f"{title + ':' if i == 0 else ''}\t{key}={labels[key]}")
-
-
-def write_annotations(w: Writer, title: str, annotations: dict[str, Any] | None) -> None:
-    """``Annotations:  k: v`` lines, kubectl's last-applied-configuration left out."""
-    shown = {k: v for k, v in (annotations or {}).items() if k != LAST_APPLIED}
-    if not shown:
-        w.write(0, f"{title}:\t{NONE}")
-        return
-    first = True
-    for key in sorted(shown):
-        for j, line in enumerate(str(shown[key]).splitlines() or [""]):
-            label = f"{title}:" if first else ""
-            w.write(0, f"{label}\t{key}: {line}" if j == 0 else f"{label}\t  {line}")
-            first = False
-
-
-def header(meta: Obj) -> Writer:
-    """A Writer that starts with kubectl's Name, Namespace, Labels and Annotations lines."""
-    w = Writer()
-    w.write(0, f"Name:\t{meta.get('name', '')}")
-    w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
-    write_labels(w, "Labels", meta.get("labels"))
-    write_annotations(w, "Annotations", meta.get("annotations"))
-    return w
-
-
-def write_events(w: Writer, events: list[Obj] | None) -> None:
-    """The Events table (Type Reason Age From Message), or ``Events:  <none>``."""
-    if events is None:
-        return
-    if not events:
-        w.write(0, f"Events:\t{NONE}")
-        return
-    w.flush()
-    w.write(0, "Events:")
-    w.write(1, "Type\tReason\tAge\tFrom\tMessage")
-    w.write(1, "----\t------\t----\t----\t-------")
-    at = printing.now()
-    for e in sorted(events, key=cols.event_sort_key):
-        first = since(e.get("firstTimestamp") or e.get("eventTime") or _meta(e).get("creationTimestamp"), at)
-        count = int(e.get("count") or (e.get("series") or {}).get("count") or 1)
-        interval = first
-        if count > 1:
-            last = e.get("lastTimestamp") or (e.get("series") or {}).get("lastObservedTime")
-            interval = f"{since(last, at)} (x{count} over {first})"
-        source = (e.get("source") or {}).get("component") or e.get("reportingComponent") or \
-            e.get("reportingController") or ""
-        w.write(1, f"{e.get('type', '')}\t{e.get('reason', '')}\t{interval}\t{source}\t"
-                   f"{str(e.get('message') or '').strip()}")
 
 
 async def fetch_events(s: Session, obj: Obj, rt: ResourceType) -> list[Obj] | None:
@@ -132,7 +48,7 @@ async def fetch_events(s: Session, obj: Obj, rt: ResourceType) -> list[Obj] | No
         ev_rt = s.registry.by_kind("v1", "Event")
         if ev_rt is None:
             return None
-        meta = _meta(obj)
+        meta = meta_of(obj)
         fields = [f"involvedObject.name={meta.get('name')}"]
         if rt.namespaced:
             fields.append(f"involvedObject.namespace={meta.get('namespace')}")
@@ -148,218 +64,8 @@ async def fetch_events(s: Session, obj: Obj, rt: ResourceType) -> list[Obj] | No
         return None
 
 
-# ------------------------------------------------------------------ Pod
-def _ports(ports: list[Obj], key: str) -> str:
-    parts = [f"{p.get(key, 0)}/{p.get('protocol') or 'TCP'}" for p in ports]
-    return ",".join(parts) if parts else NONE
-
-
-def describe_probe(probe: Obj) -> str:
-    """``http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3``."""
-    attrs = (f"delay={probe.get('initialDelaySeconds', 0)}s timeout={probe.get('timeoutSeconds', 1)}s "
-             f"period={probe.get('periodSeconds', 10)}s #success={probe.get('successThreshold', 1)} "
-             f"#failure={probe.get('failureThreshold', 3)}")
-    if probe.get("exec") is not None:
-        return f"exec [{' '.join(str(c) for c in probe['exec'].get('command') or [])}] {attrs}"
-    if probe.get("httpGet") is not None:
-        get = probe["httpGet"]
-        scheme = str(get.get("scheme") or "HTTP").lower()
-        host = get.get("host") or ""
-        port = get.get("port")
-        return f"http-get {scheme}://{host}{':' + str(port) if port is not None else ''}{get.get('path', '/')} {attrs}"
-    if probe.get("tcpSocket") is not None:
-        tcp = probe["tcpSocket"]
-        return f"tcp-socket {tcp.get('host') or ''}:{tcp.get('port')} {attrs}"
-    if probe.get("grpc") is not None:
-        return f"grpc <pod>:{probe['grpc'].get('port')} {probe['grpc'].get('service') or ''} {attrs}"
-    return f"unknown {attrs}"
-
-
-def _state(w: Writer, title: str, state: Obj) -> None:
-    if state.get("running") is not None:
-        w.write(2, f"{title}:\tRunning")
-        w.write(3, f"Started:\t{describe_time(state['running'].get('startedAt'))}")
-    elif state.get("waiting") is not None:
-        w.write(2, f"{title}:\tWaiting")
-        if state["waiting"].get("reason"):
-            w.write(3, f"Reason:\t{state['waiting']['reason']}")
-        if state["waiting"].get("message"):
-            w.write(3, f"Message:\t{state['waiting']['message']}")
-    elif state.get("terminated") is not None:
-        term = state["terminated"]
-        w.write(2, f"{title}:\tTerminated")
-        if term.get("reason"):
-            w.write(3, f"Reason:\t{term['reason']}")
-        if term.get("message"):
-            w.write(3, f"Message:\t{term['message']}")
-        w.write(3, f"Exit Code:\t{term.get('exitCode', 0)}")
-        if term.get("signal"):
-            w.write(3, f"Signal:\t{term['signal']}")
-        w.write(3, f"Started:\t{describe_time(term.get('startedAt'))}")
-        w.write(3, f"Finished:\t{describe_time(term.get('finishedAt'))}")
-    else:
-        w.write(2, f"{title}:\tWaiting")
-
-
-def _env_line(e: Obj) -> str:
-    src = e.get("valueFrom") or {}
-    if src.get("fieldRef"):
-        ref = src["fieldRef"]
-        return f"{e['name']}:\t ({ref.get('apiVersion', 'v1')}:{ref.get('fieldPath', '')})"
-    if src.get("resourceFieldRef"):
-        return f"{e['name']}:\t ({src['resourceFieldRef'].get('resource', '')})"
-    if src.get("secretKeyRef"):
-        ref = src["secretKeyRef"]
-        return (f"{e['name']}:\t<set to the key '{ref.get('key')}' in secret '{ref.get('name')}'>\t"
-                f"Optional: {_str(bool(ref.get('optional')))}")
-    if src.get("configMapKeyRef"):
-        ref = src["configMapKeyRef"]
-        return (f"{e['name']}:\t<set to the key '{ref.get('key')}' of config map '{ref.get('name')}'>\t"
-                f"Optional: {_str(bool(ref.get('optional')))}")
-    return f"{e['name']}:\t"
-
-
-def write_containers(w: Writer, title: str, containers: list[Obj], statuses: list[Obj], space: str = "") -> None:
-    """kubectl's container section: image, ports, command, state, resources, probes, env, mounts.
-
-    ``space`` prefixes the title (a pod template's section is indented by two spaces and,
-    as in kubectl's ``describeContainers``, its container names by one more).
-    """
-    by_name = {s.get("name"): s for s in statuses}
-    w.write(0, f"{space}{title}:")
-    for c in containers:
-        st = by_name.get(c.get("name"))
-        w.write(1, f"{' ' if space else ''}{c.get('name')}:")
-        if st is not None:
-            w.write(2, f"Container ID:\t{st.get('containerID') or ''}")
-        w.write(2, f"Image:\t{c.get('image') or ''}")
-        if st is not None:
-            w.write(2, f"Image ID:\t{st.get('imageID') or ''}")
-        ports = c.get("ports") or []
-        port_text = _ports(ports, "containerPort")
-        w.write(2, f"{'Ports' if ',' in port_text else 'Port'}:\t{port_text}")
-        host_text = _ports(ports, "hostPort")
-        w.write(2, f"{'Host Ports' if ',' in host_text else 'Host Port'}:\t{host_text}")
-        for key, label in (("command", "Command"), ("args", "Args")):
-            if c.get(key):
-                w.write(2, f"{label}:")
-                for item in c[key]:
-                    for line in str(item).split("\n"):
-                        w.write(3, line)
-        if st is not None:
-            _state(w, "State", st.get("state") or {})
-            last = st.get("lastState") or {}
-            if last.get("terminated"):
-                _state(w, "Last State", last)
-            w.write(2, f"Ready:\t{_str(bool(st.get('ready')))}")
-            w.write(2, f"Restart Count:\t{st.get('restartCount', 0)}")
-        resources = c.get("resources") or {}
-        for key, label in (("limits", "Limits"), ("requests", "Requests")):
-            if resources.get(key):
-                w.write(2, f"{label}:")
-                for name in sorted(resources[key]):
-                    w.write(3, f"{name}:\t{resources[key][name]}")
-        for key, label in (("livenessProbe", "Liveness"), ("readinessProbe", "Readiness"),
-                           ("startupProbe", "Startup")):
-            if c.get(key):
-                w.write(2, f"{label}:\t{describe_probe(c[key])}")
-        if c.get("envFrom"):
-            w.write(2, "Environment Variables from:")
-        for item in c.get("envFrom") or []:
-            source, ref = ("ConfigMap", item.get("configMapRef")) if item.get("configMapRef") else \
-                ("Secret", item.get("secretRef") or {})
-            prefixed = f" with prefix '{item['prefix']}'" if item.get("prefix") else ""
-            w.write(3, f"{ref.get('name', '')}\t{source}{prefixed}\tOptional: {_str(bool(ref.get('optional')))}")
-        env = c.get("env") or []
-        w.write(2, "Environment:" + ("" if env else f"\t{NONE}"))
-        for e in env:
-            if e.get("valueFrom"):
-                w.write(3, _env_line(e))
-                continue
-            for i, line in enumerate(str(e.get("value") or "").split("\n")):
-                w.write(3, f"{e.get('name')}:\t{line}" if i == 0 else f"\t{line}")
-        mounts = sorted(c.get("volumeMounts") or [], key=lambda m: str(m.get("mountPath")))
-        w.write(2, "Mounts:" + ("" if mounts else f"\t{NONE}"))
-        for m in mounts:
-            flags = ["ro" if m.get("readOnly") else "rw"]
-            if m.get("subPath"):
-                flags.append(f'path="{m["subPath"]}"')
-            w.write(3, f"{m.get('mountPath')} from {m.get('name')} ({','.join(flags)})")
-
-
-def write_volumes(w: Writer, volumes: list[Obj], space: str = "") -> None:
-    """The Volumes section (HostPath, EmptyDir, ConfigMap, Secret, PVC...); ``space`` as in write_containers."""
-    if not volumes:
-        w.write(0, f"{space}Volumes:\t{NONE}")
-        return
-    w.write(0, f"{space}Volumes:")
-    for v in volumes:
-        w.write(1, f"{' ' if space else ''}{v.get('name')}:")
-        if v.get("hostPath") is not None:
-            w.write(2, "Type:\tHostPath (bare host directory volume)")
-            w.write(2, f"Path:\t{v['hostPath'].get('path', '')}")
-            w.write(2, f"HostPathType:\t{v['hostPath'].get('type', '')}")
-        elif v.get("emptyDir") is not None:
-            w.write(2, "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)")
-            w.write(2, f"Medium:\t{v['emptyDir'].get('medium', '')}")
-            w.write(2, f"SizeLimit:\t{v['emptyDir'].get('sizeLimit') or '<unset>'}")
-        elif v.get("configMap") is not None:
-            w.write(2, "Type:\tConfigMap (a volume populated by a ConfigMap)")
-            w.write(2, f"Name:\t{v['configMap'].get('name', '')}")
-            w.write(2, f"Optional:\t{_str(bool(v['configMap'].get('optional')))}")
-        elif v.get("secret") is not None:
-            w.write(2, "Type:\tSecret (a volume populated by a Secret)")
-            w.write(2, f"SecretName:\t{v['secret'].get('secretName', '')}")
-            w.write(2, f"Optional:\t{_str(bool(v['secret'].get('optional')))}")
-        elif v.get("persistentVolumeClaim") is not None:
-            w.write(2, "Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)")
-            w.write(2, f"ClaimName:\t{v['persistentVolumeClaim'].get('claimName', '')}")
-            w.write(2, f"ReadOnly:\t{_str(bool(v['persistentVolumeClaim'].get('readOnly')))}")
-        else:
-            others = [k for k in v if k != "name"]
-            w.write(2, f"Type:\t{others[0] if others else '<unknown>'}")
-
-
-def write_tolerations(w: Writer, title: str, tolerations: list[Obj]) -> None:
-    """``key=value:Effect op=Exists for 300s`` per line, or ``<none>``."""
-    if not tolerations:
-        w.write(0, f"{title}:\t{NONE}")
-        return
-    for i, t in enumerate(tolerations):
-        text = str(t.get("key") or "")
-        if t.get("value"):
-            text += f"={t['value']}"
-        if t.get("effect"):
-            text += f":{t['effect']}"
-        if t.get("operator") == "Exists":
-            text += " op=Exists"
-        if t.get("tolerationSeconds") is not None:
-            text += f" for {t['tolerationSeconds']}s"
-        w.write(0, f"{title + ':' if i == 0 else ''}\t{text}")
-
-
-def write_pod_template(w: Writer, template: Obj | None) -> None:
-    """kubectl's ``DescribePodTemplate``: ``Pod Template:`` then labels, annotations, containers and volumes."""
-    w.write(0, "Pod Template:")
-    if template is None:
-        w.write(1, "<unset>")
-        return
-    meta, spec = _meta(template), template.get("spec") or {}
-    write_labels(w, "  Labels", meta.get("labels"))
-    if meta.get("annotations"):
-        write_annotations(w, "  Annotations", meta["annotations"])
-    if spec.get("serviceAccountName"):
-        w.write(1, f"Service Account:\t{spec['serviceAccountName']}")
-    if spec.get("initContainers"):
-        write_containers(w, "Init Containers", spec["initContainers"], [], space="  ")
-    write_containers(w, "Containers", spec.get("containers") or [], [], space="  ")
-    write_volumes(w, spec.get("volumes") or [], space="  ")
-    if spec.get("priorityClassName"):
-        w.write(1, f"Priority Class Name:\t{spec['priorityClassName']}")
-
-
 def _controller(obj: Obj) -> str:
-    for ref in _meta(obj).get("ownerReferences") or []:
+    for ref in meta_of(obj).get("ownerReferences") or []:
         if ref.get("controller"):
             return f"{ref.get('kind')}/{ref.get('name')}"
     return ""
@@ -367,7 +73,7 @@ def _controller(obj: Obj) -> str:
 
 async def describe_pod(s: Session, rt: ResourceType, pod: Obj) -> str:
     """A Pod in kubectl's layout."""
-    meta, spec, status = _meta(pod), pod.get("spec") or {}, pod.get("status") or {}
+    meta, spec, status = meta_of(pod), pod.get("spec") or {}, pod.get("status") or {}
     w = Writer()
     w.write(0, f"Name:\t{meta.get('name', '')}")
     w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
@@ -449,7 +155,7 @@ def _fmt(resource: str, amount: int) -> str:
 
 async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
     """A Node in kubectl's layout, with its non-terminated pods and their requests."""
-    meta, spec, status = _meta(node), node.get("spec") or {}, node.get("status") or {}
+    meta, spec, status = meta_of(node), node.get("spec") or {}, node.get("status") or {}
     name = str(meta.get("name") or "")
     w = Writer()
     w.write(0, f"Name:\t{name}")
@@ -463,7 +169,7 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
     for i, t in enumerate(taints):
         value = f"={t['value']}" if t.get("value") else ""
         w.write(0, f"{'Taints:' if i == 0 else ''}\t{t.get('key')}{value}:{t.get('effect')}")
-    w.write(0, f"Unschedulable:\t{_str(bool(spec.get('unschedulable')))}")
+    w.write(0, f"Unschedulable:\t{text_of(bool(spec.get('unschedulable')))}")
     lease_rt = s.registry.by_kind("coordination.k8s.io/v1", "Lease")
     if lease_rt is not None:
         try:
@@ -529,7 +235,7 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
                 totals[res][0] += r
                 totals[res][1] += lim
                 cells += [f"{_fmt(res, r)} ({_fraction(r, total)})", f"{_fmt(res, lim)} ({_fraction(lim, total)})"]
-            pm = _meta(p)
+            pm = meta_of(p)
             w.write(1, f"{pm.get('namespace')}\t{pm.get('name')}\t" + "\t".join(cells) + f"\t{printing.age(p)}")
         w.write(0, "Allocated resources:")
         w.write(1, "(Total limits may be over 100 percent, i.e., overcommitted.)")
@@ -584,9 +290,9 @@ def write_value(w: Writer, level: int, key: str, value: Any, verbatim: bool = Fa
                 for k in sorted(item):
                     write_value(w, level + 1, k, item[k])
             else:
-                w.write(level + 1, _str(item))
+                w.write(level + 1, text_of(item))
     else:
-        text = _str(value)
+        text = text_of(value)
         if "\n" in text:
             w.write(level, f"{label}:")
             for line in text.splitlines():
@@ -597,7 +303,7 @@ def write_value(w: Writer, level: int, key: str, value: Any, verbatim: bool = Fa
 
 async def describe_generic(s: Session, rt: ResourceType, obj: Obj) -> str:
     """Any kind: Name, Namespace, Labels, Annotations, then the object's fields as ``Title Case:`` lines."""
-    meta = _meta(obj)
+    meta = meta_of(obj)
     w = Writer()
     w.write(0, f"Name:\t{meta.get('name', '')}")
     if rt.namespaced:
@@ -618,7 +324,7 @@ async def describe_generic(s: Session, rt: ResourceType, obj: Obj) -> str:
 
 async def describe_namespace(s: Session, rt: ResourceType, ns: Obj) -> str:
     """A Namespace: name, labels, annotations, status."""
-    meta = _meta(ns)
+    meta = meta_of(ns)
     w = Writer()
     w.write(0, f"Name:\t{meta.get('name', '')}")
     write_labels(w, "Labels", meta.get("labels"))
@@ -633,7 +339,7 @@ async def describe_namespace(s: Session, rt: ResourceType, ns: Obj) -> str:
 
 async def describe_service(s: Session, rt: ResourceType, svc: Obj) -> str:
     """A Service in kubectl's layout: Selector, Type, IP, and per port Port/TargetPort/NodePort/Endpoints."""
-    meta, spec = _meta(svc), svc.get("spec") or {}
+    meta, spec = meta_of(svc), svc.get("spec") or {}
     w = header(meta)
     selector = spec.get("selector") or {}
     w.write(0, "Selector:\t" + (",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>"))
@@ -673,8 +379,7 @@ async def describe_service(s: Session, rt: ResourceType, svc: Obj) -> str:
 
 async def describe_config_map(s: Session, rt: ResourceType, cm: Obj) -> str:
     """A ConfigMap as kubectl shows it: every ``data`` value in full, ``binaryData`` as byte counts."""
-    meta = _meta(cm)
-    w = header(meta)
+    w = header(meta_of(cm))
     text = ["", "Data", "===="]
     for key, value in sorted((cm.get("data") or {}).items()):
         text += [f"{key}:", "----", str(value), ""]
@@ -689,8 +394,7 @@ async def describe_config_map(s: Session, rt: ResourceType, cm: Obj) -> str:
 
 async def describe_secret(s: Session, rt: ResourceType, secret: Obj) -> str:
     """A Secret as kubectl shows it: its type and the size of each value, never the values."""
-    meta = _meta(secret)
-    w = header(meta)
+    w = header(meta_of(secret))
     w.write(0, "")
     w.write(0, f"Type:\t{secret.get('type') or 'Opaque'}")
     w.write(0, "")
@@ -728,7 +432,7 @@ async def run_describe(opts: GlobalOptions, args: list[str], selector: str, all_
                     except errors.NotFound as exc:
                         # kubectl describe also matches a name prefix
                         listed = await s.client.list_all(t.rt, ns, label_selector=selector or None)
-                        matches = [o for o in listed.get("items") or [] if str(_meta(o).get("name")).startswith(name)]
+                        matches = [o for o in listed.get("items") or [] if str(meta_of(o).get("name")).startswith(name)]
                         if not matches:
                             print(server_error(exc), file=sys.stderr)
                             failed = True

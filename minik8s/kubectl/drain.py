@@ -29,11 +29,12 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.registry import ResourceType
-from minik8s.kubectl.delete import wait_gone
 from minik8s.kubectl.durations import parse_duration
 from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.selection import ObjectRef, SelectorOpt, for_each
+from minik8s.kubectl.options import SelectorOpt
+from minik8s.kubectl.selection import ObjectRef, for_each
 from minik8s.kubectl.session import GlobalOptions, Session
+from minik8s.kubectl.waiting import wait_gone
 
 Obj = dict[str, Any]
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"

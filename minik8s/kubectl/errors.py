@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from urllib.parse import urlparse
 
 import httpx
@@ -61,3 +62,9 @@ def render(exc: BaseException, server: str | None = None) -> tuple[str, int]:
         return unreachable(server or "", exc), 1
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return f"error: {text}", 1
+
+
+def report_failure(exc: errors.APIError, verb: str, source: str) -> None:
+    """``Error from server (Reason): error when VERB "FILE": message`` on stderr."""
+    prefix = server_error(exc).split(":", 1)[0]
+    print(f'{prefix}: error when {verb} "{source}": {exc.message}', file=sys.stderr)

@@ -26,7 +26,7 @@ from minik8s.api import errors
 from minik8s.client.kubeconfig import ClientConfig
 from minik8s.client.rest import ServerUnavailable
 from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.logs import pod_name
+from minik8s.kubectl.resolve import pod_name
 from minik8s.kubectl.session import GlobalOptions
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE = 0, 1, 2, 3, 4

@@ -13,18 +13,8 @@ from typing import Annotated, Any
 import typer
 
 from minik8s.client.rest import resource_path
-from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.resolve import pod_name
 from minik8s.kubectl.session import GlobalOptions, Session
-
-
-def pod_name(arg: str) -> str:
-    """``web`` or ``pod/web`` / ``pods/web`` / ``po/web`` → ``web``."""
-    if "/" in arg:
-        kind, _, name = arg.partition("/")
-        if kind.lower() not in ("pod", "pods", "po") or not name:
-            raise KubectlError(f"logs works on pods only, not {arg!r}")
-        return name
-    return arg
 
 
 def log_params(container: str | None, follow: bool, tail: int, timestamps: bool, previous: bool,

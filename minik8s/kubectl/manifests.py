@@ -1,4 +1,4 @@
-"""Reading manifests for ``apply``, ``create`` and ``delete -f``.
+"""Reading manifests for ``apply``, ``create`` and ``delete -f``, and resolving them against discovery.
 
 Sources are files, directories (``*.yaml``, ``*.yml``, ``*.json``, sorted; ``-R``
 recurses) and ``-`` for stdin.  A file may hold several YAML documents, a JSON
@@ -9,6 +9,7 @@ errors, the line.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from dataclasses import dataclass
@@ -17,9 +18,14 @@ from typing import Any
 
 import yaml
 
+from minik8s.api.registry import ResourceType
 from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.resolve import object_ref
+from minik8s.kubectl.session import Session
 
 EXTENSIONS = (".yaml", ".yml", ".json")
+#: The annotation ``kubectl apply`` records the applied configuration in.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 @dataclass
@@ -144,3 +150,69 @@ def load(paths: list[str], recursive: bool = False, verb: str = "apply") -> list
     if not manifests:
         raise KubectlError(f"no objects passed to {verb}")
     return manifests
+
+
+@dataclass
+class Planned:
+    """A manifest resolved against discovery: its type and the namespace it goes to."""
+
+    manifest: Manifest
+    rt: ResourceType
+    namespace: str | None
+
+    @property
+    def name(self) -> str:
+        """The object's ``metadata.name``."""
+        return self.manifest.name
+
+    @property
+    def ref(self) -> str:
+        """``pod/web``, as printed in ``created`` / ``configured`` lines."""
+        return object_ref(self.rt, self.name)
+
+
+def plan(s: Session, items: list[Manifest], explicit_namespace: str | None,
+         need_name: bool = True) -> list[Planned]:
+    """Resolve every manifest's kind and namespace before anything is sent.
+
+    Raises KubectlError for an unknown kind (``resource mapping not found ...``), a
+    missing name, or an object whose namespace contradicts ``-n``.
+    """
+    planned = []
+    for m in items:
+        api_version, kind = str(m.obj.get("apiVersion")), str(m.obj.get("kind"))
+        rt = s.registry.by_kind(api_version, kind)
+        if rt is None:
+            raise KubectlError(f'resource mapping not found for name: "{m.name}" namespace: "{m.namespace}" '
+                               f'from "{m.source}": no matches for kind "{kind}" in version "{api_version}"')
+        if need_name and not m.name:
+            if (m.obj.get("metadata") or {}).get("generateName"):
+                raise KubectlError(f"from {m.source}: cannot use generate name with apply")
+            raise KubectlError(f'error when retrieving current configuration of "{m.source}": '
+                               "resource name may not be empty")
+        namespace = None
+        if rt.namespaced:
+            if explicit_namespace and m.namespace and m.namespace != explicit_namespace:
+                raise KubectlError(f'the namespace from the provided object "{m.namespace}" does not match the '
+                                   f'namespace "{explicit_namespace}". You must pass '
+                                   f"'--namespace={m.namespace}' to perform this operation.")
+            namespace = m.namespace or s.namespace
+        planned.append(Planned(m, rt, namespace))
+    return planned
+
+
+def applied_config(p: Planned) -> dict[str, Any]:
+    """The manifest as kubectl records it: namespace filled in, our annotation left out."""
+    obj = copy.deepcopy(p.manifest.obj)
+    meta = obj.setdefault("metadata", {})
+    if p.namespace:
+        meta["namespace"] = p.namespace
+    annotations = dict(meta.get("annotations") or {})
+    annotations.pop(LAST_APPLIED, None)
+    meta["annotations"] = annotations
+    return obj
+
+
+def encode(obj: dict[str, Any]) -> str:
+    """The annotation value: compact JSON with sorted keys (what Go's json.Marshal of a map gives)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))

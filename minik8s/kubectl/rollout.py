@@ -29,12 +29,13 @@ from minik8s.api import errors
 from minik8s.api.registry import ResourceType
 from minik8s.api.selectors import LabelSelector
 from minik8s.kubectl import printing
-from minik8s.kubectl.apply import LAST_APPLIED, FilesOpt, RecursiveOpt
-from minik8s.kubectl.describe import Writer, write_pod_template
 from minik8s.kubectl.durations import parse_duration
 from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.manifests import LAST_APPLIED
+from minik8s.kubectl.options import FilesOpt, RecursiveOpt, SelectorOpt
 from minik8s.kubectl.resolve import plural_ref
-from minik8s.kubectl.selection import ObjectRef, SelectorOpt, for_each, select
+from minik8s.kubectl.sections import Writer, write_pod_template
+from minik8s.kubectl.selection import ObjectRef, for_each, select
 from minik8s.kubectl.session import GlobalOptions, Session
 
 Obj = dict[str, Any]

@@ -16,10 +16,10 @@ from typing import Annotated, Any
 
 import typer
 
-from minik8s.kubectl.apply import FilesOpt, RecursiveOpt
 from minik8s.kubectl.durations import parse_duration
 from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.selection import ObjectRef, SelectorOpt, for_each, select
+from minik8s.kubectl.options import FilesOpt, RecursiveOpt, SelectorOpt
+from minik8s.kubectl.selection import ObjectRef, for_each, select
 from minik8s.kubectl.session import GlobalOptions, Session
 
 Obj = dict[str, Any]

@@ -11,15 +11,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated
-
-import typer
 
 from minik8s.api import errors
 from minik8s.api.registry import ResourceType
 from minik8s.client.rest import ServerUnavailable
 from minik8s.kubectl import manifests
-from minik8s.kubectl.apply import plan
 from minik8s.kubectl.errors import KubectlError, render
 from minik8s.kubectl.resolve import object_ref, parse_targets
 from minik8s.kubectl.session import Session
@@ -52,7 +48,7 @@ async def select(s: Session, args: list[str], files: list[str] | None = None, re
     if files:
         if args:
             raise KubectlError("cannot specify both a filename (-f) and resource arguments")
-        planned = plan(s, manifests.load(files, recursive, verb), s.opts.namespace)
+        planned = manifests.plan(s, manifests.load(files, recursive, verb), s.opts.namespace)
         return [ObjectRef(p.rt, p.namespace, p.name) for p in planned]
     if not args:
         raise KubectlError("You must provide one or more resources by argument or filename.")
@@ -93,9 +89,6 @@ def split_changes(args: list[str], is_change: Callable[[str], bool], what: str) 
         else:
             resources.append(arg)
     return resources, changes
-
-
-SelectorOpt = Annotated[str, typer.Option("-l", "--selector", help="label selector (a=b,c!=d)")]
 
 
 async def for_each(refs: list[ObjectRef], action: Callable[[ObjectRef], Awaitable[str]]) -> int:
