@@ -16,7 +16,7 @@ Modules, by what they do:
 - ``podnetwork``: the node's side of the pod network, driven by a Node informer — the cluster
   CIDR blackhole, ``netfilter`` (masquerade only what leaves the cluster CIDR, forward pod
   traffic) and ``routes`` (host-gw routes / VXLAN to the other Nodes' podCIDRs);
-  ``commands``: the ``ip``/``bridge``/``iptables`` runner (any network namespace).
+  host commands run through :mod:`minik8s.host` (any network namespace).
 - ``dns``: the pod's resolv.conf (dnsPolicy, dnsConfig, --cluster-dns) and managed hosts file.
 - ``volumes``: emptyDir and hostPath volumes.
 - ``images``: pull policies, image pull back-off and events.

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minik8s.auth import tls_serving_options
+from minik8s.host.errors import ConfigError
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_POD_CIDR = "10.244.0.0/24"
@@ -16,10 +17,6 @@ DEFAULT_SERVICE_CIDR = "10.96.0.0/16"
 #: how pods reach other nodes' podCIDRs (see :mod:`minik8s.kubelet.routes`)
 NETWORK_BACKENDS = ("host-gw", "vxlan", "auto", "none")
 KUBELET_VERSION = "v1.32.0-minik8s"
-
-
-class ConfigError(ValueError):
-    """A flag value the kubelet cannot use (the message names the flag)."""
 
 
 @dataclass

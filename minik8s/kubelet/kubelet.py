@@ -36,13 +36,13 @@ from minik8s.client.informer import Informer
 from minik8s.client.kubeconfig import load
 from minik8s.client.rest import Client
 from minik8s.client.workqueue import WorkQueue, run_workers
+from minik8s.host.errors import CommandFailed, HostError
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
-from minik8s.kubelet.commands import CommandFailed
 from minik8s.kubelet.config import KubeletConfig, check_cidr
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager
-from minik8s.kubelet.network import NetworkError, bridge_of, ensure_pod_network, set_hairpin
+from minik8s.kubelet.network import bridge_of, ensure_pod_network, set_hairpin
 from minik8s.kubelet.node import NodeAgent, read_meminfo
 from minik8s.kubelet.podnetwork import PodNetworkAgent
 from minik8s.kubelet.probes import ProbeManager
@@ -277,7 +277,8 @@ class Kubelet:
     async def ensure_network(self) -> None:
         """Create (or check) the pod network for :attr:`pod_cidr` and learn its bridge.
 
-        Raises NetworkError (subnet clash, network in use with another subnet) or a runtime error.
+        Raises NetworkError (subnet clash, network in use with another subnet), CommandFailed or a
+        runtime error.
         """
         assert self.runtime is not None
         mtu = None
@@ -323,7 +324,7 @@ class Kubelet:
         self.pod_cidr = cidr
         try:
             await self.ensure_network()
-        except (NetworkError, RuntimeErrorBase) as exc:
+        except (HostError, RuntimeErrorBase) as exc:
             self.pod_cidr = old
             log.warning("kubelet node=%s spec.podCIDR is now %s but pods use %s; keeping %s until they are "
                         "gone and the kubelet restarts (%s)", self.cfg.node_name, cidr, old, old, exc)

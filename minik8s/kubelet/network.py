@@ -24,13 +24,19 @@ import ipaddress
 import logging
 from typing import Any
 
+from minik8s.host.commands import Runner, run_json
+from minik8s.host.commands import run as host_runner
+from minik8s.host.errors import CommandFailed, HostError
 from minik8s.kubelet import naming
-from minik8s.kubelet.commands import CommandFailed, NetworkError, Runner, host_runner, run_json
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeFailure
 
 log = logging.getLogger("kubelet.network")
 
 __all__ = ["NetworkError", "bridge_of", "ensure_pod_network", "gateway_of", "ip_in_cidr", "set_hairpin"]
+
+
+class NetworkError(HostError):
+    """The pod network cannot be set up (a subnet clash, a network in use with another subnet)."""
 
 MASQUERADE_OPTION = "com.docker.network.bridge.enable_ip_masquerade"
 BRIDGE_NAME_OPTION = "com.docker.network.bridge.name"

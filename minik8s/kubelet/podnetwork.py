@@ -30,7 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from minik8s.kubelet.commands import CommandFailed, Runner, host_runner
+from minik8s.host.commands import Runner
+from minik8s.host.commands import run as host_runner
+from minik8s.host.errors import CommandFailed
 from minik8s.kubelet.netfilter import Netfilter
 from minik8s.kubelet.network import set_hairpin
 from minik8s.kubelet.routes import Routes, Vxlan, diff, node_peer, plan

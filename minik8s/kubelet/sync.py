@@ -35,6 +35,7 @@ from minik8s.api import errors
 from minik8s.api.base import parse_time
 from minik8s.client.rest import Client
 from minik8s.client.workqueue import WorkQueue
+from minik8s.host.errors import HostError
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
 from minik8s.kubelet.config import KubeletConfig
@@ -49,7 +50,6 @@ from minik8s.kubelet.container_spec import (
 from minik8s.kubelet.dns import PodFiles, effective_policy, pod_domain, pod_hostname
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager, ImagePullError
-from minik8s.kubelet.network import NetworkError
 from minik8s.kubelet.probes import ProbeManager, ProbeTarget
 from minik8s.kubelet.recording import PodEvents
 from minik8s.kubelet.runtime import ContainerInfo, DockerRuntime, RuntimeErrorBase
@@ -417,7 +417,7 @@ class PodSyncer:
                 # someone removed the pod network: make it again for the next attempt
                 try:
                     await self.ensure_network()
-                except (NetworkError, RuntimeErrorBase) as net_exc:
+                except (HostError, RuntimeErrorBase) as net_exc:
                     log.warning("kubelet cannot re-create the pod network: %s", net_exc)
             now = time.time()
             self.sandbox_failed_at[uid] = now

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from minik8s.host.errors import ConfigError
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
-from minik8s.kubelet.config import ConfigError, check_cidr, parse_ip_list, parse_node_labels, parse_taints
+from minik8s.kubelet.config import check_cidr, parse_ip_list, parse_node_labels, parse_taints
 from minik8s.kubelet.container_spec import (
     command_and_args,
     container_env,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from minik8s.kubelet.commands import CommandFailed
-from minik8s.kubelet.config import ConfigError, check_backend, check_cidr
+from minik8s.host.errors import CommandFailed, ConfigError
+from minik8s.kubelet.config import check_backend, check_cidr
 from minik8s.kubelet.dns import (
     DNSConfig,
     PodFiles,
