@@ -8,8 +8,8 @@ Start-up order (Kubernetes' kubelet does the same in spirit):
 3. pick the pod CIDR: the Node's ``spec.podCIDR`` when set; else ``--pod-cidr`` when given
    (registration published it); else wait for the node IPAM controller to set it (the Node
    is NotReady meanwhile, and the wait is logged every 10 s); create the pod network
-   (:mod:`~minik8s.kubelet.network`) and start the pod network agent
-   (:mod:`~minik8s.kubelet.podnetwork`: blackhole, netfilter, routes to the other Nodes);
+   (:mod:`~minik8s.kubelet.network.bridge`) and start the pod network agent
+   (:mod:`~minik8s.kubelet.network.podnetwork`: blackhole, netfilter, routes to the other Nodes);
 4. start the pod informer (field selector ``spec.nodeName=<node>``), the pod workers, the
    Docker event watcher (container ``start``/``die``/``oom`` events queue their pod at once)
    and the housekeeping loop that, once the informer has synced, queues pods that have
@@ -42,12 +42,12 @@ from minik8s.kubelet.backoff import Backoff
 from minik8s.kubelet.config import KubeletConfig, check_cidr
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager
-from minik8s.kubelet.network import bridge_of, ensure_pod_network, set_hairpin
+from minik8s.kubelet.network.bridge import bridge_of, ensure_pod_network, set_hairpin
+from minik8s.kubelet.network.podnetwork import PodNetworkAgent
+from minik8s.kubelet.network.routes import VXLAN_OVERHEAD
 from minik8s.kubelet.node import NodeAgent, read_meminfo
-from minik8s.kubelet.podnetwork import PodNetworkAgent
 from minik8s.kubelet.probes import ProbeManager
 from minik8s.kubelet.recording import PodEvents
-from minik8s.kubelet.routes import VXLAN_OVERHEAD
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 from minik8s.kubelet.server import create_app, make_server
 from minik8s.kubelet.stats import StatsProvider

@@ -117,7 +117,7 @@ def command(
         raise typer.BadParameter(str(exc)) from exc
 
     if cleanup_network:
-        from minik8s.kubelet.podnetwork import PodNetworkAgent
+        from minik8s.kubelet.network.podnetwork import PodNetworkAgent
 
         agent = PodNetworkAgent(cfg.node_name, cfg.node_ip, cfg.cluster_cidr, cfg.service_cidr, cfg.network_backend,
                                 list)

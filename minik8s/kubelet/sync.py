@@ -12,7 +12,7 @@
    (re)creates the pause container when it is missing, and starts the next init container
    (one at a time, each must exit 0) or else the containers the restart policy wants
    running — after the crash-loop back-off, once their image is there, with the pod's
-   resolv.conf and hosts files (:mod:`minik8s.kubelet.dns`) mounted, then their
+   resolv.conf and hosts files (:mod:`minik8s.kubelet.network.dnsconfig`) mounted, then their
    postStart hook — and garbage-collects dead containers (keeping the newest dead one of
    each container for ``lastState`` and ``previous`` logs);
 5. computes the pod status and writes it (``PUT pods/{name}/status``) when it changed.
@@ -47,9 +47,9 @@ from minik8s.kubelet.container_spec import (
     resource_config,
     security_config,
 )
-from minik8s.kubelet.dns import PodFiles, effective_policy, pod_domain, pod_hostname
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager, ImagePullError
+from minik8s.kubelet.network.dnsconfig import PodFiles, effective_policy, pod_domain, pod_hostname
 from minik8s.kubelet.probes import ProbeManager, ProbeTarget
 from minik8s.kubelet.recording import PodEvents
 from minik8s.kubelet.runtime import ContainerInfo, DockerRuntime, RuntimeErrorBase

@@ -40,7 +40,7 @@ import pytest
 from minik8s.client import Client
 from minik8s.client.informer import Informer
 from minik8s.host.commands import netns_runner
-from minik8s.kubelet.podnetwork import PodNetworkAgent
+from minik8s.kubelet.network.podnetwork import PodNetworkAgent
 from tests.conftest import APIServer
 from tests.integration.test_kubelet import (
     BUSYBOX,

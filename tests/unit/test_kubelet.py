@@ -23,7 +23,7 @@ from minik8s.kubelet.container_spec import (
     resolve_port,
     resource_config,
 )
-from minik8s.kubelet.network import gateway_of, ip_in_cidr
+from minik8s.kubelet.network.bridge import gateway_of, ip_in_cidr
 from minik8s.kubelet.runtime import ContainerInfo, ExecSession, parse_docker_time, split_image
 from minik8s.kubelet.server import LookupError_, exit_status, find_container
 from minik8s.kubelet.status import ContainerView, PodView, compute_pod_status, normalise, pod_phase

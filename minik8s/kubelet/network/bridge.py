@@ -6,7 +6,7 @@ host.  The network is created the way a Kubernetes pod network behaves:
 
 * ``com.docker.network.bridge.enable_ip_masquerade=false`` — Docker would masquerade
   everything leaving the bridge, pod-to-pod traffic between nodes included; the kubelet's
-  own rule (:mod:`minik8s.kubelet.netfilter`) masquerades only what leaves the cluster CIDR;
+  own rule (:mod:`minik8s.kubelet.network.netfilter`) masquerades only what leaves the cluster CIDR;
 * ``com.docker.network.bridge.gateway_mode_ipv4=nat-unprotected`` on Docker 28 and later,
   which otherwise drops packets for container addresses arriving from other interfaces
   (other nodes' pods);
@@ -15,7 +15,7 @@ host.  The network is created the way a Kubernetes pod network behaves:
   ``--hairpin-mode=hairpin-veth`` does, so a pod reaches itself through its Service's
   ClusterIP (the DNATed packet leaves by the port it came in).
 
-Routing between nodes' podCIDRs is :mod:`minik8s.kubelet.routes`.
+Routing between nodes' podCIDRs is :mod:`minik8s.kubelet.network.routes`.
 """
 
 from __future__ import annotations
