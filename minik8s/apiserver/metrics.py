@@ -46,7 +46,8 @@ from fastapi.responses import JSONResponse, Response
 
 from minik8s.api import errors
 from minik8s.api.base import now_rfc3339, parse_time
-from minik8s.api.metrics import API_VERSION, GROUP, VERSION, format_duration, format_nanocores
+from minik8s.api.durations import format_duration
+from minik8s.api.metrics import API_VERSION, GROUP, VERSION, format_nanocores
 from minik8s.api.quantity import format_memory
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_address
 from minik8s.apiserver.resources import ListOptions, ResourceAPI

@@ -63,9 +63,10 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import parse_time
+from minik8s.api.durations import parse_duration
 from minik8s.api.meta import object_key
 from minik8s.api.metrics import API_VERSION as METRICS_API_VERSION
-from minik8s.api.metrics import format_milli, milli_value, parse_duration
+from minik8s.api.metrics import format_milli, milli_value
 from minik8s.api.registry import METRICS_TYPES
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from minik8s.kubectl.durations import parse_duration
 from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.options import duration_flag as parse_duration
 from minik8s.kubectl.rollout import (
     CHANGE_CAUSE,
     REVISION,
