@@ -13,16 +13,14 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj, ObjList
 from minik8s.api.meta import object_key
 from minik8s.api.registry import ResourceType
 from minik8s.client.rest import Client
 
 log = logging.getLogger("informer")
-Obj = dict[str, Any]
-ObjList = list[Obj]
 KeyList = list[str]
 HandlerList = list["Handler"]
 IndexFunc = Callable[[Obj], list[str]]

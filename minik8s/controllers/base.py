@@ -15,12 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.client.workqueue import WorkQueue, run_workers
-
-Obj = dict[str, Any]
 
 
 def by_namespace(obj: Obj) -> list[str]:

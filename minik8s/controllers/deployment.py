@@ -29,9 +29,9 @@ Kubernetes' ``pkg/controller/deployment`` semantics, on the shared informer cach
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
@@ -47,8 +47,6 @@ from minik8s.controllers.base import (
 )
 from minik8s.controllers.ownerrefs import claim, controller_ref, meta_of, new_controller_ref, recheck_owner
 from minik8s.controllers.podutil import is_pod_terminal
-
-Obj = dict[str, Any]
 
 
 def _selector(obj: Obj) -> LabelSelector | None:

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.rest import Client
 
 log = logging.getLogger("controller-manager")
-Obj = dict[str, Any]
 RefList = list[Obj]
 
 

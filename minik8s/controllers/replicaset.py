@@ -24,10 +24,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
-from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import now_rfc3339
+from minik8s.api.base import Obj, now_rfc3339
 from minik8s.api.meta import object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
@@ -50,8 +49,6 @@ from minik8s.controllers.podutil import (
     pods_to_delete,
     seconds_until_available,
 )
-
-Obj = dict[str, Any]
 
 #: Most pods one sync creates or deletes (Kubernetes' ``BurstReplicas``).
 BURST_REPLICAS = 500

@@ -33,10 +33,8 @@ from typing import Any, Protocol
 
 from dnslib import CNAME, NS, QTYPE, RCODE, RR, SOA, SRV, A, DNSLabel
 
+from minik8s.api.base import Obj, ObjList
 from minik8s.api.networking import Frontend, claimed_hosts, frontend_of, is_controlled_by
-
-Obj = dict[str, Any]
-ObjList = list[Obj]
 
 NAMESPACE_INDEX = "namespace"
 POD_IP_INDEX = "podIP"

@@ -23,11 +23,12 @@ import asyncio
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.options import SelectorOpt, duration_flag
@@ -35,7 +36,6 @@ from minik8s.kubectl.selection import ObjectRef, for_each
 from minik8s.kubectl.session import GlobalOptions, Session
 from minik8s.kubectl.waiting import wait_gone
 
-Obj = dict[str, Any]
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"

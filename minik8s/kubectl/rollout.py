@@ -26,6 +26,7 @@ from typing import Annotated, Any
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
 from minik8s.api.selectors import LabelSelector
 from minik8s.kubectl import printing
@@ -36,8 +37,6 @@ from minik8s.kubectl.resolve import plural_ref
 from minik8s.kubectl.sections import Writer, write_pod_template
 from minik8s.kubectl.selection import ObjectRef, for_each, select
 from minik8s.kubectl.session import GlobalOptions, Session
-
-Obj = dict[str, Any]
 
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"

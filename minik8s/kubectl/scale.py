@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from minik8s.api.base import Obj
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt, SelectorOpt, duration_flag
 from minik8s.kubectl.selection import ObjectRef, for_each, select
 from minik8s.kubectl.session import GlobalOptions, Session
-
-Obj = dict[str, Any]
 
 
 def check_preconditions(scale: Obj, current_replicas: int, resource_version: str) -> None:

@@ -30,6 +30,7 @@ import threading
 from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
 from minik8s.client.events import EventRecorder
 from minik8s.client.informer import Informer
@@ -56,7 +57,6 @@ from minik8s.kubelet.volumes import VolumeManager
 
 log = logging.getLogger("kubelet")
 
-Obj = dict[str, Any]
 HOUSEKEEPING_SECONDS = 10.0
 POD_CIDR_PROGRESS_SECONDS = 10.0
 

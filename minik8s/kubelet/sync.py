@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import parse_time
+from minik8s.api.base import Obj, parse_time
 from minik8s.client.rest import Client
 from minik8s.client.workqueue import WorkQueue
 from minik8s.host.errors import HostError
@@ -64,7 +64,6 @@ from minik8s.kubelet.volumes import VolumeError, VolumeManager
 
 log = logging.getLogger("kubelet.sync")
 
-Obj = dict[str, Any]
 MIN_GRACE_SECONDS = 2
 LOG_CONFIG = {"type": "json-file", "config": {"max-size": "10m", "max-file": "5"}}
 

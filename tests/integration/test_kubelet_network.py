@@ -37,6 +37,7 @@ import docker
 import httpx
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.informer import Informer
 from minik8s.host.commands import netns_runner
@@ -53,7 +54,6 @@ from tests.integration.test_kubelet import (
 
 pytestmark = pytest.mark.docker
 
-Obj = dict[str, Any]
 CLUSTER = "10.244.224.0/20"
 CIDR_A, CIDR_B = "10.244.231.0/24", "10.244.232.0/24"
 CLUSTER_DNS = "10.96.0.10"

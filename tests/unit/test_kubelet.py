@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.host.errors import ConfigError
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
@@ -29,8 +30,6 @@ from minik8s.kubelet.server import LookupError_, exit_status, find_container
 from minik8s.kubelet.status import ContainerView, PodView, compute_pod_status, normalise, pod_phase
 from minik8s.kubelet.sync import should_restart
 from minik8s.kubelet.volumes import VolumeError, VolumeManager
-
-Obj = dict[str, Any]
 
 
 class Clock:

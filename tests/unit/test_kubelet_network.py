@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.host.errors import CommandFailed, ConfigError
 from minik8s.kubelet.config import check_backend, check_cidr
 from minik8s.kubelet.network.bridge import network_mismatch, network_options, set_hairpin
@@ -45,7 +46,6 @@ from minik8s.kubelet.network.routes import (
     vtep_mac,
 )
 
-Obj = dict[str, Any]
 CLUSTER = "10.244.0.0/16"
 
 

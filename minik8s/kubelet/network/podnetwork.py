@@ -28,8 +28,8 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.host.commands import Runner
 from minik8s.host.commands import run as host_runner
 from minik8s.host.errors import CommandFailed
@@ -39,7 +39,6 @@ from minik8s.kubelet.network.routes import Routes, Vxlan, diff, node_peer, plan
 
 log = logging.getLogger("kubelet.podnetwork")
 
-Obj = dict[str, Any]
 RETRY_SECONDS = 2.0
 
 

@@ -35,14 +35,13 @@ import ipaddress
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.host.commands import Runner, run_json
 from minik8s.host.errors import CommandFailed
 
 log = logging.getLogger("kubelet.routes")
 
-Obj = dict[str, Any]
 #: ``proto`` of every route the kubelet makes (unassigned in iproute2's rt_protos).
 ROUTE_PROTO = "250"
 VXLAN_DEVICE = "minik8s.1"
