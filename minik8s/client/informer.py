@@ -39,7 +39,13 @@ def pods_by_node(pod: Obj) -> list[str]:
     return [node] if node else []
 
 
+#: The name of the index :func:`by_namespace` fills (client-go's ``cache.NamespaceIndex``).
+NAMESPACE_INDEX = "namespace"
+
+
 def by_namespace(obj: Obj) -> list[str]:
+    """Index function: the object's namespace, ``""`` for cluster-scoped objects
+    (client-go's ``MetaNamespaceIndexFunc``)."""
     return [(obj.get("metadata") or {}).get("namespace") or ""]
 
 

@@ -22,11 +22,6 @@ from minik8s.client.rest import Client
 from minik8s.client.workqueue import WorkQueue, run_workers
 
 
-def by_namespace(obj: Obj) -> list[str]:
-    """Index function: the object's namespace (Kubernetes' ``NamespaceIndex``)."""
-    return [(obj.get("metadata") or {}).get("namespace") or ""]
-
-
 def by_controller_uid(obj: Obj) -> list[str]:
     """Index function: the uid of the object's controller ownerReference, if any."""
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
@@ -35,7 +30,6 @@ def by_controller_uid(obj: Obj) -> list[str]:
     return []
 
 
-NAMESPACE_INDEX = "namespace"
 CONTROLLER_UID_INDEX = "controllerUID"
 
 

@@ -36,14 +36,13 @@ from minik8s.api.meta import object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
 from minik8s.controllers import deploymentutil as du
 from minik8s.controllers.base import (
     CONTROLLER_UID_INDEX,
-    NAMESPACE_INDEX,
     Controller,
     by_controller_uid,
-    by_namespace,
 )
 from minik8s.controllers.ownerrefs import claim, controller_ref, meta_of, new_controller_ref, recheck_owner
 from minik8s.controllers.podutil import is_pod_terminal

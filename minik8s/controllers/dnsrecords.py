@@ -48,8 +48,9 @@ from minik8s.api.networking import (
 )
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
-from minik8s.controllers.base import NAMESPACE_INDEX, Controller, by_namespace
+from minik8s.controllers.base import Controller
 from minik8s.controllers.nginxconf import LISTEN_PORT, container_command, render_config
 from minik8s.controllers.ownerrefs import meta_of
 

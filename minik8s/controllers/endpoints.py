@@ -37,8 +37,9 @@ from minik8s.api.meta import object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
-from minik8s.controllers.base import NAMESPACE_INDEX, Controller, by_namespace
+from minik8s.controllers.base import Controller
 from minik8s.controllers.ownerrefs import meta_of
 from minik8s.controllers.podutil import is_pod_ready
 

@@ -71,8 +71,9 @@ from minik8s.api.registry import METRICS_TYPES
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client, resource_path
-from minik8s.controllers.base import NAMESPACE_INDEX, Controller, by_namespace
+from minik8s.controllers.base import Controller
 
 Event = tuple[str, str, str]  # (type Normal|Warning, reason, message)
 

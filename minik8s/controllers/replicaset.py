@@ -31,13 +31,12 @@ from minik8s.api.meta import object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
 from minik8s.controllers.base import (
     CONTROLLER_UID_INDEX,
-    NAMESPACE_INDEX,
     Controller,
     by_controller_uid,
-    by_namespace,
     slow_start_batch,
 )
 from minik8s.controllers.expectations import Expectations
