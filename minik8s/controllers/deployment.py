@@ -44,7 +44,14 @@ from minik8s.controllers.base import (
     Controller,
     by_controller_uid,
 )
-from minik8s.controllers.ownerrefs import claim, controller_ref, meta_of, new_controller_ref, recheck_owner
+from minik8s.controllers.ownerrefs import (
+    claim,
+    controller_ref,
+    meta_of,
+    new_controller_ref,
+    recheck_owner,
+    resolve_controller_ref,
+)
 from minik8s.controllers.podutil import is_pod_terminal
 
 
@@ -80,12 +87,7 @@ class DeploymentController(Controller):
 
     def _resolve(self, namespace: str, ref: Obj) -> Obj | None:
         """The cached Deployment a controller ownerReference points at (same uid), or None."""
-        if ref.get("kind") != "Deployment" or not str(ref.get("apiVersion") or "").startswith("apps/"):
-            return None
-        d = self.deployments.get(f"{namespace}/{ref.get('name')}")
-        if d is None or meta_of(d).get("uid") != ref.get("uid"):
-            return None
-        return d
+        return resolve_controller_ref(self.deployments, namespace, ref, "Deployment")
 
     def _matching_deployments(self, rs: Obj) -> list[Obj]:
         meta = meta_of(rs)

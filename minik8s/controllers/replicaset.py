@@ -40,7 +40,14 @@ from minik8s.controllers.base import (
     slow_start_batch,
 )
 from minik8s.controllers.expectations import Expectations
-from minik8s.controllers.ownerrefs import claim, controller_ref, meta_of, new_controller_ref, recheck_owner
+from minik8s.controllers.ownerrefs import (
+    claim,
+    controller_ref,
+    meta_of,
+    new_controller_ref,
+    recheck_owner,
+    resolve_controller_ref,
+)
 from minik8s.controllers.podutil import (
     is_pod_active,
     is_pod_available,
@@ -145,12 +152,7 @@ class ReplicaSetController(Controller):
 
     def _resolve(self, namespace: str, ref: Obj) -> Obj | None:
         """The cached ReplicaSet a controller ownerReference points at (same uid), or None."""
-        if ref.get("kind") != "ReplicaSet" or not str(ref.get("apiVersion") or "").startswith("apps/"):
-            return None
-        rs = self.replicasets.get(f"{namespace}/{ref.get('name')}")
-        if rs is None or meta_of(rs).get("uid") != ref.get("uid"):
-            return None
-        return rs
+        return resolve_controller_ref(self.replicasets, namespace, ref, "ReplicaSet")
 
     def _matching_replicasets(self, pod: Obj) -> list[Obj]:
         """ReplicaSets in the pod's namespace whose selector matches its labels (for orphans)."""
