@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from benchmarks.common import local_cluster, percentiles
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.kubeconfig import load
 
@@ -37,7 +38,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "workloads"
 RESOLUTION = 15.0  # the cluster's metrics resolution and HPA sync period (minik8s defaults)
 SYNC_PERIOD = 15.0
-Obj = dict[str, Any]
 
 
 def manifests(switch: str) -> tuple[Obj, Obj]:

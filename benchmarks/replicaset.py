@@ -27,13 +27,13 @@ from typing import Any
 
 from benchmarks.common import local_cluster, percentiles
 from benchmarks.pod_startup import measure
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.kubeconfig import load
 
 NODE = "bench-rs-node"
 LABELS = {"app": "bench-rs"}
 SELECTOR = "app=bench-rs"
-Obj = dict[str, Any]
 
 
 def replicaset(replicas: int = 3) -> Obj:

@@ -2,7 +2,8 @@
 
 Every model accepts both spellings on input (``populate_by_name``) and drops
 unknown fields, as kube-apiserver does with its default field validation.
-Use :func:`to_dict` to serialise for the wire (aliases, ``None`` omitted).
+Use :func:`to_dict` to serialise for the wire (aliases, ``None`` omitted).  :data:`Obj` is the
+plain-JSON form of an object that the components pass around.
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 M = TypeVar("M", bound="Model")
+
+#: An API object, or a part of one, as plain JSON (what travels on the wire and sits in
+#: informer caches): ``{"apiVersion": ..., "kind": ..., "metadata": {...}, ...}``.
+Obj = dict[str, Any]
+#: A list of them (``items`` of a list response).
+ObjList = list[Obj]
 
 
 class Model(BaseModel):

@@ -16,14 +16,13 @@ HorizontalPodAutoscaler read; in minik8s the apiserver serves it itself
 node instead of ``containers``.
 
 This module also holds the number formats the API uses: Kubernetes' canonical quantity
-strings for integer amounts at a decimal scale (:func:`format_decimal`) and Go durations
-(:func:`format_duration`, :func:`parse_duration`).
+strings for integer amounts at a decimal scale (:func:`format_decimal`); Go durations
+(``window``) are :mod:`minik8s.api.durations`'.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from decimal import ROUND_UP, Decimal
 
 from minik8s.api.base import Model
@@ -100,48 +99,6 @@ def cpu_nanocores(quantity: str | int | float) -> int:
     """A CPU quantity in nanocores (``"250m"`` → 250_000_000), rounded up."""
     amount = parse_quantity(quantity) * Decimal(10**9)
     return int(amount.to_integral_value(rounding=ROUND_UP))
-
-
-# ---------------------------------------------------------------- durations (Go's time.Duration)
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-
-
-def parse_duration(text: str | float | int) -> float:
-    """Seconds in a Go duration (``"15s"``, ``"1m30s"``, ``"2.5s"``, ``"500ms"``) or a bare
-    number of seconds (``"15"``, ``2.5``).  Raises ValueError otherwise."""
-    if isinstance(text, int | float):
-        return float(text)
-    raw = text.strip()
-    try:
-        return float(raw)
-    except ValueError:
-        pass
-    pos, total = 0, 0.0
-    while pos < len(raw):
-        match = _DURATION_PART.match(raw, pos)
-        if match is None:
-            raise ValueError(f'invalid duration "{text}" (use a number of seconds or e.g. 15s, 1m30s, 500ms)')
-        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        pos = match.end()
-    if not raw:
-        raise ValueError("invalid duration: empty")
-    return total
-
-
-def format_duration(seconds: float) -> str:
-    """Seconds as Go prints a ``time.Duration`` (``15.0`` → ``"15s"``, ``2.5`` → ``"2.5s"``,
-    ``90`` → ``"1m30s"``, ``0.25`` → ``"250ms"``); rounded to the millisecond."""
-    ms = int(round(seconds * 1000))
-    if ms == 0:
-        return "0s"
-    if ms < 1000:
-        return f"{ms}ms"
-    hours, rest = divmod(ms, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    secs = f"{rest / 1000:.3f}".rstrip("0").rstrip(".")
-    out = (f"{hours}h" if hours else "") + (f"{minutes}m" if hours or minutes else "")
-    return out + f"{secs}s"
 
 
 def percent(part: float, whole: float) -> int:

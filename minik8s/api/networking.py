@@ -32,10 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from minik8s.api.base import Model
+from minik8s.api.base import Model, Obj
 from minik8s.api.meta import Condition, TypedObject
-
-Obj = dict[str, Any]
 
 #: minik8s' own API group (DNS, and later Function, Workflow, GPU Job).
 GROUP = "minik8s.io"

@@ -14,9 +14,8 @@ import random
 from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.apiserver.storage import Store
-
-Obj = dict[str, Any]
 
 IP_KEY = "/registry/ranges/serviceips/"
 PORT_KEY = "/registry/ranges/servicenodeports/"

@@ -21,10 +21,10 @@ import logging
 from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.registry import Registry
 
 log = logging.getLogger("apiserver")
-Obj = dict[str, Any]
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SERVICE_NAME = "kubernetes"

@@ -27,8 +27,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from minik8s.api import errors
-
-Obj = dict[str, Any]
+from minik8s.api.base import Obj
 
 #: The kubelet's port when the Node does not say (``--port`` of the kubelet).
 DEFAULT_PORT = 10250

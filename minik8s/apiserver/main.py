@@ -107,7 +107,7 @@ def command(
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
-    from minik8s.api.metrics import parse_duration
+    from minik8s.api.durations import parse_duration
 
     try:
         resolution = parse_duration(metrics_resolution)

@@ -45,14 +45,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from minik8s.api import errors
-from minik8s.api.base import now_rfc3339, parse_time
-from minik8s.api.metrics import API_VERSION, GROUP, VERSION, format_duration, format_nanocores
+from minik8s.api.base import Obj, now_rfc3339, parse_time
+from minik8s.api.durations import format_duration
+from minik8s.api.metrics import API_VERSION, GROUP, VERSION, format_nanocores
 from minik8s.api.quantity import format_memory
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_address
 from minik8s.apiserver.resources import ListOptions, ResourceAPI
 
 log = logging.getLogger("apiserver")
-Obj = dict[str, Any]
 
 #: Default seconds between two scrapes (metrics-server's ``--metric-resolution``).
 DEFAULT_RESOLUTION = 15.0

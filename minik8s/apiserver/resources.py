@@ -26,7 +26,7 @@ from typing import Any
 import pydantic
 
 from minik8s.api import errors
-from minik8s.api.base import now_rfc3339
+from minik8s.api.base import Obj, ObjList, now_rfc3339
 from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.selectors import FieldSelector, LabelSelector
@@ -34,8 +34,6 @@ from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
 
 log = logging.getLogger("apiserver")
-Obj = dict[str, Any]
-ObjList = list[Obj]
 
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 MERGE_PATCH = "application/merge-patch+json"

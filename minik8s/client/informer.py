@@ -13,16 +13,14 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj, ObjList
 from minik8s.api.meta import object_key
 from minik8s.api.registry import ResourceType
 from minik8s.client.rest import Client
 
 log = logging.getLogger("informer")
-Obj = dict[str, Any]
-ObjList = list[Obj]
 KeyList = list[str]
 HandlerList = list["Handler"]
 IndexFunc = Callable[[Obj], list[str]]
@@ -41,7 +39,13 @@ def pods_by_node(pod: Obj) -> list[str]:
     return [node] if node else []
 
 
+#: The name of the index :func:`by_namespace` fills (client-go's ``cache.NamespaceIndex``).
+NAMESPACE_INDEX = "namespace"
+
+
 def by_namespace(obj: Obj) -> list[str]:
+    """Index function: the object's namespace, ``""`` for cluster-scoped objects
+    (client-go's ``MetaNamespaceIndexFunc``)."""
     return [(obj.get("metadata") or {}).get("namespace") or ""]
 
 

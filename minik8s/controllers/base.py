@@ -15,17 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.client.workqueue import WorkQueue, run_workers
-
-Obj = dict[str, Any]
-
-
-def by_namespace(obj: Obj) -> list[str]:
-    """Index function: the object's namespace (Kubernetes' ``NamespaceIndex``)."""
-    return [(obj.get("metadata") or {}).get("namespace") or ""]
 
 
 def by_controller_uid(obj: Obj) -> list[str]:
@@ -36,7 +30,6 @@ def by_controller_uid(obj: Obj) -> list[str]:
     return []
 
 
-NAMESPACE_INDEX = "namespace"
 CONTROLLER_UID_INDEX = "controllerUID"
 
 

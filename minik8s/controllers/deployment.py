@@ -29,26 +29,30 @@ Kubernetes' ``pkg/controller/deployment`` semantics, on the shared informer cach
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
 from minik8s.controllers import deploymentutil as du
 from minik8s.controllers.base import (
     CONTROLLER_UID_INDEX,
-    NAMESPACE_INDEX,
     Controller,
     by_controller_uid,
-    by_namespace,
 )
-from minik8s.controllers.ownerrefs import claim, controller_ref, meta_of, new_controller_ref, recheck_owner
+from minik8s.controllers.ownerrefs import (
+    claim,
+    controller_ref,
+    meta_of,
+    new_controller_ref,
+    recheck_owner,
+    resolve_controller_ref,
+)
 from minik8s.controllers.podutil import is_pod_terminal
-
-Obj = dict[str, Any]
 
 
 def _selector(obj: Obj) -> LabelSelector | None:
@@ -83,12 +87,7 @@ class DeploymentController(Controller):
 
     def _resolve(self, namespace: str, ref: Obj) -> Obj | None:
         """The cached Deployment a controller ownerReference points at (same uid), or None."""
-        if ref.get("kind") != "Deployment" or not str(ref.get("apiVersion") or "").startswith("apps/"):
-            return None
-        d = self.deployments.get(f"{namespace}/{ref.get('name')}")
-        if d is None or meta_of(d).get("uid") != ref.get("uid"):
-            return None
-        return d
+        return resolve_controller_ref(self.deployments, namespace, ref, "Deployment")
 
     def _matching_deployments(self, rs: Obj) -> list[Obj]:
         meta = meta_of(rs)

@@ -24,9 +24,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from minik8s.api.base import now_rfc3339, parse_time
-
-Obj = dict[str, Any]
+from minik8s.api.base import Obj, now_rfc3339, parse_time
 
 # Annotations (``deployment.kubernetes.io/...``) and labels Kubernetes uses.
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"

@@ -36,7 +36,7 @@ import json
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import now_rfc3339
+from minik8s.api.base import Obj, now_rfc3339
 from minik8s.api.meta import object_key
 from minik8s.api.networking import (
     FRONTEND_LABEL,
@@ -48,12 +48,11 @@ from minik8s.api.networking import (
 )
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
-from minik8s.controllers.base import NAMESPACE_INDEX, Controller, by_namespace
+from minik8s.controllers.base import Controller
 from minik8s.controllers.nginxconf import LISTEN_PORT, container_command, render_config
 from minik8s.controllers.ownerrefs import meta_of
-
-Obj = dict[str, Any]
 
 NGINX_IMAGE = "minik8s/nginx:latest"
 HASH_ANNOTATION = "minik8s.io/spec-hash"

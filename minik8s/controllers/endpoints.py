@@ -30,19 +30,18 @@ Events on the Service: ``FailedToCreateEndpoint``, ``FailedToUpdateEndpoint``.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
-from minik8s.controllers.base import NAMESPACE_INDEX, Controller, by_namespace
+from minik8s.controllers.base import Controller
 from minik8s.controllers.ownerrefs import meta_of
 from minik8s.controllers.podutil import is_pod_ready
-
-Obj = dict[str, Any]
 
 #: Label Kubernetes puts on the Endpoints of a headless Service.
 HEADLESS_LABEL = "service.kubernetes.io/headless"

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
 from minik8s.api.registry import ResourceType
 from minik8s.client.events import EventRecorder
@@ -35,8 +36,6 @@ from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
 from minik8s.controllers.ownerrefs import meta_of, remove_owner_refs, update_metadata_list
-
-Obj = dict[str, Any]
 
 OWNER_UID_INDEX = "ownerUID"
 FOREGROUND = "foregroundDeletion"

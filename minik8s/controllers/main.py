@@ -86,7 +86,7 @@ def command(
         CIDRSet(cluster_cidr, node_cidr_mask_size)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--cluster-cidr/--node-cidr-mask-size") from exc
-    from minik8s.api.metrics import parse_duration
+    from minik8s.api.durations import parse_duration
     from minik8s.controllers.podautoscaler import AutoscalerOptions
 
     try:

@@ -23,9 +23,9 @@ Kubernetes' ``pkg/controller/nodeipam`` with the ``RangeAllocator``
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
@@ -33,7 +33,6 @@ from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
 from minik8s.controllers.ownerrefs import meta_of
 
-Obj = dict[str, Any]
 Network = ipaddress.IPv4Network
 
 DEFAULT_CLUSTER_CIDR = "10.244.0.0/16"

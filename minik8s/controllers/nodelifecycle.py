@@ -71,10 +71,9 @@ import datetime as dt
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import parse_time
+from minik8s.api.base import Obj, parse_time
 from minik8s.api.taints import NO_EXECUTE, NO_SCHEDULE, TAINT_NOT_READY, TAINT_UNREACHABLE, toleration_matches
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
@@ -83,7 +82,6 @@ from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
 from minik8s.controllers.ownerrefs import meta_of
 
-Obj = dict[str, Any]
 Clock = Callable[[], dt.datetime]
 
 LEASE_NAMESPACE = "kube-node-lease"

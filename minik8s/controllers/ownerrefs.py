@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
 from minik8s.api.selectors import LabelSelector
+from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
 
 log = logging.getLogger("controller-manager")
-Obj = dict[str, Any]
 RefList = list[Obj]
 
 
@@ -36,6 +36,19 @@ def controller_ref(obj: Obj) -> Obj | None:
         if ref.get("controller"):
             return dict(ref)
     return None
+
+
+def resolve_controller_ref(cache: Informer, namespace: str, ref: Obj, kind: str, group: str = "apps") -> Obj | None:
+    """The cached object a controller ownerReference points at, or None: the reference must
+    name ``kind`` of API group ``group`` and the cached object of that name in ``namespace``
+    must have the reference's uid (Kubernetes' ``resolveControllerRef``; a recreated object
+    of the same name is not the owner)."""
+    if ref.get("kind") != kind or not str(ref.get("apiVersion") or "").startswith(f"{group}/"):
+        return None
+    obj = cache.get(f"{namespace}/{ref.get('name')}")
+    if obj is None or meta_of(obj).get("uid") != ref.get("uid"):
+        return None
+    return obj
 
 
 def new_controller_ref(owner: Obj, api_version: str, kind: str) -> Obj:

@@ -62,18 +62,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import parse_time
+from minik8s.api.base import Obj, parse_time
+from minik8s.api.durations import parse_duration
 from minik8s.api.meta import object_key
 from minik8s.api.metrics import API_VERSION as METRICS_API_VERSION
-from minik8s.api.metrics import format_milli, milli_value, parse_duration
+from minik8s.api.metrics import format_milli, milli_value
 from minik8s.api.registry import METRICS_TYPES
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client, resource_path
-from minik8s.controllers.base import NAMESPACE_INDEX, Controller, by_namespace
+from minik8s.controllers.base import Controller
 
-Obj = dict[str, Any]
 Event = tuple[str, str, str]  # (type Normal|Warning, reason, message)
 
 #: Kubernetes' legacy scale-up limit without ``spec.behavior``: ``max(2 × current, 4)``.

@@ -11,9 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from minik8s.api.base import parse_time
-
-Obj = dict[str, Any]
+from minik8s.api.base import Obj, parse_time
 
 #: ``controller.kubernetes.io/pod-deletion-cost``: lower cost is deleted first (int32, default 0).
 DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"

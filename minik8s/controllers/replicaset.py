@@ -24,25 +24,30 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
-from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import now_rfc3339
+from minik8s.api.base import Obj, now_rfc3339
 from minik8s.api.meta import object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
 from minik8s.controllers.base import (
     CONTROLLER_UID_INDEX,
-    NAMESPACE_INDEX,
     Controller,
     by_controller_uid,
-    by_namespace,
     slow_start_batch,
 )
 from minik8s.controllers.expectations import Expectations
-from minik8s.controllers.ownerrefs import claim, controller_ref, meta_of, new_controller_ref, recheck_owner
+from minik8s.controllers.ownerrefs import (
+    claim,
+    controller_ref,
+    meta_of,
+    new_controller_ref,
+    recheck_owner,
+    resolve_controller_ref,
+)
 from minik8s.controllers.podutil import (
     is_pod_active,
     is_pod_available,
@@ -50,8 +55,6 @@ from minik8s.controllers.podutil import (
     pods_to_delete,
     seconds_until_available,
 )
-
-Obj = dict[str, Any]
 
 #: Most pods one sync creates or deletes (Kubernetes' ``BurstReplicas``).
 BURST_REPLICAS = 500
@@ -149,12 +152,7 @@ class ReplicaSetController(Controller):
 
     def _resolve(self, namespace: str, ref: Obj) -> Obj | None:
         """The cached ReplicaSet a controller ownerReference points at (same uid), or None."""
-        if ref.get("kind") != "ReplicaSet" or not str(ref.get("apiVersion") or "").startswith("apps/"):
-            return None
-        rs = self.replicasets.get(f"{namespace}/{ref.get('name')}")
-        if rs is None or meta_of(rs).get("uid") != ref.get("uid"):
-            return None
-        return rs
+        return resolve_controller_ref(self.replicasets, namespace, ref, "ReplicaSet")
 
     def _matching_replicasets(self, pod: Obj) -> list[Obj]:
         """ReplicaSets in the pod's namespace whose selector matches its labels (for orphans)."""

@@ -16,8 +16,9 @@ import logging
 from dataclasses import dataclass, field
 
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
-from minik8s.dns.records import NAMESPACE_INDEX, POD_IP_INDEX, ClusterZone, by_namespace, pod_ips
+from minik8s.dns.records import POD_IP_INDEX, ClusterZone, pod_ips
 from minik8s.dns.registration import Registration
 from minik8s.dns.server import DNSServer
 

@@ -33,12 +33,10 @@ from typing import Any, Protocol
 
 from dnslib import CNAME, NS, QTYPE, RCODE, RR, SOA, SRV, A, DNSLabel
 
+from minik8s.api.base import Obj, ObjList
 from minik8s.api.networking import Frontend, claimed_hosts, frontend_of, is_controlled_by
+from minik8s.client.informer import NAMESPACE_INDEX
 
-Obj = dict[str, Any]
-ObjList = list[Obj]
-
-NAMESPACE_INDEX = "namespace"
 POD_IP_INDEX = "podIP"
 DEFAULT_TTL = 5
 
@@ -51,11 +49,6 @@ class Cache(Protocol):
     def list(self) -> ObjList: ...
 
     def by_index(self, index: str, value: str) -> ObjList: ...
-
-
-def by_namespace(obj: Obj) -> list[str]:
-    """Index function: the object's namespace."""
-    return [(obj.get("metadata") or {}).get("namespace") or ""]
 
 
 def pod_ips(pod: Obj) -> list[str]:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client.rest import Client
 
 log = logging.getLogger("dns")
-Obj = dict[str, Any]
 
 SERVICE_LABELS = {"k8s-app": "kube-dns", "kubernetes.io/name": "minik8s-dns"}
 

@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.patch import MERGE_KEYS, create_merge_patch
 from minik8s.client.rest import ServerUnavailable
 from minik8s.kubectl import manifests
@@ -25,8 +26,6 @@ from minik8s.kubectl.manifests import LAST_APPLIED, Planned, applied_config, enc
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.resolve import plural_ref
 from minik8s.kubectl.session import GlobalOptions, Session
-
-Obj = dict[str, Any]
 
 
 # ------------------------------------------------------------------ strategic two-way diff

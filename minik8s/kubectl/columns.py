@@ -12,10 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from minik8s.api.base import parse_time
+from minik8s.api.base import Obj, parse_time
 from minik8s.kubectl.printing import NONE, age, human_duration, join_labels, since
 
-Obj = dict[str, Any]
 Getter = Callable[[Obj, dt.datetime], str]
 
 

@@ -17,11 +17,12 @@ import asyncio
 import copy
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.config import b64encode
 from minik8s.api.registry import default_registry
 from minik8s.api.validation import config_map_key_errors, env_var_name_errors
@@ -32,8 +33,6 @@ from minik8s.kubectl.manifests import LAST_APPLIED, applied_config, encode, plan
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.resolve import object_ref
 from minik8s.kubectl.session import GlobalOptions, Session
-
-Obj = dict[str, Any]
 
 app = typer.Typer(
     name="create",

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.config import b64decode
 from minik8s.api.quantity import format_cpu, format_memory, parse_memory, parse_millicpu
 from minik8s.api.registry import ResourceType
@@ -38,8 +39,6 @@ from minik8s.kubectl.sections import (
     write_volumes,
 )
 from minik8s.kubectl.session import GlobalOptions, Session
-
-Obj = dict[str, Any]
 
 
 async def fetch_events(s: Session, obj: Obj, rt: ResourceType) -> list[Obj] | None:

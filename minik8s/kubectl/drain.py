@@ -23,20 +23,19 @@ import asyncio
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
-from minik8s.kubectl.durations import parse_duration
 from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.options import SelectorOpt
+from minik8s.kubectl.options import SelectorOpt, duration_flag
 from minik8s.kubectl.selection import ObjectRef, for_each
 from minik8s.kubectl.session import GlobalOptions, Session
 from minik8s.kubectl.waiting import wait_gone
 
-Obj = dict[str, Any]
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
@@ -261,7 +260,7 @@ def drain(
 ) -> None:
     """Drain a node in preparation for maintenance: cordon it, then delete its pods."""
     o = DrainOptions(force=force, ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data,
-                     grace_period=grace_period if grace_period >= 0 else None, timeout=parse_duration(timeout),
+                     grace_period=grace_period if grace_period >= 0 else None, timeout=duration_flag(timeout),
                      pod_selector=pod_selector)
     code = asyncio.run(run_drain(ctx.obj, nodes or [], selector, o))
     if code:

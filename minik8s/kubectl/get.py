@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
 from minik8s.kubectl import columns as cols
 from minik8s.kubectl import printing
@@ -16,7 +17,6 @@ from minik8s.kubectl.errors import KubectlError, server_error
 from minik8s.kubectl.resolve import Target, object_ref, parse_targets
 from minik8s.kubectl.session import GlobalOptions, Session
 
-Obj = dict[str, Any]
 FORMATS = ("json", "name", "wide", "yaml", "jsonpath")
 
 

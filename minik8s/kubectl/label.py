@@ -16,17 +16,17 @@ from __future__ import annotations
 import asyncio
 import sys
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from minik8s.api.base import Obj
 from minik8s.api.validation import label_value_errors, qualified_name_errors
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt, SelectorOpt
 from minik8s.kubectl.selection import ObjectRef, for_each, select, split_changes
 from minik8s.kubectl.session import GlobalOptions, Session
 
-Obj = dict[str, Any]
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 
 

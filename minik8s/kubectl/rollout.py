@@ -26,19 +26,17 @@ from typing import Annotated, Any
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
 from minik8s.api.selectors import LabelSelector
 from minik8s.kubectl import printing
-from minik8s.kubectl.durations import parse_duration
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.manifests import LAST_APPLIED
-from minik8s.kubectl.options import FilesOpt, RecursiveOpt, SelectorOpt
+from minik8s.kubectl.options import FilesOpt, RecursiveOpt, SelectorOpt, duration_flag
 from minik8s.kubectl.resolve import plural_ref
 from minik8s.kubectl.sections import Writer, write_pod_template
 from minik8s.kubectl.selection import ObjectRef, for_each, select
 from minik8s.kubectl.session import GlobalOptions, Session
-
-Obj = dict[str, Any]
 
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
@@ -336,7 +334,7 @@ def status(
     selector: SelectorOpt = "",
 ) -> None:
     """Show the status of the rollout, waiting for it to finish."""
-    wait = parse_duration(timeout)
+    wait = duration_flag(timeout)
     _run(run_status(ctx.obj, args or [], filename or [], recursive, selector, watch, wait, revision))
 
 

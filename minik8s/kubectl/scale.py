@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from minik8s.kubectl.durations import parse_duration
+from minik8s.api.base import Obj
 from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.options import FilesOpt, RecursiveOpt, SelectorOpt
+from minik8s.kubectl.options import FilesOpt, RecursiveOpt, SelectorOpt, duration_flag
 from minik8s.kubectl.selection import ObjectRef, for_each, select
 from minik8s.kubectl.session import GlobalOptions, Session
-
-Obj = dict[str, Any]
 
 
 def check_preconditions(scale: Obj, current_replicas: int, resource_version: str) -> None:
@@ -100,7 +98,7 @@ def scale(
     """Set a new size for a Deployment or ReplicaSet."""
     if replicas < 0:
         raise KubectlError("The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0")
-    wait = parse_duration(timeout)
+    wait = duration_flag(timeout)
     code = asyncio.run(run_scale(ctx.obj, args or [], filename or [], recursive, selector, all_, replicas,
                                  current_replicas, resource_version, wait))
     if code:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.kubectl import columns as cols
 from minik8s.kubectl import printing
 from minik8s.kubectl.manifests import LAST_APPLIED
 from minik8s.kubectl.printing import NONE, describe_time, since
-
-Obj = dict[str, Any]
 
 
 class Writer:

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.validation import label_value_errors, qualified_name_errors
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.options import SelectorOpt
 from minik8s.kubectl.selection import ObjectRef, for_each, split_changes
 from minik8s.kubectl.session import GlobalOptions, Session
 
-Obj = dict[str, Any]
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 NODE_TYPES = ("node", "nodes", "no")
 

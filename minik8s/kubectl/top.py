@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.metrics import GROUP, VERSION, milli_value
 from minik8s.api.registry import METRICS_TYPES
 from minik8s.client.rest import resource_path
@@ -27,7 +28,6 @@ from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.session import GlobalOptions, Session
 
-Obj = dict[str, Any]
 POD_METRICS, NODE_METRICS = METRICS_TYPES
 MIB = 1024 * 1024
 SORT_KEYS = ("cpu", "memory")

@@ -12,12 +12,10 @@ Modules, by what they do:
 - ``status``: pod phase, conditions and container statuses (pure functions).
 - ``runtime``: every Docker Engine call, run in threads.
 - ``container_spec``: a Kubernetes container → Docker create parameters (resources, env, ...).
-- ``network``: the pod bridge network (subnet = podCIDR, no Docker masquerading, hairpin ports).
-- ``podnetwork``: the node's side of the pod network, driven by a Node informer — the cluster
-  CIDR blackhole, ``netfilter`` (masquerade only what leaves the cluster CIDR, forward pod
-  traffic) and ``routes`` (host-gw routes / VXLAN to the other Nodes' podCIDRs);
-  ``commands``: the ``ip``/``bridge``/``iptables`` runner (any network namespace).
-- ``dns``: the pod's resolv.conf (dnsPolicy, dnsConfig, --cluster-dns) and managed hosts file.
+- ``network/``: pod networking — ``bridge`` (the Docker bridge network, subnet = podCIDR),
+  ``podnetwork`` (the node's side, driven by a Node informer: the cluster CIDR blackhole,
+  ``netfilter`` rules and ``routes`` to the other Nodes' podCIDRs) and ``dnsconfig`` (a
+  pod's resolv.conf and hosts file); host commands run through :mod:`minik8s.host`.
 - ``volumes``: emptyDir and hostPath volumes.
 - ``images``: pull policies, image pull back-off and events.
 - ``probes``: liveness/readiness/startup probe workers; ``hooks``: postStart/preStop.

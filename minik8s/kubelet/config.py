@@ -8,18 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minik8s.auth import tls_serving_options
+from minik8s.host.errors import ConfigError
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_POD_CIDR = "10.244.0.0/24"
 DEFAULT_CLUSTER_CIDR = "10.244.0.0/16"
 DEFAULT_SERVICE_CIDR = "10.96.0.0/16"
-#: how pods reach other nodes' podCIDRs (see :mod:`minik8s.kubelet.routes`)
+#: how pods reach other nodes' podCIDRs (see :mod:`minik8s.kubelet.network.routes`)
 NETWORK_BACKENDS = ("host-gw", "vxlan", "auto", "none")
 KUBELET_VERSION = "v1.32.0-minik8s"
-
-
-class ConfigError(ValueError):
-    """A flag value the kubelet cannot use (the message names the flag)."""
 
 
 @dataclass

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.api.config import decoded_data
 from minik8s.api.meta import object_key
 from minik8s.api.validation import env_var_name_errors
@@ -31,7 +31,6 @@ from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
 from minik8s.kubelet.atomic_writer import FileProjection
 
-Obj = dict[str, Any]
 CONFIG_MAP, SECRET = "ConfigMap", "Secret"
 DEFAULT_MODE = 0o644
 

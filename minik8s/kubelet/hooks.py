@@ -17,16 +17,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 
+from minik8s.api.base import Obj
 from minik8s.kubelet.probes import ProbeTarget, run_probe
 from minik8s.kubelet.runtime import DockerRuntime
 
 log = logging.getLogger("kubelet.hooks")
 
-Obj = dict[str, Any]
 EventFn = Callable[[Obj, str, str, str, str | None], None]
 MIN_GRACE_SECONDS = 2
 POST_START_TIMEOUT = 30.0

@@ -17,14 +17,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.kubelet.backoff import Backoff
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 
 log = logging.getLogger("kubelet.images")
 
-Obj = dict[str, Any]
 EventFn = Callable[[Obj, str, str, str, str | None], None]
 
 

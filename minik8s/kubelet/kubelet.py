@@ -8,8 +8,8 @@ Start-up order (Kubernetes' kubelet does the same in spirit):
 3. pick the pod CIDR: the Node's ``spec.podCIDR`` when set; else ``--pod-cidr`` when given
    (registration published it); else wait for the node IPAM controller to set it (the Node
    is NotReady meanwhile, and the wait is logged every 10 s); create the pod network
-   (:mod:`~minik8s.kubelet.network`) and start the pod network agent
-   (:mod:`~minik8s.kubelet.podnetwork`: blackhole, netfilter, routes to the other Nodes);
+   (:mod:`~minik8s.kubelet.network.bridge`) and start the pod network agent
+   (:mod:`~minik8s.kubelet.network.podnetwork`: blackhole, netfilter, routes to the other Nodes);
 4. start the pod informer (field selector ``spec.nodeName=<node>``), the ConfigMap and Secret
    informers (a change queues the pods that use the object), the pod workers, the
    Docker event watcher (container ``start``/``die``/``oom`` events queue their pod at once)
@@ -31,25 +31,26 @@ import threading
 from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
 from minik8s.client.events import EventRecorder
 from minik8s.client.informer import Informer
 from minik8s.client.kubeconfig import load
 from minik8s.client.rest import Client
 from minik8s.client.workqueue import WorkQueue, run_workers
+from minik8s.host.errors import CommandFailed, HostError
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
-from minik8s.kubelet.commands import CommandFailed
 from minik8s.kubelet.config import KubeletConfig, check_cidr
 from minik8s.kubelet.configsources import ConfigSources, references
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager
-from minik8s.kubelet.network import NetworkError, bridge_of, ensure_pod_network, set_hairpin
+from minik8s.kubelet.network.bridge import bridge_of, ensure_pod_network, set_hairpin
+from minik8s.kubelet.network.podnetwork import PodNetworkAgent
+from minik8s.kubelet.network.routes import VXLAN_OVERHEAD
 from minik8s.kubelet.node import NodeAgent, read_meminfo
-from minik8s.kubelet.podnetwork import PodNetworkAgent
 from minik8s.kubelet.probes import ProbeManager
 from minik8s.kubelet.recording import PodEvents
-from minik8s.kubelet.routes import VXLAN_OVERHEAD
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 from minik8s.kubelet.server import create_app, make_server
 from minik8s.kubelet.stats import StatsProvider
@@ -58,7 +59,6 @@ from minik8s.kubelet.volumes import VolumeManager
 
 log = logging.getLogger("kubelet")
 
-Obj = dict[str, Any]
 HOUSEKEEPING_SECONDS = 10.0
 POD_CIDR_PROGRESS_SECONDS = 10.0
 
@@ -283,7 +283,8 @@ class Kubelet:
     async def ensure_network(self) -> None:
         """Create (or check) the pod network for :attr:`pod_cidr` and learn its bridge.
 
-        Raises NetworkError (subnet clash, network in use with another subnet) or a runtime error.
+        Raises NetworkError (subnet clash, network in use with another subnet), CommandFailed or a
+        runtime error.
         """
         assert self.runtime is not None
         mtu = None
@@ -329,7 +330,7 @@ class Kubelet:
         self.pod_cidr = cidr
         try:
             await self.ensure_network()
-        except (NetworkError, RuntimeErrorBase) as exc:
+        except (HostError, RuntimeErrorBase) as exc:
             self.pod_cidr = old
             log.warning("kubelet node=%s spec.podCIDR is now %s but pods use %s; keeping %s until they are "
                         "gone and the kubelet restarts (%s)", self.cfg.node_name, cidr, old, old, exc)

@@ -62,9 +62,9 @@ def command(
 
     from minik8s import logging as mlog
     from minik8s.client.kubeconfig import KubeconfigError
+    from minik8s.host.errors import CommandFailed, ConfigError, HostError
     from minik8s.kubelet.config import (
         DEFAULT_POD_CIDR,
-        ConfigError,
         KubeletConfig,
         check_backend,
         check_cidr,
@@ -76,7 +76,6 @@ def command(
         parse_taints,
     )
     from minik8s.kubelet.kubelet import Kubelet
-    from minik8s.kubelet.network import NetworkError
     from minik8s.kubelet.runtime import RuntimeErrorBase
 
     mlog.setup("kubelet", v)
@@ -118,8 +117,7 @@ def command(
         raise typer.BadParameter(str(exc)) from exc
 
     if cleanup_network:
-        from minik8s.kubelet.commands import CommandFailed
-        from minik8s.kubelet.podnetwork import PodNetworkAgent
+        from minik8s.kubelet.network.podnetwork import PodNetworkAgent
 
         agent = PodNetworkAgent(cfg.node_name, cfg.node_ip, cfg.cluster_cidr, cfg.service_cidr, cfg.network_backend,
                                 list)
@@ -140,6 +138,6 @@ def command(
 
     try:
         asyncio.run(main())
-    except (KubeconfigError, NetworkError, RuntimeErrorBase) as exc:
+    except (KubeconfigError, HostError, RuntimeErrorBase) as exc:
         log.error("kubelet cannot start: %s", exc)
         raise typer.Exit(1) from exc

@@ -23,17 +23,15 @@ import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import now_rfc3339, now_rfc3339_micro
+from minik8s.api.base import Obj, now_rfc3339, now_rfc3339_micro
 from minik8s.client.rest import Client
 from minik8s.kubelet.config import KUBELET_VERSION, KubeletConfig
 from minik8s.kubelet.runtime import DockerRuntime
 
 log = logging.getLogger("kubelet.node")
 
-Obj = dict[str, Any]
 LEASE_NAMESPACE = "kube-node-lease"
 ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm",
         "ppc64le": "ppc64le", "s390x": "s390x"}

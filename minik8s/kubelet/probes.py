@@ -24,16 +24,15 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
+from minik8s.api.base import Obj
 from minik8s.kubelet.container_spec import resolve_port
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 
 log = logging.getLogger("kubelet.probes")
 
-Obj = dict[str, Any]
 KINDS = ("liveness", "readiness", "startup")
 EventFn = Callable[[Obj, str, str, str, str | None], None]
 

@@ -34,13 +34,14 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Protocol
 
 import uvicorn
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.types import ASGIApp
 
+from minik8s.api.base import Obj
 from minik8s.auth import Authenticator, AuthMiddleware, tls_serving_options
 from minik8s.kubelet.authorization import KubeletAuthorizer
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
@@ -48,7 +49,6 @@ from minik8s.kubelet.stats import StatsProvider
 
 log = logging.getLogger("kubelet.server")
 
-Obj = dict[str, Any]
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE = 0, 1, 2, 3, 4
 CLOSE = 255

@@ -17,13 +17,11 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from minik8s.api.base import now_rfc3339
+from minik8s.api.base import Obj, now_rfc3339
 from minik8s.kubelet.node import read_meminfo
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 
-Obj = dict[str, Any]
 CGROUP = Path("/sys/fs/cgroup")
 SAMPLE_GAP = 1.0  # seconds between two samples when a container has no earlier one
 

@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
 
-from minik8s.api.base import now_rfc3339
+from minik8s.api.base import Obj, now_rfc3339
 from minik8s.api.core import PodStatus
 from minik8s.kubelet.runtime import ContainerInfo
-
-Obj = dict[str, Any]
 
 OWNED_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
 TERMINAL_PHASES = ("Succeeded", "Failed")

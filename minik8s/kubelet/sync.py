@@ -12,7 +12,7 @@
    (re)creates the pause container when it is missing, and starts the next init container
    (one at a time, each must exit 0) or else the containers the restart policy wants
    running — after the crash-loop back-off, once their image is there, with the pod's
-   resolv.conf and hosts files (:mod:`minik8s.kubelet.dns`) mounted, then their
+   resolv.conf and hosts files (:mod:`minik8s.kubelet.network.dnsconfig`) mounted, then their
    postStart hook — and garbage-collects dead containers (keeping the newest dead one of
    each container for ``lastState`` and ``previous`` logs);
 5. computes the pod status and writes it (``PUT pods/{name}/status``) when it changed.
@@ -32,9 +32,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import parse_time
+from minik8s.api.base import Obj, parse_time
 from minik8s.client.rest import Client
 from minik8s.client.workqueue import WorkQueue
+from minik8s.host.errors import HostError
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
 from minik8s.kubelet.config import KubeletConfig
@@ -47,10 +48,9 @@ from minik8s.kubelet.container_spec import (
     resource_config,
     security_config,
 )
-from minik8s.kubelet.dns import PodFiles, effective_policy, pod_domain, pod_hostname
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager, ImagePullError
-from minik8s.kubelet.network import NetworkError
+from minik8s.kubelet.network.dnsconfig import PodFiles, effective_policy, pod_domain, pod_hostname
 from minik8s.kubelet.probes import ProbeManager, ProbeTarget
 from minik8s.kubelet.recording import PodEvents
 from minik8s.kubelet.runtime import ContainerInfo, DockerRuntime, RuntimeErrorBase
@@ -65,7 +65,6 @@ from minik8s.kubelet.volumes import VolumeError, VolumeManager
 
 log = logging.getLogger("kubelet.sync")
 
-Obj = dict[str, Any]
 MIN_GRACE_SECONDS = 2
 LOG_CONFIG = {"type": "json-file", "config": {"max-size": "10m", "max-file": "5"}}
 
@@ -422,7 +421,7 @@ class PodSyncer:
                 # someone removed the pod network: make it again for the next attempt
                 try:
                     await self.ensure_network()
-                except (NetworkError, RuntimeErrorBase) as net_exc:
+                except (HostError, RuntimeErrorBase) as net_exc:
                     log.warning("kubelet cannot re-create the pod network: %s", net_exc)
             now = time.time()
             self.sandbox_failed_at[uid] = now

@@ -14,7 +14,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from minik8s.proxy.errors import ConfigError
+from minik8s.host.errors import ConfigError
 
 #: iptables chain names are at most 28 characters (XT_EXTENSION_MAXNAMELEN - 1).
 MAX_CHAIN_NAME = 28

@@ -41,9 +41,10 @@ import hashlib
 import shlex
 from dataclasses import dataclass, field
 
+from minik8s.host.commands import Runner, run
+from minik8s.host.iptables import Iptables
 from minik8s.proxy.config import ProxyConfig
 from minik8s.proxy.servicemap import Endpoint, ProxyState, ServicePort, ServicePortName
-from minik8s.proxy.system import Runner, run
 
 NAT = "nat"
 FILTER = "filter"
@@ -360,7 +361,7 @@ class IptablesBackend:
     """Keeps the proxy's chains equal to :func:`render` of the latest state.
 
     ``runner(argv, stdin=None)`` runs a command and returns stdout (raising
-    :class:`~minik8s.proxy.errors.CommandError`); ``render_mode`` is ``"ipvs"`` when used by the
+    :class:`~minik8s.host.errors.CommandFailed`); ``render_mode`` is ``"ipvs"`` when used by the
     IPVS backend for its masquerade rules.  Not thread-safe: one sync at a time.
     """
 
@@ -368,7 +369,7 @@ class IptablesBackend:
 
     def __init__(self, cfg: ProxyConfig, runner: Runner = run, render_mode: str = "iptables") -> None:
         self.cfg = cfg
-        self.runner = runner
+        self.iptables = Iptables(runner)
         self.render_mode = render_mode
         self._last: str | None = None
         self._last_chains: dict[str, set[str]] | None = None
@@ -377,12 +378,12 @@ class IptablesBackend:
         """``iptables-save`` of the nat and filter tables, parsed."""
         out: dict[str, SavedTable] = {}
         for table in TABLES:
-            out.update(parse_save(self.runner(["iptables-save", "-t", table])))
+            out.update(parse_save(self.iptables.save(table)))
         return out
 
     def apply(self, payload: str) -> None:
         """One atomic ``iptables-restore --noflush`` (per table) of ``payload``."""
-        self.runner(["iptables-restore", "-w", "5", "--noflush"], stdin=payload)
+        self.iptables.restore(payload)
 
     def sync(self, state: ProxyState, force: bool = False) -> SyncResult:
         """Make the kernel's rules match ``state``.  Skips all system calls when the rendered
@@ -392,7 +393,7 @@ class IptablesBackend:
         read ``iptables-save`` instead: they delete every stale chain of the prefix and
         re-insert missing jumps from the built-in chains.
 
-        Raises CommandError when iptables fails; the next sync then rewrites everything.
+        Raises CommandFailed when iptables fails; the next sync then rewrites everything.
         """
         ruleset = render(state, self.cfg, self.render_mode)
         text = ruleset.text()

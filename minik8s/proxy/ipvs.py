@@ -21,12 +21,13 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from minik8s.host.commands import Runner, run
+from minik8s.host.errors import CommandFailed
 from minik8s.proxy.config import ProxyConfig
-from minik8s.proxy.errors import CommandError, IPVSUnavailable
+from minik8s.proxy.errors import IPVSUnavailable
 from minik8s.proxy.iptables import IptablesBackend, SyncResult
 from minik8s.proxy.routing import Links
 from minik8s.proxy.servicemap import ProxyState
-from minik8s.proxy.system import Runner, run
 
 PROC_IP_VS = "/proc/net/ip_vs"
 SCHEDULER = "rr"
@@ -159,8 +160,8 @@ def ipvs_unavailable_reason(runner: Runner = run, proc_path: str = PROC_IP_VS) -
         return None
     try:
         runner(["modprobe", "ip_vs"])
-    except CommandError as exc:
-        detail = next((line.strip() for line in exc.stderr.splitlines() if line.strip()), f"exit {exc.returncode}")
+    except CommandFailed as exc:
+        detail = next((line.strip() for line in exc.stderr.splitlines() if line.strip()), f"exit {exc.code}")
         return f"the kernel has no IPVS ({proc_path} is missing and modprobe ip_vs failed: {detail})"
     if os.path.exists(proc_path):
         return None

@@ -31,6 +31,7 @@ def command(
     from minik8s import logging as mlog
     from minik8s.client.kubeconfig import KubeconfigError
     from minik8s.client.rest import Client
+    from minik8s.host.errors import HostError
     from minik8s.proxy.config import MODES, ProxyConfig
     from minik8s.proxy.errors import ProxyError
     from minik8s.proxy.iptables import IptablesBackend
@@ -51,7 +52,7 @@ def command(
         cfg = ProxyConfig(chain_prefix=chain_prefix, cluster_cidr=cluster_cidr,
                           service_cidr=service_cluster_ip_range, node_ip=node_ip or default_node_ip(),
                           sync_period=sync_period, min_sync_period=min_sync_period).validate()
-    except ProxyError as exc:
+    except (ProxyError, HostError) as exc:
         raise fail(str(exc), 2) from None
 
     if cleanup:
@@ -61,7 +62,7 @@ def command(
             vs = 0
             if ipvs_unavailable_reason() is None:
                 vs = IPVSBackend(cfg, Pyroute2Kernel(cfg)).cleanup()
-        except ProxyError as exc:
+        except (ProxyError, HostError) as exc:
             raise fail(f"cleanup failed: {exc}") from None
         log.info("cleanup prefix=%s chains_removed=%d route_removed=%s ipvs_removed=%d",
                  cfg.chain_prefix, removed, route, vs)
@@ -71,7 +72,7 @@ def command(
     if mode == "ipvs":
         try:
             require_ipvs()
-        except ProxyError as exc:
+        except (ProxyError, HostError) as exc:
             raise fail(str(exc)) from None
     elif mode == "auto":
         reason = ipvs_unavailable_reason()

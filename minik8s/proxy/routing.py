@@ -12,33 +12,31 @@ off the machine.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from minik8s.host.commands import Runner, run, run_json
+from minik8s.host.errors import CommandFailed
 from minik8s.proxy.config import ProxyConfig
-from minik8s.proxy.errors import CommandError
-from minik8s.proxy.system import Runner, run
 
 
 class Links:
-    """Small wrappers over ``ip link`` / ``ip addr``.  Errors raise CommandError."""
+    """Small wrappers over ``ip link`` / ``ip addr``.  Errors raise CommandFailed."""
 
     def __init__(self, runner: Runner = run) -> None:
         self.runner = runner
 
     def _json(self, argv: list[str]) -> list[dict[str, Any]]:
-        out = self.runner(["ip", "-j", *argv]).strip()
-        return json.loads(out) if out else []
+        return run_json(self.runner, ["ip", "-j", *argv])
 
     def exists(self, name: str) -> bool:
         try:
             return bool(self._json(["link", "show", "dev", name]))
-        except CommandError:
+        except CommandFailed:
             return False
 
     def ensure(self, name: str, kinds: tuple[str, ...] = ("bridge",)) -> str | None:
         """Create ``name`` with the first link kind the kernel accepts (unless it exists) and set it
-        up; returns the kind created, or None when it already existed.  Raises CommandError when
+        up; returns the kind created, or None when it already existed.  Raises CommandFailed when
         no kind works (e.g. ``dummy`` on kernels without it and no fallback)."""
         created = None
         if not self.exists(name):
@@ -46,13 +44,13 @@ class Links:
             for kind in kinds:
                 try:
                     self.runner(["ip", "link", "add", name, "type", kind])
-                except CommandError as exc:
+                except CommandFailed as exc:
                     errors.append(f"{kind}: {exc}")
                     continue
                 created = kind
                 break
             else:
-                raise CommandError(["ip", "link", "add", name], 2, "; ".join(errors))
+                raise CommandFailed(["ip", "link", "add", name], 2, "; ".join(errors))
         self.runner(["ip", "link", "set", "dev", name, "up"])
         return created
 
@@ -67,7 +65,7 @@ class Links:
         """IPv4 addresses on ``name`` (without prefix length)."""
         try:
             links = self._json(["-4", "addr", "show", "dev", name])
-        except CommandError:
+        except CommandFailed:
             return set()
         return {a["local"] for link in links for a in link.get("addr_info") or [] if a.get("local")}
 
@@ -117,7 +115,7 @@ def default_node_ip(runner: Runner = run) -> str | None:
     links = Links(runner)
     try:
         routes = links._json(["-4", "route", "show", "default"])
-    except CommandError:
+    except CommandFailed:
         return None
     for r in routes:
         if r.get("prefsrc"):

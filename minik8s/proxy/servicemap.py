@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-Obj = dict[str, Any]
+from minik8s.api.base import Obj
+
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 
 

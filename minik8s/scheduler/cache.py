@@ -19,11 +19,9 @@ import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.scheduler.nodeinfo import NodeInfo, PodInfo, Snapshot
-
-Obj = dict[str, Any]
 
 DEFAULT_ASSUMED_TTL = 30.0
 

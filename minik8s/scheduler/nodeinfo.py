@@ -22,10 +22,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.api.quantity import parse_memory, parse_millicpu, parse_quantity
 from minik8s.api.selectors import LabelSelector
-
-Obj = dict[str, Any]
 
 #: Kubernetes' ``DefaultMilliCPURequest``: what a container without a cpu request counts
 #: as when *scoring* (never when filtering), so that many zero-request pods still spread.

@@ -28,11 +28,9 @@ import itertools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.scheduler.framework import ClusterEvent
-
-Obj = dict[str, Any]
 
 DEFAULT_INITIAL_BACKOFF = 1.0
 DEFAULT_MAX_BACKOFF = 10.0

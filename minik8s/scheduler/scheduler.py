@@ -29,7 +29,7 @@ from collections.abc import Coroutine, Iterable
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import now_rfc3339
+from minik8s.api.base import Obj, now_rfc3339
 from minik8s.client.events import EventRecorder
 from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
@@ -41,7 +41,6 @@ from minik8s.scheduler.queue import QueueClosed, QueuedPodInfo, SchedulingQueue,
 
 log = logging.getLogger("scheduler")
 
-Obj = dict[str, Any]
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 

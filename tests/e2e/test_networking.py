@@ -29,11 +29,11 @@ import pytest
 import yaml
 from dnslib import QTYPE, RCODE, DNSRecord
 
+from minik8s.api.base import Obj
 from tests.e2e.conftest import E2E_NODE, Cluster, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "networking"
-Obj = dict[str, Any]
 
 CLUSTER_DNS = "10.96.0.10"
 SHOP_HOST = "shop.minik8s.example"  # the host of examples/networking/dns-two-paths.yaml

@@ -18,16 +18,15 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
+from minik8s.api.base import Obj
 from tests.e2e.conftest import Cluster, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "workloads"
-Obj = dict[str, Any]
 POLICY_PERIOD = 10  # seconds: the test HPA adds or removes at most 1 pod per 10 s
 DOWN_WINDOW = 10  # seconds: its scale-down stabilization window
 

@@ -16,10 +16,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client import Client, Informer
 from minik8s.controllers.manager import ControllerManager, ControllerOptions
-
-Obj = dict[str, Any]
 
 
 def now() -> str:

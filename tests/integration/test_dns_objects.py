@@ -5,16 +5,14 @@ and deleting the object garbage-collects everything."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from tests.integration.test_controller_support import SimulatedNode, controller_manager, wait_for
 from tests.integration.test_dns_server import answers, dns_server, query
 
-Obj = dict[str, Any]
 CONTROLLERS = ["dns", "deployment", "replicaset", "garbagecollector", "endpoint"]
 
 

@@ -28,8 +28,6 @@ from minik8s.dns.app import ClusterDNS, DNSConfig
 from tests.conftest import ROOT, APIServer
 from tests.integration.test_controller_support import wait_for
 
-Obj = dict[str, Any]
-
 
 async def query(port: int, name: str, qtype: str = "A", tcp: bool = False, host: str = "127.0.0.1") -> DNSRecord:
     """One real query to ``host:port`` (dnslib's client, in a thread)."""

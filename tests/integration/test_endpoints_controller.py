@@ -11,6 +11,7 @@ import itertools
 from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from tests.integration.test_controller_support import (
     SimulatedNode,
@@ -21,7 +22,6 @@ from tests.integration.test_controller_support import (
     wait_for,
 )
 
-Obj = dict[str, Any]
 _ips = itertools.count(10)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
@@ -32,7 +33,6 @@ from tests.integration.test_controller_support import (
 )
 from tests.integration.test_metrics_support import SummaryStandIn, start_apiserver
 
-Obj = dict[str, Any]
 MIB = 1024 * 1024
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
 from tests.conftest import ROOT, APIServer
@@ -35,7 +36,6 @@ from tests.integration.test_controller_support import (
 )
 from tests.integration.test_kubectl import Kubectl, Result, assert_one_error_line
 
-Obj = dict[str, Any]
 LABELS = {"app": "web"}
 WORKLOAD = ["replicaset", "deployment"]
 

@@ -28,6 +28,7 @@ import httpx
 import pytest
 import websockets
 
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
 from tests.conftest import ROOT, APIServer, free_port, wait_http
@@ -35,7 +36,6 @@ from tests.conftest import ROOT, APIServer, free_port, wait_http
 pytestmark = pytest.mark.docker
 
 BUSYBOX = "minik8s/busybox:latest"
-Obj = dict[str, Any]
 
 
 def _docker() -> docker.DockerClient:

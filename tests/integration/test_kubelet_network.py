@@ -37,10 +37,11 @@ import docker
 import httpx
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.informer import Informer
-from minik8s.kubelet.commands import netns_runner
-from minik8s.kubelet.podnetwork import PodNetworkAgent
+from minik8s.host.commands import netns_runner
+from minik8s.kubelet.network.podnetwork import PodNetworkAgent
 from tests.conftest import APIServer
 from tests.integration.test_kubelet import (
     BUSYBOX,
@@ -53,7 +54,6 @@ from tests.integration.test_kubelet import (
 
 pytestmark = pytest.mark.docker
 
-Obj = dict[str, Any]
 CLUSTER = "10.244.224.0/20"
 CIDR_A, CIDR_B = "10.244.231.0/24", "10.244.232.0/24"
 CLUSTER_DNS = "10.96.0.10"

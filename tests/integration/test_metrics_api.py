@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.api.metrics import milli_value
 from minik8s.client import Client
 from minik8s.kubectl import top
@@ -27,7 +27,6 @@ from tests.integration.test_metrics_support import _micro_now, _now, start_apise
 
 pytestmark = pytest.mark.docker
 
-Obj = dict[str, Any]
 BUSYBOX = "minik8s/busybox:latest"
 GROUP = "/apis/metrics.k8s.io/v1beta1"
 

@@ -25,10 +25,9 @@ from typing import Any
 import httpx
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client import Client
 from tests.conftest import APIServer, Etcd, free_port, wait_http
-
-Obj = dict[str, Any]
 
 
 def start_apiserver(etcd: Etcd, log_dir: Path, resolution: str) -> APIServer:

@@ -18,11 +18,11 @@ import contextlib
 import datetime as dt
 import itertools
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 import pytest
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client import Client, ClientConfig
 from minik8s.controllers.manager import ControllerManager, ControllerOptions
 from minik8s.controllers.nodelifecycle import TAINT_UNREACHABLE, NodeLifecycleOptions
@@ -31,7 +31,6 @@ from tests.conftest import APIServer, Etcd
 from tests.integration.test_controller_support import controller_manager as support_controller_manager
 from tests.integration.test_controller_support import events_for, replicaset, wait_for
 
-Obj = dict[str, Any]
 GRACE = 3.0
 SUBNETS = itertools.count(1)  # a /24 of pod IPs per fake node
 OPTIONS = ControllerOptions(allocate_node_cidrs=False, node_lifecycle=NodeLifecycleOptions(

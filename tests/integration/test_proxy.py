@@ -35,6 +35,7 @@ import pytest
 from docker.types import IPAMConfig, IPAMPool
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client import Client, ClientConfig
 from minik8s.client.kubeconfig import render
 from minik8s.proxy.config import ProxyConfig
@@ -45,7 +46,6 @@ from minik8s.proxy.servicemap import ServicePortName
 from tests.conftest import ROOT, APIServer, Etcd
 
 IMAGE = "minik8s/busybox:latest"
-Obj = dict[str, Any]
 
 pytestmark = [
     pytest.mark.docker,

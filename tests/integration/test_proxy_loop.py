@@ -13,8 +13,8 @@ import time
 import pytest
 
 from minik8s.client import Client
+from minik8s.host.errors import CommandFailed
 from minik8s.proxy.config import ProxyConfig
-from minik8s.proxy.errors import CommandError
 from minik8s.proxy.iptables import SyncResult
 from minik8s.proxy.proxier import Proxier
 from minik8s.proxy.servicemap import Endpoint, ProxyState, ServicePortName
@@ -31,7 +31,7 @@ class RecordingBackend:
         self.calls.append((time.monotonic(), force, state))
         if self.fail_next:
             self.fail_next -= 1
-            raise CommandError(["iptables-restore"], 1, "simulated failure")
+            raise CommandFailed(["iptables-restore"], 1, "simulated failure")
         return SyncResult(changed=True)
 
     def cleanup(self) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.client import Client, ClientConfig
 from minik8s.client.kubeconfig import render
 from minik8s.scheduler.nodeinfo import PodInfo
@@ -30,7 +31,6 @@ from minik8s.scheduler.queue import QueuedPodInfo
 from minik8s.scheduler.scheduler import Scheduler
 from tests.conftest import ROOT, APIServer
 
-Obj = dict[str, Any]
 GROUP_LABEL = "scheduler-test.minik8s.io/group"
 
 

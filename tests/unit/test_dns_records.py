@@ -7,10 +7,9 @@ from typing import Any
 
 from dnslib import QTYPE, RCODE
 
-from minik8s.dns.records import NAMESPACE_INDEX, POD_IP_INDEX, Answer, ClusterZone, by_namespace, pod_ips
-
-Obj = dict[str, Any]
-ObjList = list[Obj]
+from minik8s.api.base import Obj, ObjList
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
+from minik8s.dns.records import POD_IP_INDEX, Answer, ClusterZone, pod_ips
 
 
 class StaticCache:

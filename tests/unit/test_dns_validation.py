@@ -6,11 +6,10 @@ from typing import Any
 
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.api.registry import default_registry
 from minik8s.apiserver.strategies.dns import DNSStrategy
 from minik8s.apiserver.strategies.ingress import IngressStrategy
-
-Obj = dict[str, Any]
 
 
 def dns(**spec: Any) -> Obj:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.controllers.endpoints import (
     HEADLESS_LABEL,
     compute_subsets,
@@ -12,8 +13,6 @@ from minik8s.controllers.endpoints import (
     find_port,
     service_selector,
 )
-
-Obj = dict[str, Any]
 
 
 def pod(name: str, ip: str | None, ready: bool = True, ports: list[Obj] | None = None, node: str = "n1",

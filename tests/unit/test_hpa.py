@@ -7,10 +7,9 @@ and selectPolicy, clamping to [min, max], conditions and event messages.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.controllers.podautoscaler import (
     Autoscaler,
     AutoscalerOptions,
@@ -23,7 +22,6 @@ from minik8s.controllers.podautoscaler import (
     store_scale_event,
 )
 
-Obj = dict[str, Any]
 T0 = 1_800_000_000.0
 
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
+from minik8s.api.base import Obj
+from minik8s.api.durations import format_duration, parse_duration
 from minik8s.api.metrics import (
     cpu_nanocores,
     format_decimal,
-    format_duration,
     format_milli,
     format_nanocores,
     milli_value,
-    parse_duration,
 )
 from minik8s.api.registry import METRICS_TYPES, Registry, default_registry
 from minik8s.apiserver import discovery
@@ -32,7 +32,6 @@ from minik8s.apiserver.strategies import default_strategies
 from minik8s.kubectl.columns import hpa_targets
 from minik8s.kubectl.top import memory_text, node_rows, pod_rows
 
-Obj = dict[str, Any]
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
 
 
@@ -151,9 +150,13 @@ def test_quantity_formats() -> None:
 
 def test_durations() -> None:
     assert parse_duration("15s") == 15 and parse_duration("1m30s") == 90 and parse_duration("500ms") == 0.5
-    assert parse_duration("2") == 2 and parse_duration(2.5) == 2.5
+    assert parse_duration("0") == 0 and parse_duration("-1.5h") == -5400 and parse_duration("2µs") == 2e-6
+    for bad, reason in (("2", 'missing unit in duration "2"'), ("fast", 'invalid duration "fast"'),
+                        ("5x", 'unknown unit "x" in duration "5x"'), ("", 'invalid duration ""')):
+        with pytest.raises(ValueError, match=reason):
+            parse_duration(bad)  # Go's time.ParseDuration rules: a bare number other than 0 has no unit
     with pytest.raises(ValueError):
-        parse_duration("fast")
+        parse_duration(2.5)  # type: ignore[arg-type]
     assert format_duration(15) == "15s" and format_duration(2.5) == "2.5s" and format_duration(90) == "1m30s"
     assert format_duration(0.25) == "250ms" and format_duration(3725) == "1h2m5s"
 

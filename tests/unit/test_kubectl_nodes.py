@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.kubectl.drain import DrainOptions, judge, refusal, warnings
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.taint import Taint, new_taints, parse_taint, parse_taints, split_args
-
-Obj = dict[str, Any]
 
 
 @pytest.mark.parametrize(("spec", "taint"), [

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from minik8s.kubectl.durations import parse_duration
+from minik8s.api.base import Obj
 from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.options import duration_flag as parse_duration
 from minik8s.kubectl.rollout import (
     CHANGE_CAUSE,
     REVISION,
@@ -18,8 +17,6 @@ from minik8s.kubectl.rollout import (
     template_without_hash,
 )
 from minik8s.kubectl.scale import check_preconditions
-
-Obj = dict[str, Any]
 
 
 def dep(generation: int = 2, observed: int = 2, desired: int = 3, conditions: list[Obj] | None = None,

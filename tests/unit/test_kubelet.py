@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
+from minik8s.api.base import Obj
+from minik8s.host.errors import ConfigError
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
-from minik8s.kubelet.config import ConfigError, check_cidr, parse_ip_list, parse_node_labels, parse_taints
+from minik8s.kubelet.config import check_cidr, parse_ip_list, parse_node_labels, parse_taints
 from minik8s.kubelet.container_spec import (
     command_and_args,
     container_env,
@@ -22,14 +24,12 @@ from minik8s.kubelet.container_spec import (
     resolve_port,
     resource_config,
 )
-from minik8s.kubelet.network import gateway_of, ip_in_cidr
+from minik8s.kubelet.network.bridge import gateway_of, ip_in_cidr
 from minik8s.kubelet.runtime import ContainerInfo, ExecSession, parse_docker_time, split_image
 from minik8s.kubelet.server import LookupError_, exit_status, find_container
 from minik8s.kubelet.status import ContainerView, PodView, compute_pod_status, normalise, pod_phase
 from minik8s.kubelet.sync import should_restart
 from minik8s.kubelet.volumes import VolumeError, VolumeManager
-
-Obj = dict[str, Any]
 
 
 class Clock:

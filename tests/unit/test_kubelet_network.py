@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from minik8s.kubelet.commands import CommandFailed
-from minik8s.kubelet.config import ConfigError, check_backend, check_cidr
-from minik8s.kubelet.dns import (
+from minik8s.api.base import Obj
+from minik8s.host.errors import CommandFailed, ConfigError
+from minik8s.kubelet.config import check_backend, check_cidr
+from minik8s.kubelet.network.bridge import network_mismatch, network_options, set_hairpin
+from minik8s.kubelet.network.dnsconfig import (
     DNSConfig,
     PodFiles,
     effective_policy,
@@ -24,10 +26,9 @@ from minik8s.kubelet.dns import (
     render_hosts,
     render_resolv_conf,
 )
-from minik8s.kubelet.netfilter import FILTER_CHAIN, NAT_CHAIN, Netfilter, rules
-from minik8s.kubelet.network import network_mismatch, network_options, set_hairpin
-from minik8s.kubelet.podnetwork import PodNetworkAgent
-from minik8s.kubelet.routes import (
+from minik8s.kubelet.network.netfilter import FILTER_CHAIN, NAT_CHAIN, Netfilter, rules
+from minik8s.kubelet.network.podnetwork import PodNetworkAgent
+from minik8s.kubelet.network.routes import (
     DIRECT,
     LOCAL,
     ROUTED,
@@ -45,7 +46,6 @@ from minik8s.kubelet.routes import (
     vtep_mac,
 )
 
-Obj = dict[str, Any]
 CLUSTER = "10.244.0.0/16"
 
 

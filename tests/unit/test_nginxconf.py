@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from minik8s.api.base import Obj
 from minik8s.api.networking import Route, claimed_hosts, frontend_of, frontend_resource_name
 from minik8s.controllers.dnsrecords import desired_deployment, desired_service, resolve_backend
 from minik8s.controllers.nginxconf import render_config
-
-Obj = dict[str, Any]
 
 DNS_OBJ: Obj = {
     "apiVersion": "minik8s.io/v1", "kind": "DNS",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.controllers.nodelifecycle import (
     TAINT_NOT_READY,
     TAINT_UNREACHABLE,
@@ -23,7 +23,6 @@ from minik8s.controllers.nodelifecycle import (
     with_default_tolerations,
 )
 
-Obj = dict[str, Any]
 T0 = dt.datetime(2026, 1, 2, 3, 4, 0, tzinfo=dt.UTC)
 OPTS = NodeLifecycleOptions()  # grace 40 s, startup grace 60 s
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.patch import json_merge_patch
 from minik8s.api.registry import ResourceType
 from minik8s.client import Client, ClientConfig
@@ -25,7 +26,6 @@ from minik8s.controllers.nodelifecycle import (
     format_time,
 )
 
-Obj = dict[str, Any]
 T0 = dt.datetime(2026, 1, 2, 3, 4, 0, tzinfo=dt.UTC)
 
 

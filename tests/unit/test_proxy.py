@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from minik8s.host.errors import CommandFailed, ConfigError
 from minik8s.proxy.config import ProxyConfig
-from minik8s.proxy.errors import CommandError, ConfigError, IPVSUnavailable
+from minik8s.proxy.errors import IPVSUnavailable
 from minik8s.proxy.iptables import (
     FILTER,
     NAT,
@@ -309,7 +310,7 @@ class RecordingRunner:
             table = argv[2]
             return "\n".join(p for p in self.saved.split("COMMIT") if f"*{table}" in p) + "\nCOMMIT\n"
         if self.fail:
-            raise CommandError(argv, 1, "iptables-restore: line 3 failed")
+            raise CommandFailed(argv, 1, "iptables-restore: line 3 failed")
         assert stdin is not None
         self.restores.append(stdin)
         return ""
@@ -345,7 +346,7 @@ def test_backend_failure_forces_the_next_write() -> None:
     backend = IptablesBackend(CFG, runner)
     backend.sync(web_state(["10.244.1.2"]))
     runner.fail = True
-    with pytest.raises(CommandError):
+    with pytest.raises(CommandFailed):
         backend.sync(web_state(["10.244.1.3"]))
     runner.fail = False
     assert backend.sync(web_state(["10.244.1.3"])).changed
@@ -462,7 +463,7 @@ def test_ipvs_backend_converges_and_skips_when_unchanged() -> None:
 
 def test_ipvs_detection_with_a_fake_kernel(tmp_path: Any) -> None:
     def no_modprobe(argv: list[str], stdin: str | None = None) -> str:
-        raise CommandError(argv, 1, "modprobe: FATAL: Module ip_vs not found in directory /lib/modules/x")
+        raise CommandFailed(argv, 1, "modprobe: FATAL: Module ip_vs not found in directory /lib/modules/x")
 
     missing = str(tmp_path / "ip_vs")
     reason = ipvs_unavailable_reason(no_modprobe, missing)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.scheduler.framework import (
     Code,
     CycleState,
@@ -52,7 +52,6 @@ from minik8s.scheduler.plugins import (
 )
 from minik8s.scheduler.plugins.helpers import requirement_matches, toleration_matches
 
-Obj = dict[str, Any]
 GI = 1024**3
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
+from minik8s.api.base import Obj
 from minik8s.scheduler.cache import SchedulerCache
 from minik8s.scheduler.framework import ClusterEvent, Framework
 from minik8s.scheduler.nodeinfo import PodInfo
 from minik8s.scheduler.plugins import DEFAULT_PLUGINS
 from minik8s.scheduler.queue import QueueClosed, SchedulingQueue, pod_updated
-
-Obj = dict[str, Any]
 
 
 class Clock:

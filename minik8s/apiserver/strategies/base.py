@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from minik8s.api import validation as v
+from minik8s.api.base import Obj
 from minik8s.api.selectors import LabelSelector
 
 Cause = tuple[str, Any, str]
-Obj = dict[str, Any]
 
 REQUIRED = "Required value"
 PROTOCOLS = ("TCP", "UDP", "SCTP")
@@ -108,7 +108,6 @@ class Strategy:
         """Give reservations back (no-op for kinds that reserve nothing)."""
 
 
-
 GENERIC = Strategy()
 
 
@@ -121,7 +120,6 @@ def selector_errors(selector: Obj | None, path: str) -> list[Cause]:
     except ValueError as exc:
         return [(path, None, str(exc))]
     return []
-
 
 
 # ---------------------------------------------------------------- DNS (minik8s.io/v1) and Ingress hosts and paths

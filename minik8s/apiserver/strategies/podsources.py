@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from minik8s.api import validation as v
+from minik8s.api.base import Obj
 
 Cause = tuple[str, Any, str]
-Obj = dict[str, Any]
 REQUIRED = "Required value"
 
 FILE_MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive"

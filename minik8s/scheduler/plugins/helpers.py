@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.api.taints import (  # noqa: F401 - re-exported for the plugins
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -21,9 +22,6 @@ from minik8s.api.taints import (  # noqa: F401 - re-exported for the plugins
     toleration_matches,
 )
 from minik8s.scheduler.nodeinfo import NodeInfo, PodInfo
-
-Obj = dict[str, Any]
-
 
 
 # ---------------------------------------------------------------------------- taints

@@ -35,13 +35,13 @@ import ipaddress
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from minik8s.kubelet.commands import CommandFailed, Runner, run_json
+from minik8s.api.base import Obj
+from minik8s.host.commands import Runner, run_json
+from minik8s.host.errors import CommandFailed
 
 log = logging.getLogger("kubelet.routes")
 
-Obj = dict[str, Any]
 #: ``proto`` of every route the kubelet makes (unassigned in iproute2's rt_protos).
 ROUTE_PROTO = "250"
 VXLAN_DEVICE = "minik8s.1"
@@ -257,9 +257,9 @@ def diff(desired: Plan, table: list[Obj], cluster_cidr: str) -> RouteChanges:
 
 # ---------------------------------------------------------------------------- the host side
 class Routes:
-    """Reads and changes the routing table through a :data:`~minik8s.kubelet.commands.Runner`.
+    """Reads and changes the routing table through a :data:`~minik8s.host.commands.Runner`.
 
-    Raises :class:`~minik8s.kubelet.commands.CommandFailed` when ``ip`` fails.
+    Raises :class:`~minik8s.host.errors.CommandFailed` when ``ip`` fails.
     """
 
     def __init__(self, runner: Runner) -> None:
@@ -334,7 +334,7 @@ class Routes:
 class Vxlan:
     """The VXLAN device :data:`VXLAN_DEVICE` and its per-peer neighbour and FDB entries.
 
-    Raises :class:`~minik8s.kubelet.commands.CommandFailed` when a command fails.
+    Raises :class:`~minik8s.host.errors.CommandFailed` when a command fails.
     """
 
     def __init__(self, runner: Runner, device: str = VXLAN_DEVICE) -> None:

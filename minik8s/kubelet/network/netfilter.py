@@ -24,7 +24,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from minik8s.kubelet.commands import CommandFailed, Runner
+from minik8s.host.commands import Runner
+from minik8s.host.iptables import Iptables
 
 log = logging.getLogger("kubelet.netfilter")
 
@@ -82,32 +83,24 @@ def jump(table: str, parent: str, chain: str) -> Rule:
 
 
 class Netfilter:
-    """Programs :func:`rules` with ``iptables -w`` through a runner.  Raises CommandFailed."""
+    """Programs :func:`rules` with ``iptables -w`` (:class:`~minik8s.host.iptables.Iptables`) through a
+    runner.  Raises CommandFailed."""
 
     def __init__(self, runner: Runner) -> None:
-        self.runner = runner
+        self.iptables = Iptables(runner)
 
     def _ipt(self, table: str, *args: str) -> str:
-        return self.runner(["iptables", "-w", "5", "-t", table, *args])
+        return self.iptables.command(table, *args)
 
     def _exists(self, rule: Rule) -> bool:
-        try:
-            self._ipt(rule.table, "-C", rule.chain, *rule.spec)
-            return True
-        except CommandFailed:
-            return False
+        return self.iptables.exists(rule.table, rule.chain, rule.spec)
 
     def _chain_lines(self, table: str, chain: str) -> list[str] | None:
         """``iptables -S chain`` lines after the ``-N`` line; None when the chain does not exist."""
-        try:
-            out = self._ipt(table, "-S", chain)
-        except CommandFailed:
-            return None
-        return [line for line in out.splitlines() if line.startswith("-A ")]
+        return self.iptables.rules(table, chain)
 
     def _ensure_chain(self, table: str, chain: str) -> None:
-        if self._chain_lines(table, chain) is None:
-            self._ipt(table, "-N", chain)
+        self.iptables.ensure_chain(table, chain)
 
     def _delete_tagged(self, table: str, chain: str, lines: list[str], cluster_cidr: str) -> int:
         """Delete the rules of ``lines`` (``-S`` order) tagged for ``cluster_cidr``, by number, last first."""

@@ -7,9 +7,9 @@
    default route off the machine; the local bridge's podCIDR and the peers' podCIDRs are
    more specific and win.  (The service CIDR is the proxy's: it routes it to a port-less
    bridge, because a blackhole would fail ``connect()`` before the nat OUTPUT DNAT);
-2. the netfilter rules of :mod:`minik8s.kubelet.netfilter` (masquerade only what leaves
+2. the netfilter rules of :mod:`minik8s.kubelet.network.netfilter` (masquerade only what leaves
    the cluster CIDR; forward pod traffic past Docker's isolation);
-3. the routes to every other Node's podCIDR (:mod:`minik8s.kubelet.routes`: host-gw,
+3. the routes to every other Node's podCIDR (:mod:`minik8s.kubelet.network.routes`: host-gw,
    vxlan or both), added when a Node gets a podCIDR and an InternalIP, replaced when they
    change, removed when the Node is deleted;
 4. hairpin mode on the pod bridge's ports.
@@ -28,16 +28,17 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from minik8s.kubelet.commands import CommandFailed, Runner, host_runner
-from minik8s.kubelet.netfilter import Netfilter
-from minik8s.kubelet.network import set_hairpin
-from minik8s.kubelet.routes import Routes, Vxlan, diff, node_peer, plan
+from minik8s.api.base import Obj
+from minik8s.host.commands import Runner
+from minik8s.host.commands import run as host_runner
+from minik8s.host.errors import CommandFailed
+from minik8s.kubelet.network.bridge import set_hairpin
+from minik8s.kubelet.network.netfilter import Netfilter
+from minik8s.kubelet.network.routes import Routes, Vxlan, diff, node_peer, plan
 
 log = logging.getLogger("kubelet.podnetwork")
 
-Obj = dict[str, Any]
 RETRY_SECONDS = 2.0
 
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-Obj = dict[str, Any]
+from minik8s.api.base import Obj
+
 MAX_NAMESERVERS = 3
 MAX_SEARCHES = 32
 MAX_SEARCH_CHARS = 2048

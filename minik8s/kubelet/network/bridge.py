@@ -6,7 +6,7 @@ host.  The network is created the way a Kubernetes pod network behaves:
 
 * ``com.docker.network.bridge.enable_ip_masquerade=false`` — Docker would masquerade
   everything leaving the bridge, pod-to-pod traffic between nodes included; the kubelet's
-  own rule (:mod:`minik8s.kubelet.netfilter`) masquerades only what leaves the cluster CIDR;
+  own rule (:mod:`minik8s.kubelet.network.netfilter`) masquerades only what leaves the cluster CIDR;
 * ``com.docker.network.bridge.gateway_mode_ipv4=nat-unprotected`` on Docker 28 and later,
   which otherwise drops packets for container addresses arriving from other interfaces
   (other nodes' pods);
@@ -15,7 +15,7 @@ host.  The network is created the way a Kubernetes pod network behaves:
   ``--hairpin-mode=hairpin-veth`` does, so a pod reaches itself through its Service's
   ClusterIP (the DNATed packet leaves by the port it came in).
 
-Routing between nodes' podCIDRs is :mod:`minik8s.kubelet.routes`.
+Routing between nodes' podCIDRs is :mod:`minik8s.kubelet.network.routes`.
 """
 
 from __future__ import annotations
@@ -24,13 +24,19 @@ import ipaddress
 import logging
 from typing import Any
 
+from minik8s.host.commands import Runner, run_json
+from minik8s.host.commands import run as host_runner
+from minik8s.host.errors import CommandFailed, HostError
 from minik8s.kubelet import naming
-from minik8s.kubelet.commands import CommandFailed, NetworkError, Runner, host_runner, run_json
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeFailure
 
 log = logging.getLogger("kubelet.network")
 
 __all__ = ["NetworkError", "bridge_of", "ensure_pod_network", "gateway_of", "ip_in_cidr", "set_hairpin"]
+
+
+class NetworkError(HostError):
+    """The pod network cannot be set up (a subnet clash, a network in use with another subnet)."""
 
 MASQUERADE_OPTION = "com.docker.network.bridge.enable_ip_masquerade"
 BRIDGE_NAME_OPTION = "com.docker.network.bridge.name"
