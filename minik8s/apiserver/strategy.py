@@ -674,6 +674,7 @@ class IngressStrategy(Strategy):
 
 def default_strategies() -> dict[str, Strategy]:
     """The strategy of every kind that has special needs (others use :class:`Strategy`)."""
+    from minik8s.apiserver.config_strategy import ConfigMapStrategy, SecretStrategy
     from minik8s.apiserver.gpujob_strategy import GPUJobStrategy, SlurmClusterStrategy
 
     return {
@@ -686,6 +687,8 @@ def default_strategies() -> dict[str, Strategy]:
         "DNS": DNSStrategy(),
         "Ingress": IngressStrategy(),
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
+        "ConfigMap": ConfigMapStrategy(),
+        "Secret": SecretStrategy(),
         "SlurmCluster": SlurmClusterStrategy(),
         "GPUJob": GPUJobStrategy(),
     }
