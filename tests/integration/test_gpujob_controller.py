@@ -12,16 +12,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from minik8s.api import errors
 from minik8s.api.gpujobs import config_map_files
 from minik8s.client import Client
 from minik8s.controllers.gpujob import GPUJobOptions
 from minik8s.controllers.manager import ControllerOptions
+from tests.conftest import ROOT, APIServer
 from tests.integration.slurm_site import SlurmSite, start_site
 from tests.integration.test_controller_support import controller_manager, wait_for
 
@@ -397,3 +402,49 @@ async def test_job_submitted_before_a_crash_is_adopted_not_resubmitted(env: Env)
     assert status["phase"] == "Succeeded", status
     assert "adopted" in status["stdoutTail"]
     assert env.slurm_jobs_of(uid) == [job_id]
+
+
+# ---------------------------------------------------------------- the CLI
+def kubectl(server: str, namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "minik8s.kubectl", "-s", server, "-n", namespace, *args],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
+async def test_kubectl_creates_from_a_directory_and_brings_results_back(env: Env, apiserver: APIServer,
+                                                                         tmp_path: Path) -> None:
+    """The matrix-multiply example through kubectl: sources from its directory, then get, script,
+    describe, logs and results — all through the apiserver."""
+    await env.setup()
+    manifest = yaml.safe_load((ROOT / "examples/gpu/matrix-multiply.yaml").read_text())
+    manifest["spec"]["cluster"] = env.cluster_name
+    manifest["spec"]["run"]["args"] = ["64"]
+    job_file = tmp_path / "job.yaml"
+    job_file.write_text(yaml.safe_dump(manifest))
+    server, ns = apiserver.url, env.namespace
+    created = await asyncio.to_thread(kubectl, server, ns, "gpujob", "create", "-f", str(job_file), "--sources",
+                                      str(ROOT / "examples/gpu/matrix-multiply"))
+    assert created.returncode == 0, created.stderr
+    assert "gpujob.minik8s.io/matrix-multiply created" in created.stdout
+    assert "uploading 1 source file(s)" in created.stderr
+    async with running_controller(env):
+        status = await env.wait_phase("matrix-multiply", ("Succeeded", "Failed"), 120)
+    assert status["reason"] == "Failed" and "cudaErrorInsufficientDriver" in status["stderrTail"]
+    got = await asyncio.to_thread(kubectl, server, ns, "get", "gpujobs")
+    header, row = got.stdout.splitlines()[:2]
+    assert header.split()[:6] == ["NAME", "PHASE", "JOB-ID", "SLURM-STATE", "REASON", "SUBMITTED"], header
+    assert row.split()[:5] == ["matrix-multiply", "Failed", status["jobID"], "FAILED", "NonZeroExitCode"], row
+    script = await asyncio.to_thread(kubectl, server, ns, "gpujob", "script", "matrix-multiply")
+    assert script.stdout == status["batchScript"]
+    described = await asyncio.to_thread(kubectl, server, ns, "describe", "gpujob", "matrix-multiply")
+    assert "#SBATCH --gres=gpu:1" in described.stdout and "cudaErrorInsufficientDriver" in described.stdout
+    assert f"Slurm Job ID:      {status['jobID']}" in described.stdout or status["jobID"] in described.stdout
+    logs = await asyncio.to_thread(kubectl, server, ns, "logs", "gpujob/matrix-multiply", "-c", "stderr")
+    assert "CUDA error: cudaErrorInsufficientDriver" in logs.stdout
+    out = tmp_path / "out"
+    fetched = await asyncio.to_thread(kubectl, server, ns, "gpujob", "results", "matrix-multiply", "-o", str(out))
+    assert fetched.returncode == 0, fetched.stderr
+    assert "cudaErrorInsufficientDriver" in (out / f"slurm-{status['jobID']}.err").read_text()
+    clusters = await asyncio.to_thread(kubectl, server, ns, "get", "slurmclusters")
+    assert "dgx2*(2 GPUs)" in clusters.stdout and "True" in clusters.stdout
+    missing = await asyncio.to_thread(kubectl, server, ns, "gpujob", "results", "nope")
+    assert missing.returncode == 1 and missing.stderr.strip() == 'error: gpujobs.minik8s.io "nope" not found'
