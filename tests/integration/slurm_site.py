@@ -6,7 +6,7 @@ container runs on a Docker network of its own (``--internal``: nothing leaves it
 reached over real SSH at its address on that network.  The host's CUDA toolkit is mounted
 read-only at ``/usr/local/cuda`` when the image was built to use it.
 
-:func:`start_site` returns a :class:`SlurmSite` with the login key (generated per run), the
+:func:`start_site` returns a :class:`SlurmSiteContainer` with the login key (generated per run), the
 site's ``known_hosts`` line and helpers to run commands in it as the HPC user; tests that
 need no site skip with the reason when the image or Docker is missing.
 """
@@ -47,7 +47,7 @@ def new_key() -> tuple[str, str]:
 
 
 @dataclass
-class SlurmSite:
+class SlurmSiteContainer:
     """A running test site: ``host`` (container address), ``port`` 22, ``user``, the login key
     and ``known_hosts``; ``name`` is the container's."""
 
@@ -110,7 +110,7 @@ def _wait(pred: Any, timeout: float, what: str) -> None:
     raise AssertionError(f"the Slurm site did not get {what} within {timeout}s")
 
 
-def start_site(gpus: int = 2) -> SlurmSite:
+def start_site(gpus: int = 2) -> SlurmSiteContainer:
     """Start a test site (skips when Docker or the image is missing)."""
     if not shutil.which("docker") or docker("info", check=False, timeout=30).returncode != 0:
         pytest.skip("the Docker Engine is not available")
@@ -132,7 +132,7 @@ def start_site(gpus: int = 2) -> SlurmSite:
         args += ["-v", f"{os.path.realpath(HOST_CUDA)}:/usr/local/cuda:ro"]
     started = time.monotonic()
     docker(*args, IMAGE)
-    site = SlurmSite(name, network, "", private_key, public_key, "", started=started)
+    site = SlurmSiteContainer(name, network, "", private_key, public_key, "", started=started)
     try:
         ip = docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", name).stdout.strip()
         site.host = ip

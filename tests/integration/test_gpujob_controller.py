@@ -27,7 +27,7 @@ from minik8s.client import Client
 from minik8s.controllers.gpujob import GPUJobOptions
 from minik8s.controllers.manager import ControllerOptions
 from tests.conftest import ROOT, APIServer
-from tests.integration.slurm_site import SlurmSite, start_site
+from tests.integration.slurm_site import SlurmSiteContainer, start_site
 from tests.integration.test_controller_support import controller_manager, wait_for
 
 pytestmark = pytest.mark.docker
@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
 
 
 @pytest.fixture(scope="module")
-def site() -> Iterator[SlurmSite]:
+def site() -> Iterator[SlurmSiteContainer]:
     s = start_site()
     yield s
     s.stop()
@@ -80,7 +80,7 @@ def site() -> Iterator[SlurmSite]:
 class Env:
     """One test's world: a namespace with the SSH Secret, a SlurmCluster for the site."""
 
-    def __init__(self, client: Client, namespace: str, site: SlurmSite) -> None:
+    def __init__(self, client: Client, namespace: str, site: SlurmSiteContainer) -> None:
         self.client = client
         self.namespace = namespace
         self.site = site
@@ -147,7 +147,7 @@ class Env:
 
 
 @pytest.fixture
-async def env(client: Client, namespace: str, site: SlurmSite) -> AsyncIterator[Env]:
+async def env(client: Client, namespace: str, site: SlurmSiteContainer) -> AsyncIterator[Env]:
     e = Env(client, namespace, site)
     yield e
     await e.cleanup()
