@@ -36,7 +36,7 @@ set -euo pipefail
 IMAGE="${MINIK8S_SLURM_IMAGE:-minik8s/slurm:latest}"
 SUITE="${MINIK8S_DEBIAN_SUITE:-bookworm}"
 # Bump when the rootfs recipe below changes (part of the fingerprint).
-RECIPE_VERSION=1
+RECIPE_VERSION=2
 PACKAGES=(slurmctld slurmd slurm-client munge openssh-server gcc g++ libc6-dev procps)
 # NVIDIA's wheels for the fallback toolkit (one CUDA release, 13.0, as on the lent GPU machines).
 CUDA_WHEELS=(nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96
@@ -63,13 +63,14 @@ if [ -z "$CUDA_MODE" ]; then
 fi
 case "$CUDA_MODE" in host|wheels) ;; *) die "MINIK8S_SLURM_CUDA must be host or wheels, not $CUDA_MODE" ;; esac
 
-SELF_SUM="$(sha256sum "$0" | cut -c1-16)"
-FINGERPRINT="$(printf '%s\n' "$RECIPE_VERSION" "$SUITE" "$CUDA_MODE" "$SELF_SUM" "${PACKAGES[@]}" \
+FINGERPRINT="$(printf '%s\n' "$RECIPE_VERSION" "$SUITE" "$CUDA_MODE" "${PACKAGES[@]}" \
     "${CUDA_WHEELS[@]}" | sha256sum | cut -c1-16)"
 
-current_fingerprint() {
-    docker image inspect -f '{{ index .Config.Labels "org.minik8s.fingerprint" }}' "$IMAGE" 2>/dev/null || true
-}
+# shellcheck source=lib/debian-mirror.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-mirror.sh"
+# shellcheck source=lib/debootstrap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debootstrap.sh"
+current_fingerprint() { image_fingerprint "$IMAGE"; }
 
 if [ "$FORCE" -eq 0 ] && [ "$(current_fingerprint)" = "$FINGERPRINT" ]; then
     say "$IMAGE already present (fingerprint $FINGERPRINT)"
@@ -84,16 +85,7 @@ if [ "$FORCE" -eq 0 ] && [ "$(current_fingerprint)" = "$FINGERPRINT" ]; then
     exit 0
 fi
 
-if ! command -v debootstrap >/dev/null 2>&1; then
-    say "installing debootstrap"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q debootstrap >/dev/null \
-        || { apt-get update -q >/dev/null && apt-get install -y -q debootstrap >/dev/null; } \
-        || die "apt-get install debootstrap failed"
-fi
-
-# shellcheck source=lib/debian-mirror.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-mirror.sh"
+ensure_debootstrap
 
 WORK="$(mktemp -d /tmp/minik8s-slurm-image.XXXXXX)"
 cleanup() { rm -rf --one-file-system "$WORK"; }
@@ -102,15 +94,7 @@ ROOT="$WORK/rootfs"
 MIRROR="$(debian_mirror)"
 start=$SECONDS
 
-include="$(IFS=,; echo "${PACKAGES[*]}")"
-say "debootstrap $SUITE from $MIRROR with $include (a few minutes)"
-if ! debootstrap --variant=minbase --include="$include" "$SUITE" "$ROOT" "$MIRROR" \
-        >"$WORK/debootstrap.log" 2>&1; then
-    tail -n 30 "$WORK/debootstrap.log" >&2
-    [ -f "$ROOT/debootstrap/debootstrap.log" ] && tail -n 30 "$ROOT/debootstrap/debootstrap.log" >&2
-    die "debootstrap failed (mirror $MIRROR)"
-fi
-say "debootstrap done in $((SECONDS - start))s"
+debootstrap_minbase "$ROOT" "$SUITE" "$MIRROR" "${PACKAGES[@]}"
 
 # --- the HPC user, sshd, Slurm directories ------------------------------------------------
 chroot "$ROOT" useradd --create-home --uid 1000 --shell /bin/bash hpc

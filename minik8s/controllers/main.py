@@ -1,5 +1,5 @@
 """``minik8s controller-manager``: run the ReplicaSet, Deployment, garbage-collector, endpoints,
-node IPAM, DNS, HorizontalPodAutoscaler and node lifecycle controllers.
+node IPAM, DNS, HorizontalPodAutoscaler, node lifecycle and GPUJob (Slurm over SSH) controllers.
 
 Flags are named like kube-controller-manager's (``--kubeconfig``, ``--controllers``,
 ``--concurrent-workers`` standing in for the per-controller ``--concurrent-*-syncs``,
@@ -22,7 +22,7 @@ def command(
     controllers: str = typer.Option("*", help="comma list of controllers to run: '*' for all, 'name' to "
                                               "enable, '-name' to disable (replicaset, deployment, "
                                               "garbagecollector, endpoint, nodeipam, dns, "
-                                              "horizontalpodautoscaling, nodelifecycle)"),
+                                              "horizontalpodautoscaling, nodelifecycle, gpujob)"),
     concurrent_workers: int = typer.Option(5, "--concurrent-workers", min=1,
                                            help="sync loops per controller"),
     min_resync_period: float = typer.Option(300.0, "--min-resync-period", min=0,
@@ -66,7 +66,8 @@ def command(
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
-    node podCIDRs, DNS objects, HorizontalPodAutoscalers and node health (taints, evictions)."""
+    node podCIDRs, DNS objects, HorizontalPodAutoscalers, node health (taints, evictions) and
+    GPUJobs on Slurm clusters."""
     import asyncio
     import logging
     import signal
