@@ -63,6 +63,15 @@ def command(
     default_unreachable_toleration_seconds: int = typer.Option(
         300, "--default-unreachable-toleration-seconds", min=0,
         help="tolerationSeconds assumed for pods without a node.kubernetes.io/unreachable:NoExecute toleration"),
+    slurm_cluster_check_period: str = typer.Option(
+        "30s", "--slurm-cluster-check-period",
+        help="how often each SlurmCluster is checked over SSH (login + sinfo) (duration)"),
+    gpujob_poll_interval: str = typer.Option(
+        "1s", "--gpujob-poll-interval",
+        help="first interval of Slurm polling for a submitted GPUJob; grows x1.5 up to "
+             "--gpujob-max-poll-interval while nothing changes (duration)"),
+    gpujob_max_poll_interval: str = typer.Option("30s", "--gpujob-max-poll-interval",
+                                                 help="longest interval of Slurm polling (duration)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
@@ -107,8 +116,16 @@ def command(
                                               default_unreachable_toleration_seconds)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--node-monitor-*/--node-startup-grace-period") from exc
+    from minik8s.controllers.gpujob import GPUJobOptions
+
+    try:
+        gpujob = GPUJobOptions(cluster_check_period=parse_duration(slurm_cluster_check_period),
+                               poll_interval=parse_duration(gpujob_poll_interval),
+                               max_poll_interval=parse_duration(gpujob_max_poll_interval))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--slurm-cluster-check-period/--gpujob-*") from exc
     options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
-                                node_lifecycle=node_lifecycle)
+                                node_lifecycle=node_lifecycle, gpujob=gpujob)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:
