@@ -170,3 +170,4 @@ class SecretStrategy(Strategy):
         f = super().fields(obj)
         f["type"] = obj.get("type") or ""
         return f
+

@@ -171,11 +171,14 @@ class Client:
         first.setdefault("metadata", {}).pop("continue", None)
         return first
 
-    async def create(self, rt: ResourceType, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+    async def create(self, rt: ResourceType, obj: dict[str, Any], namespace: str | None = None,
+                     dry_run: bool = False) -> dict[str, Any]:
+        """POST ``obj``; ``dry_run``: the server validates and answers it without storing (``dryRun=All``)."""
         ns = namespace or (obj.get("metadata") or {}).get("namespace")
         if rt.namespaced and not ns:
             ns = self.config.namespace
-        return await self.request("POST", resource_path(rt, ns), body=obj)  # type: ignore[no-any-return]
+        params = {"dryRun": "All"} if dry_run else None
+        return await self.request("POST", resource_path(rt, ns), params=params, body=obj)  # type: ignore[no-any-return]
 
     async def update(self, rt: ResourceType, obj: dict[str, Any], subresource: str | None = None) -> dict[str, Any]:
         """PUT the object (its ``metadata.resourceVersion`` is the CAS precondition)."""

@@ -20,6 +20,7 @@ import typer
 from minik8s.kubectl import (
     api_resources,
     apply,
+    create,
     delete,
     describe,
     drain,
@@ -66,7 +67,7 @@ def _global(
 app.command("get")(get.get)
 app.command("describe")(describe.describe)
 app.command("apply")(apply.apply)
-app.command("create")(apply.create)
+app.add_typer(create.app, name="create")
 app.command("delete")(delete.delete)
 app.command("api-resources")(api_resources.api_resources)
 app.command("version")(version.version)

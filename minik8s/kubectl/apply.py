@@ -1,4 +1,4 @@
-"""``kubectl apply -f`` and ``kubectl create -f`` (client-side apply).
+"""``kubectl apply -f`` and what ``kubectl create -f`` sends (client-side apply).
 
 ``apply`` keeps the manifest as applied in the annotation
 ``kubectl.kubernetes.io/last-applied-configuration``; on the next apply it sends
@@ -289,14 +289,6 @@ async def run_create(opts: GlobalOptions, files: list[str], recursive: bool, sav
     return 1 if failed else 0
 
 
-async def create_namespace(opts: GlobalOptions, name: str) -> None:
-    """``kubectl create namespace NAME``."""
-    async with Session(opts) as s:
-        rt = s.resource("namespaces")
-        await s.client.create(rt, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-        print(f"{object_ref(rt, name)} created")
-
-
 FilesOpt = Annotated[list[str] | None, typer.Option("-f", "--filename",
                                                     help="file, directory or - (stdin); repeatable")]
 RecursiveOpt = Annotated[bool, typer.Option("-R", "--recursive/--no-recursive",
@@ -311,24 +303,3 @@ def apply(ctx: typer.Context, filename: FilesOpt = None, recursive: RecursiveOpt
     if code:
         raise typer.Exit(code)
 
-
-def create(
-    ctx: typer.Context,
-    args: Annotated[list[str] | None, typer.Argument(metavar="[namespace NAME]",
-                                                     help="create a namespace by name")] = None,
-    filename: FilesOpt = None,
-    recursive: RecursiveOpt = False,
-    save_config: Annotated[bool, typer.Option("--save-config",
-                                              help="record the configuration for later kubectl apply")] = False,
-) -> None:
-    """Create resources from files or stdin (fails for objects that already exist)."""
-    if args:
-        if len(args) == 2 and args[0] in ("namespace", "ns"):
-            asyncio.run(create_namespace(ctx.obj, args[1]))
-            return
-        raise KubectlError(f"unknown create form {' '.join(args)!r}: use -f FILE or 'create namespace NAME'")
-    if not filename:
-        raise KubectlError("must specify one of -f and -k")
-    code = asyncio.run(run_create(ctx.obj, filename, recursive, save_config))
-    if code:
-        raise typer.Exit(code)

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from minik8s.api import errors
+from minik8s.api.config import b64decode
 from minik8s.api.quantity import format_cpu, format_memory, parse_memory, parse_millicpu
 from minik8s.api.registry import ResourceType
 from minik8s.kubectl import columns as cols
@@ -45,6 +46,11 @@ class Writer:
         """Align what was written so far (later lines start new column blocks)."""
         self.done += printing.tabwrite(self.pending, minwidth=0, padding=2)
         self.pending = []
+
+    def verbatim(self, text: str) -> None:
+        """Add ``text``'s lines as they are (tabs included), after what was written so far."""
+        self.flush()
+        self.done += text.split("\n")
 
     def text(self) -> str:
         """The finished description."""
@@ -83,6 +89,16 @@ def write_annotations(w: Writer, title: str, annotations: dict[str, Any] | None)
             label = f"{title}:" if first else ""
             w.write(0, f"{label}\t{key}: {line}" if j == 0 else f"{label}\t  {line}")
             first = False
+
+
+def header(meta: Obj) -> Writer:
+    """A Writer that starts with kubectl's Name, Namespace, Labels and Annotations lines."""
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
+    write_labels(w, "Labels", meta.get("labels"))
+    write_annotations(w, "Annotations", meta.get("annotations"))
+    return w
 
 
 def write_events(w: Writer, events: list[Obj] | None) -> None:
@@ -247,6 +263,13 @@ def write_containers(w: Writer, title: str, containers: list[Obj], statuses: lis
                            ("startupProbe", "Startup")):
             if c.get(key):
                 w.write(2, f"{label}:\t{describe_probe(c[key])}")
+        if c.get("envFrom"):
+            w.write(2, "Environment Variables from:")
+        for item in c.get("envFrom") or []:
+            source, ref = ("ConfigMap", item.get("configMapRef")) if item.get("configMapRef") else \
+                ("Secret", item.get("secretRef") or {})
+            prefixed = f" with prefix '{item['prefix']}'" if item.get("prefix") else ""
+            w.write(3, f"{ref.get('name', '')}\t{source}{prefixed}\tOptional: {_str(bool(ref.get('optional')))}")
         env = c.get("env") or []
         w.write(2, "Environment:" + ("" if env else f"\t{NONE}"))
         for e in env:
@@ -611,11 +634,7 @@ async def describe_namespace(s: Session, rt: ResourceType, ns: Obj) -> str:
 async def describe_service(s: Session, rt: ResourceType, svc: Obj) -> str:
     """A Service in kubectl's layout: Selector, Type, IP, and per port Port/TargetPort/NodePort/Endpoints."""
     meta, spec = _meta(svc), svc.get("spec") or {}
-    w = Writer()
-    w.write(0, f"Name:\t{meta.get('name', '')}")
-    w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
-    write_labels(w, "Labels", meta.get("labels"))
-    write_annotations(w, "Annotations", meta.get("annotations"))
+    w = header(meta)
     selector = spec.get("selector") or {}
     w.write(0, "Selector:\t" + (",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>"))
     w.write(0, f"Type:\t{spec.get('type', 'ClusterIP')}")
@@ -657,10 +676,8 @@ def _write_block(w: Writer, title: str, text: str | None) -> None:
     if not text:
         w.write(0, f"{title}:\t{NONE}")
         return
-    w.flush()
     w.write(0, f"{title}:")
-    for line in text.rstrip("\n").splitlines():
-        w.done.append("  " + line)
+    w.verbatim("\n".join("  " + line for line in text.rstrip("\n").splitlines()))
 
 
 async def describe_gpujob(s: Session, rt: ResourceType, job: Obj) -> str:
@@ -668,11 +685,7 @@ async def describe_gpujob(s: Session, rt: ResourceType, job: Obj) -> str:
     generated batch script, the build log, the output tails, conditions and events."""
     meta, spec, status = _meta(job), job.get("spec") or {}, job.get("status") or {}
     slurm = spec.get("slurm") or {}
-    w = Writer()
-    w.write(0, f"Name:\t{meta.get('name', '')}")
-    w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
-    write_labels(w, "Labels", meta.get("labels"))
-    write_annotations(w, "Annotations", meta.get("annotations"))
+    w = header(meta)
     w.write(0, f"Cluster:\t{spec.get('cluster', '')}")
     sources = spec.get("sources") or {}
     if sources.get("configMapRef"):
@@ -717,6 +730,36 @@ async def describe_gpujob(s: Session, rt: ResourceType, job: Obj) -> str:
     return w.text()
 
 
+async def describe_config_map(s: Session, rt: ResourceType, cm: Obj) -> str:
+    """A ConfigMap as kubectl shows it: every ``data`` value in full, ``binaryData`` as byte counts."""
+    meta = _meta(cm)
+    w = header(meta)
+    text = ["", "Data", "===="]
+    for key, value in sorted((cm.get("data") or {}).items()):
+        text += [f"{key}:", "----", str(value), ""]
+    text += ["", "BinaryData", "===="]
+    for key, value in sorted((cm.get("binaryData") or {}).items()):
+        text.append(f"{key}: {len(b64decode(value))} bytes")
+    text.append("")
+    w.verbatim("\n".join(text))
+    write_events(w, await fetch_events(s, cm, rt))
+    return w.text()
+
+
+async def describe_secret(s: Session, rt: ResourceType, secret: Obj) -> str:
+    """A Secret as kubectl shows it: its type and the size of each value, never the values."""
+    meta = _meta(secret)
+    w = header(meta)
+    w.write(0, "")
+    w.write(0, f"Type:\t{secret.get('type') or 'Opaque'}")
+    w.write(0, "")
+    w.write(0, "Data")
+    w.write(0, "====")
+    for key, value in sorted((secret.get("data") or {}).items()):
+        w.write(0, f"{key}:\t{len(b64decode(value))} bytes")
+    return w.text()
+
+
 Describer = Callable[[Session, ResourceType, Obj], Awaitable[str]]
 DESCRIBERS: dict[str, Describer] = {
     "Pod": describe_pod,
@@ -724,6 +767,8 @@ DESCRIBERS: dict[str, Describer] = {
     "Namespace": describe_namespace,
     "Service": describe_service,
     "GPUJob": describe_gpujob,
+    "ConfigMap": describe_config_map,
+    "Secret": describe_secret,
 }
 
 

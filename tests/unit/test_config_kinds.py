@@ -157,3 +157,51 @@ def test_secret_update_rules() -> None:
     assert update(s, secret(stringData={"a": "2"}, immutable=True), frozen) == \
         [("data", None, "Forbidden: field is immutable when `immutable` is set")]
     assert s.fields(secret(type="kubernetes.io/ssh-auth"))["type"] == "kubernetes.io/ssh-auth"
+
+
+# ---------------------------------------------------------------- how pods refer to them
+def _pod_causes(spec: dict) -> list:
+    from minik8s.apiserver.strategy import default_pod_spec, validate_pod_spec
+
+    default_pod_spec(spec)
+    return validate_pod_spec(spec)
+
+
+def test_pod_config_volume_defaults_and_validation() -> None:
+    spec = {"containers": [{"name": "c", "image": "i"}],
+            "volumes": [{"name": "a", "configMap": {"name": "cm"}}, {"name": "b", "secret": {"secretName": "s"}}]}
+    assert _pod_causes(spec) == []
+    assert spec["volumes"][0]["configMap"]["defaultMode"] == 0o644
+    assert spec["volumes"][1]["secret"]["defaultMode"] == 0o644
+    bad = {"containers": [{"name": "c", "image": "i"}], "volumes": [
+        {"name": "a", "configMap": {"defaultMode": 0o1777, "items": [{"key": "k", "path": "/abs"},
+                                                                     {"key": "", "path": "../up", "mode": -1}]}},
+        {"name": "b", "secret": {"items": [{"key": "k", "path": "..x"}]}}]}
+    got = {(f, m) for f, _, m in _pod_causes(bad)}
+    assert got == {
+        ("spec.volumes[0].configMap.name", "Required value"),
+        ("spec.volumes[0].configMap.defaultMode", "must be a number between 0 and 0777 (octal), both inclusive"),
+        ("spec.volumes[0].configMap.items[0].path", "must be a relative path"),
+        ("spec.volumes[0].configMap.items[1].key", "Required value"),
+        ("spec.volumes[0].configMap.items[1].path", "must not contain '..'"),
+        ("spec.volumes[0].configMap.items[1].mode", "must be a number between 0 and 0777 (octal), both inclusive"),
+        ("spec.volumes[1].secret.secretName", "Required value"),
+        ("spec.volumes[1].secret.items[0].path", "must not start with '..'"),
+    }
+
+
+def test_pod_env_source_validation() -> None:
+    spec = {"containers": [{"name": "c", "image": "i", "env": [
+        {"name": "A", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "bad/key"}}},
+        {"name": "B", "value": "x", "valueFrom": {"secretKeyRef": {"key": "k"}}},
+        {"name": "C", "valueFrom": {}},
+    ], "envFrom": [{"prefix": "P=", "configMapRef": {"name": "cm"}, "secretRef": {"name": "s"}}]}]}
+    got = [(f, m) for f, _, m in _pod_causes(spec)]
+    assert got[0][0] == "spec.containers[0].env[0].valueFrom.configMapKeyRef.key"
+    assert got[0][1].startswith("a valid config key")
+    assert ("spec.containers[0].env[1].valueFrom", "may not be specified when `value` is not empty") in got
+    assert ("spec.containers[0].env[1].valueFrom.secretKeyRef.name", "Required value") in got
+    assert ("spec.containers[0].env[2].valueFrom", "must specify one of: `fieldRef`, `resourceFieldRef`, "
+                                                   "`configMapKeyRef` or `secretKeyRef`") in got
+    assert ("spec.containers[0].envFrom[0]", "may not have more than one field specified at a time") in got
+    assert any(f == "spec.containers[0].envFrom[0].prefix" for f, _ in got)

@@ -1,4 +1,5 @@
-"""examples/networking/*.yaml are valid objects (defaulted and validated as the apiserver does)."""
+"""examples/networking/*.yaml and examples/config/*.yaml are valid objects (defaulted and validated as the
+apiserver does)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from minik8s.api.registry import default_registry
 from minik8s.apiserver.services import ServiceStrategy
 from minik8s.apiserver.strategy import default_strategies
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "networking").glob("*.yaml"))
+EXAMPLES = sorted(path for folder in ("networking", "config")
+                  for path in (Path(__file__).resolve().parents[2] / "examples" / folder).glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
@@ -25,5 +27,6 @@ def test_example_objects_are_valid(path: Path) -> None:
         strategy = strategies.get(obj["kind"])
         if strategy is None:
             continue
+        strategy.prepare_for_create(obj)
         strategy.default(obj)
         assert strategy.validate(obj, None) == [], f"{path.name}: {obj['kind']} {obj['metadata']['name']}"
