@@ -134,7 +134,7 @@ class Env:
         """Events are recorded in the background: wait until every reason was seen."""
         async def seen() -> bool:
             return set(reasons) <= set(await self.reasons(name))
-        await wait_for(seen, 10, 0.1, f"events {reasons} of {name}")
+        await wait_for(seen, 10, 0.1, f"events {reasons} of {name} (seen: {await self.reasons(name)})")
 
     def slurm_jobs_of(self, uid: str) -> list[str]:
         """Ids of every Slurm job (any state) whose comment carries ``uid``."""
@@ -142,8 +142,14 @@ class Env:
         return [line.split("|")[0] for line in out.splitlines() if line.endswith(uid)]
 
     async def cleanup(self) -> None:
+        """Drop the SlurmCluster and the GPUJobs' finalizers (no controller runs any more), so
+        the namespace can go."""
         with contextlib.suppress(errors.APIError):
             await self.client.delete(self.cluster_rt, self.cluster_name)
+        for job in (await self.client.list(self.job_rt, self.namespace))["items"]:
+            with contextlib.suppress(errors.APIError):
+                await self.client.patch(self.job_rt, job["metadata"]["name"], {"metadata": {"finalizers": None}},
+                                        self.namespace)
 
 
 @pytest.fixture
@@ -164,8 +170,13 @@ async def test_cuda_job_compiles_submits_and_fails_with_the_cuda_error(env: Env)
     await env.setup()
     async with running_controller(env):
         await env.create_job("cuda", gpus=1)
-        status = await env.wait_phase("cuda", ("Succeeded", "Failed"), 120)
+        await env.wait_phase("cuda", ("Succeeded", "Failed"), 120)
         await env.wait_events("cuda", "Built", "Submitted", "Failed", "ResultsFetched")
+
+        async def cleaned() -> bool:
+            return bool((await env.status("cuda")).get("cleanedUp"))
+        await wait_for(cleaned, 10, 0.1, "cleanedUp")  # written after the final status
+        status = await env.status("cuda")
     assert status["phase"] == "Failed", status
     assert status["reason"] == "Failed"
     assert status["exitCode"] == 1
@@ -181,7 +192,6 @@ async def test_cuda_job_compiles_submits_and_fails_with_the_cuda_error(env: Env)
         assert status[field].endswith("Z"), field
     cm = await env.client.get(env.cm_rt, status["resultsConfigMap"], env.namespace)
     assert "cudaErrorInsufficientDriver" in config_map_files(cm)["stderr"].decode()
-    assert status["cleanedUp"] is True
     assert env.site.exec(f"test -e {status['workDir']}").returncode != 0
 
 
@@ -237,7 +247,7 @@ async def test_pending_job_shows_slurm_reason_and_id(env: Env) -> None:
             env.site.exec(f"scancel {filler_id}")
             status = await env.wait_phase("waits", ("Succeeded", "Failed"), 90)
             assert status["phase"] == "Succeeded", status
-            await env.wait_events("waits", "Waiting", "Started")
+            await env.wait_events("waits", "Waiting")
     finally:
         env.site.exec(f"scancel {filler_id}")
 
@@ -248,6 +258,7 @@ async def test_deleting_a_running_job_cancels_it(env: Env) -> None:
         job = await env.create_job("long", files={"run.sh": "sleep 600\n"}, build="", command=["bash", "run.sh"],
                                    gpus=1)
         await env.wait_phase("long", ("Running",), 60)
+        await env.wait_events("long", "Started")
         job_id = (await env.status("long"))["jobID"]
         await env.client.delete(env.job_rt, "long", env.namespace)
 
