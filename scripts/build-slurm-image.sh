@@ -70,20 +70,8 @@ FINGERPRINT="$(printf '%s\n' "$RECIPE_VERSION" "$SUITE" "$CUDA_MODE" "${PACKAGES
 source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-mirror.sh"
 # shellcheck source=lib/debootstrap.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/debootstrap.sh"
-current_fingerprint() { image_fingerprint "$IMAGE"; }
-
-if [ "$FORCE" -eq 0 ] && [ "$(current_fingerprint)" = "$FINGERPRINT" ]; then
-    say "$IMAGE already present (fingerprint $FINGERPRINT)"
-    exit 0
-fi
-
 # One build at a time on this machine (parallel test runs may call this).
-exec 9>/tmp/minik8s-build-slurm-image.lock
-flock 9
-if [ "$FORCE" -eq 0 ] && [ "$(current_fingerprint)" = "$FINGERPRINT" ]; then
-    say "$IMAGE already present (built by a concurrent run)"
-    exit 0
-fi
+exit_if_current "$IMAGE" "$FINGERPRINT" "$FORCE" /tmp/minik8s-build-slurm-image.lock
 
 ensure_debootstrap
 

@@ -32,3 +32,21 @@ debootstrap_minbase() {
     fi
     say "debootstrap done in $((SECONDS - started))s"
 }
+
+# exit_if_current IMAGE FINGERPRINT FORCE LOCKFILE : end the script (exit 0) when IMAGE already
+# carries FINGERPRINT and FORCE is 0; otherwise take LOCKFILE (one build at a time on this
+# machine, on fd 9, held until the script ends) and check once more (a concurrent run may
+# have built it meanwhile).
+exit_if_current() {
+    local image="$1" fingerprint="$2" force="$3" lock="$4"
+    if [ "$force" -eq 0 ] && [ "$(image_fingerprint "$image")" = "$fingerprint" ]; then
+        say "$image already present (fingerprint $fingerprint)"
+        exit 0
+    fi
+    exec 9>"$lock"
+    flock 9
+    if [ "$force" -eq 0 ] && [ "$(image_fingerprint "$image")" = "$fingerprint" ]; then
+        say "$image already present (built by a concurrent run)"
+        exit 0
+    fi
+}
