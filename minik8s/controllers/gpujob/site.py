@@ -59,7 +59,8 @@ class SiteConfig:
 
 @dataclass
 class SiteInfo:
-    """The result of a check: Slurm version, partitions (wire-form), accounting, site clock offset."""
+    """The result of a check: Slurm version, partitions (wire-form ``SlurmPartition``), and whether
+    the site has accounting (``sacct`` with a database behind it)."""
 
     version: str
     partitions: list[dict[str, Any]]

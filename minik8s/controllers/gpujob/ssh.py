@@ -79,13 +79,12 @@ class CommandResult:
 
 
 def load_private_key(text: str) -> paramiko.PKey:
-    """Parse an Ed25519, ECDSA or RSA private key (OpenSSH or PEM). Raises SiteError."""
-    errors = []
+    """Parse an unencrypted Ed25519, ECDSA or RSA private key (OpenSSH or PEM). Raises SiteError."""
     for cls in (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey):
         try:
             return cls.from_private_key(io.StringIO(text))  # type: ignore[attr-defined, no-any-return]
-        except (paramiko.SSHException, ValueError, IndexError, TypeError) as exc:
-            errors.append(f"{cls.__name__}: {exc}")
+        except (paramiko.SSHException, ValueError, IndexError, TypeError):
+            continue
     raise SiteError(BAD_CREDENTIALS, "ssh-privatekey is not an unencrypted Ed25519, ECDSA or RSA private key")
 
 
