@@ -52,33 +52,14 @@ docker info >/dev/null 2>&1 || die "'docker info' fails; run scripts/start-docke
 
 FINGERPRINT="$(printf '%s\n' "$RECIPE_VERSION" "$SUITE" "${PACKAGES[@]}" | sha256sum | cut -c1-16)"
 
-current_fingerprint() {
-    docker image inspect -f '{{ index .Config.Labels "org.minik8s.fingerprint" }}' "$IMAGE" 2>/dev/null || true
-}
-
-if [ "$FORCE" -eq 0 ] && [ "$(current_fingerprint)" = "$FINGERPRINT" ]; then
-    say "$IMAGE already present (fingerprint $FINGERPRINT)"
-    exit 0
-fi
-
-# One build at a time on this machine (parallel test runs may call this).
-exec 9>/tmp/minik8s-build-molecule-image.lock
-flock 9
-if [ "$FORCE" -eq 0 ] && [ "$(current_fingerprint)" = "$FINGERPRINT" ]; then
-    say "$IMAGE already present (built by a concurrent run)"
-    exit 0
-fi
-
-if ! command -v debootstrap >/dev/null 2>&1; then
-    say "installing debootstrap"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q debootstrap >/dev/null \
-        || { apt-get update -q >/dev/null && apt-get install -y -q debootstrap >/dev/null; } \
-        || die "apt-get install debootstrap failed"
-fi
-
 # shellcheck source=lib/debian-mirror.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-mirror.sh"
+# shellcheck source=lib/debootstrap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debootstrap.sh"
+# One build at a time on this machine (parallel test runs may call this).
+exit_if_current "$IMAGE" "$FINGERPRINT" "$FORCE" /tmp/minik8s-build-molecule-image.lock
+
+ensure_debootstrap
 
 WORK="$(mktemp -d /tmp/minik8s-molecule-image.XXXXXX)"
 cleanup() { rm -rf --one-file-system "$WORK"; }
@@ -87,15 +68,7 @@ ROOT="$WORK/rootfs"
 MIRROR="$(debian_mirror)"
 start=$SECONDS
 
-include="$(IFS=,; echo "${PACKAGES[*]}")"
-say "debootstrap $SUITE from $MIRROR with $include (a few minutes)"
-if ! debootstrap --variant=minbase --include="$include" "$SUITE" "$ROOT" "$MIRROR" \
-        >"$WORK/debootstrap.log" 2>&1; then
-    tail -n 30 "$WORK/debootstrap.log" >&2
-    [ -f "$ROOT/debootstrap/debootstrap.log" ] && tail -n 30 "$ROOT/debootstrap/debootstrap.log" >&2
-    die "debootstrap failed (mirror $MIRROR)"
-fi
-say "debootstrap done in $((SECONDS - start))s"
+debootstrap_minbase "$ROOT" "$SUITE" "$MIRROR" "${PACKAGES[@]}"
 
 # --- make it a good container host for systemd -------------------------------------
 # Units that make no sense (or hang) in a container.

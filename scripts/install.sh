@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything minik8s needs on a fresh Debian 12 machine (run as root):
 # Debian packages, a virtualenv with minik8s and its test tools in .venv, a running
-# Docker Engine, and the locally built images (no registry needed). Idempotent.
+# Docker Engine, and the locally built images (no registry needed; minik8s/slurm, the test
+# Slurm site, included). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,4 +34,6 @@ echo "install: pip install -e .[test]"
 
 bash scripts/start-dockerd.sh
 bash scripts/build-images.sh
+# The test Slurm site (a stand-in for an HPC login node) of the GPU-job tests.
+bash scripts/build-slurm-image.sh
 echo "install: done"

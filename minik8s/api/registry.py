@@ -14,6 +14,7 @@ from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.config import ConfigMap, Secret
 from minik8s.api.coordination import Lease
 from minik8s.api.core import Binding, Endpoints, Event, Namespace, Node, Pod, Service
+from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
 from minik8s.api.networking import DNS, Ingress
@@ -142,6 +143,10 @@ CORE_TYPES = [
                  categories=("all",)),
     ResourceType("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
                  "horizontalpodautoscaler", True, HorizontalPodAutoscaler, short_names=("hpa",),
+                 subresources=frozenset({"status"}), categories=("all",)),
+    ResourceType("minik8s.io", "v1", "SlurmCluster", "slurmclusters", "slurmcluster", False, SlurmCluster,
+                 subresources=frozenset({"status"})),
+    ResourceType("minik8s.io", "v1", "GPUJob", "gpujobs", "gpujob", True, GPUJob, short_names=("gj",),
                  subresources=frozenset({"status"}), categories=("all",)),
 ]
 

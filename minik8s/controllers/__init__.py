@@ -14,7 +14,9 @@ caches (:class:`minik8s.client.factory.SharedInformerFactory`):
 * :mod:`~minik8s.controllers.nodelifecycle` — node health from Leases: Ready=Unknown,
   not-ready/unreachable taints, rate-limited evictions;
 * :mod:`~minik8s.controllers.dnsrecords` — nginx Deployment + Service per DNS object / Ingress
-  (configuration text from :mod:`~minik8s.controllers.nginxconf`).
+  (configuration text from :mod:`~minik8s.controllers.nginxconf`);
+* :mod:`~minik8s.controllers.gpujob` — GPUJobs run as Slurm batch jobs over SSH, and the
+  SlurmCluster checks (a package: SSH, Slurm text, results, the two controllers).
 
 Pure logic lives beside them: :mod:`~minik8s.controllers.podutil` (pod states, scale-down
 order), :mod:`~minik8s.controllers.expectations`, :mod:`~minik8s.controllers.deploymentutil`

@@ -1,5 +1,5 @@
 """``minik8s controller-manager``: run the ReplicaSet, Deployment, garbage-collector, endpoints,
-node IPAM, DNS, HorizontalPodAutoscaler and node lifecycle controllers.
+node IPAM, DNS, HorizontalPodAutoscaler, node lifecycle and GPUJob (Slurm over SSH) controllers.
 
 Flags are named like kube-controller-manager's (``--kubeconfig``, ``--controllers``,
 ``--concurrent-workers`` standing in for the per-controller ``--concurrent-*-syncs``,
@@ -22,7 +22,7 @@ def command(
     controllers: str = typer.Option("*", help="comma list of controllers to run: '*' for all, 'name' to "
                                               "enable, '-name' to disable (replicaset, deployment, "
                                               "garbagecollector, endpoint, nodeipam, dns, "
-                                              "horizontalpodautoscaling, nodelifecycle)"),
+                                              "horizontalpodautoscaling, nodelifecycle, gpujob)"),
     concurrent_workers: int = typer.Option(5, "--concurrent-workers", min=1,
                                            help="sync loops per controller"),
     min_resync_period: float = typer.Option(300.0, "--min-resync-period", min=0,
@@ -63,10 +63,20 @@ def command(
     default_unreachable_toleration_seconds: int = typer.Option(
         300, "--default-unreachable-toleration-seconds", min=0,
         help="tolerationSeconds assumed for pods without a node.kubernetes.io/unreachable:NoExecute toleration"),
+    slurm_cluster_check_period: str = typer.Option(
+        "30s", "--slurm-cluster-check-period",
+        help="how often each SlurmCluster is checked over SSH (login + sinfo) (duration)"),
+    gpujob_poll_interval: str = typer.Option(
+        "1s", "--gpujob-poll-interval",
+        help="first interval of Slurm polling for a submitted GPUJob; grows x1.5 up to "
+             "--gpujob-max-poll-interval while nothing changes (duration)"),
+    gpujob_max_poll_interval: str = typer.Option("30s", "--gpujob-max-poll-interval",
+                                                 help="longest interval of Slurm polling (duration)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
-    node podCIDRs, DNS objects, HorizontalPodAutoscalers and node health (taints, evictions)."""
+    node podCIDRs, DNS objects, HorizontalPodAutoscalers, node health (taints, evictions) and
+    GPUJobs on Slurm clusters."""
     import asyncio
     import logging
     import signal
@@ -106,8 +116,16 @@ def command(
                                               default_unreachable_toleration_seconds)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--node-monitor-*/--node-startup-grace-period") from exc
+    from minik8s.controllers.gpujob import GPUJobOptions
+
+    try:
+        gpujob = GPUJobOptions(cluster_check_period=parse_duration(slurm_cluster_check_period),
+                               poll_interval=parse_duration(gpujob_poll_interval),
+                               max_poll_interval=parse_duration(gpujob_max_poll_interval))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--slurm-cluster-check-period/--gpujob-*") from exc
     options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
-                                node_lifecycle=node_lifecycle)
+                                node_lifecycle=node_lifecycle, gpujob=gpujob)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:

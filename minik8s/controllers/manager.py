@@ -21,6 +21,7 @@ from minik8s.controllers.deployment import DeploymentController
 from minik8s.controllers.dnsrecords import DNSController
 from minik8s.controllers.endpoints import EndpointsController
 from minik8s.controllers.garbagecollector import GarbageCollector
+from minik8s.controllers.gpujob import GPUJobController, GPUJobOptions
 from minik8s.controllers.nodeipam import DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_CIDR_MASK_SIZE, NodeIPAMController
 from minik8s.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
@@ -34,13 +35,15 @@ class ControllerOptions:
     """Settings of individual controllers (kube-controller-manager flags of the same names):
     ``allocate_node_cidrs`` enables the node IPAM controller, which cuts ``cluster_cidr`` into
     ``/node_cidr_mask_size`` podCIDRs; ``autoscaler`` holds the ``--horizontal-pod-autoscaler-*`` flags;
-    ``node_lifecycle`` the ``--node-monitor-*``, ``--node-eviction-rate`` and default toleration flags."""
+    ``node_lifecycle`` the ``--node-monitor-*``, ``--node-eviction-rate`` and default toleration flags;
+    ``gpujob`` the timings of the GPUJob and SlurmCluster controller."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
     node_cidr_mask_size: int = DEFAULT_NODE_CIDR_MASK_SIZE
     autoscaler: AutoscalerOptions = field(default_factory=AutoscalerOptions)
     node_lifecycle: NodeLifecycleOptions = field(default_factory=NodeLifecycleOptions)
+    gpujob: GPUJobOptions = field(default_factory=GPUJobOptions)
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -56,6 +59,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "dns": lambda c, f, o: DNSController(c, f),
     "horizontalpodautoscaling": lambda c, f, o: HorizontalPodAutoscalerController(c, f, o.autoscaler),
     "nodelifecycle": lambda c, f, o: NodeLifecycleController(c, f, o.node_lifecycle),
+    "gpujob": lambda c, f, o: GPUJobController(c, f, o.gpujob),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
@@ -64,7 +68,8 @@ ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "depl
            "garbage-collector-controller": "garbagecollector", "garbage-collector": "garbagecollector",
            "endpoints": "endpoint", "endpoints-controller": "endpoint", "node-ipam-controller": "nodeipam",
            "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",
-           "hpa": "horizontalpodautoscaling", "node-lifecycle-controller": "nodelifecycle"}
+           "hpa": "horizontalpodautoscaling", "node-lifecycle-controller": "nodelifecycle",
+           "gpujob-controller": "gpujob", "slurmcluster": "gpujob"}
 
 
 def select_controllers(spec: str | None) -> list[str]:

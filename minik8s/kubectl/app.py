@@ -2,7 +2,8 @@
 
 One module per verb (``get``, ``describe``, ``apply``/``create``, ``delete``,
 ``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
-subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``).
+subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``, ``gpujob``
+create/script/results).
 Every failure ends as one line on stderr and exit code 1 (``exec`` exits with the
 remote command's code).
 """
@@ -24,6 +25,7 @@ from minik8s.kubectl import (
     describe,
     drain,
     get,
+    gpujob,
     label,
     logs,
     rollout,
@@ -80,6 +82,7 @@ app.command("taint")(taint.taint)
 app.command("label")(label.label)
 app.command("annotate")(label.annotate)
 app.add_typer(top.app, name="top")
+app.add_typer(gpujob.app, name="gpujob")
 
 #: Global flags that take a value; they may appear anywhere before ``--`` (as with kubectl).
 GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout"}

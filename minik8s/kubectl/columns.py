@@ -343,6 +343,46 @@ def event_sort_key(obj: Obj) -> str:
                or _meta(obj).get("creationTimestamp") or "")
 
 
+# ------------------------------------------------------------------ GPU jobs (minik8s.io/v1)
+def _condition(obj: Obj, type_: str) -> Obj:
+    return next((c for c in _status(obj).get("conditions") or [] if c.get("type") == type_), {})
+
+
+def gpujob_phase(obj: Obj, at: dt.datetime) -> str:
+    """Pending/Submitted/Running/...; ``Terminating`` while a deletion waits for scancel."""
+    if _meta(obj).get("deletionTimestamp"):
+        return "Terminating"
+    phase = str(_status(obj).get("phase") or "Pending")
+    if phase == "Pending" and _condition(obj, "ClusterReachable").get("status") == "False":
+        return f"Pending ({_condition(obj, 'ClusterReachable').get('reason')})"
+    return phase
+
+
+def gpujob_reason(obj: Obj, at: dt.datetime) -> str:
+    """Slurm's reason while queued (``Resources``), else the GPUJob's own (``BuildFailed``...)."""
+    status = _status(obj)
+    return str(status.get("slurmReason") or status.get("reason") or NONE)
+
+
+def gpujob_submitted(obj: Obj, at: dt.datetime) -> str:
+    submitted = _status(obj).get("submitTime")
+    return since(submitted, at) if submitted else NONE
+
+
+def slurmcluster_reachable(obj: Obj, at: dt.datetime) -> str:
+    cond = _condition(obj, "Reachable")
+    if not cond:
+        return "Unknown"
+    return "True" if cond.get("status") == "True" else f"False ({cond.get('reason')})"
+
+
+def slurmcluster_partitions(obj: Obj, at: dt.datetime) -> str:
+    """``dgx2*(2 GPUs),debug(2 GPUs)``: the default partition starred."""
+    parts = _status(obj).get("partitions") or []
+    return ",".join(f"{p.get('name')}{'*' if p.get('default') else ''}({p.get('gpus') or 0} GPUs)"
+                    for p in parts) or NONE
+
+
 # ------------------------------------------------------------------ the table
 COLUMNS: dict[str, list[Column]] = {
     "Pod": [
@@ -425,6 +465,28 @@ COLUMNS: dict[str, list[Column]] = {
     "ConfigMap": [
         Column("DATA", lambda o, at: str(len(o.get("data") or {}) + len(o.get("binaryData") or {}))),
         Column("AGE", _age),
+    ],
+    "GPUJob": [
+        Column("PHASE", gpujob_phase),
+        Column("JOB-ID", lambda o, at: str(_status(o).get("jobID") or NONE)),
+        Column("SLURM-STATE", lambda o, at: str(_status(o).get("slurmState") or NONE)),
+        Column("REASON", gpujob_reason),
+        Column("SUBMITTED", gpujob_submitted),
+        Column("AGE", _age),
+        Column("CLUSTER", lambda o, at: str(_spec(o).get("cluster") or "")),
+        Column("PARTITION", lambda o, at: str(_status(o).get("partition") or
+                                               (_spec(o).get("slurm") or {}).get("partition") or NONE), wide=True),
+        Column("GPUS", lambda o, at: _num((_spec(o).get("slurm") or {}).get("gpus")), wide=True),
+        Column("EXIT-CODE", lambda o, at: str(_status(o).get("exitCode", NONE)), wide=True),
+    ],
+    "SlurmCluster": [
+        Column("HOST", lambda o, at: f"{_spec(o).get('user')}@{_spec(o).get('host')}:{_spec(o).get('port', 22)}"),
+        Column("REACHABLE", slurmcluster_reachable),
+        Column("VERSION", lambda o, at: str(_status(o).get("slurmVersion") or NONE)),
+        Column("PARTITIONS", slurmcluster_partitions),
+        Column("AGE", _age),
+        Column("ACCOUNTING", lambda o, at: str(_status(o).get("accounting", NONE)).lower(), wide=True),
+        Column("LAST-CHECK", lambda o, at: since(_status(o).get("lastCheckTime"), at), wide=True),
     ],
     "Secret": [
         Column("TYPE", lambda o, at: str(o.get("type") or "Opaque")),

@@ -13,6 +13,7 @@ from minik8s.apiserver.strategies.config import ConfigMapStrategy, SecretStrateg
 from minik8s.apiserver.strategies.deployment import DeploymentStrategy
 from minik8s.apiserver.strategies.dns import DNSStrategy
 from minik8s.apiserver.strategies.event import EventStrategy
+from minik8s.apiserver.strategies.gpujob import GPUJobStrategy, SlurmClusterStrategy
 from minik8s.apiserver.strategies.horizontalpodautoscaler import HorizontalPodAutoscalerStrategy
 from minik8s.apiserver.strategies.ingress import IngressStrategy
 from minik8s.apiserver.strategies.namespace import NamespaceStrategy
@@ -44,4 +45,6 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
         "ConfigMap": ConfigMapStrategy(),
         "Secret": SecretStrategy(),
+        "SlurmCluster": SlurmClusterStrategy(),
+        "GPUJob": GPUJobStrategy(),
     }
