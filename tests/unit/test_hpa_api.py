@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from minik8s.api.columns import hpa_targets
 from minik8s.api.metrics import (
     cpu_nanocores,
     format_decimal,
@@ -29,7 +30,6 @@ from minik8s.apiserver.metrics import (
     scrape_targets,
 )
 from minik8s.apiserver.strategy import default_strategies
-from minik8s.kubectl.columns import hpa_targets
 from minik8s.kubectl.top import memory_text, node_rows, pod_rows
 
 Obj = dict[str, Any]
