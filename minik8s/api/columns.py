@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from minik8s.api.base import parse_time
+from minik8s.api.metrics import cpu_nanocores, format_nanocores
+from minik8s.api.quantity import format_memory, parse_memory
 
 Obj = dict[str, Any]
 Cell = str | int
@@ -475,6 +477,28 @@ def ingress_ports(obj: Obj, at: dt.datetime) -> str:
     return "80, 443" if _spec(obj).get("tls") else "80"
 
 
+# ------------------------------------------------------------------ metrics.k8s.io (as metrics-server)
+def _usage(obj: Obj) -> tuple[int, int]:
+    """(nanocores, bytes) of a NodeMetrics, or summed over a PodMetrics' containers."""
+    usages = [c.get("usage") or {} for c in obj.get("containers") or []] if "containers" in obj \
+        else [obj.get("usage") or {}]
+    cpu = mem = 0
+    for usage in usages:
+        try:
+            cpu += cpu_nanocores(usage.get("cpu") or 0)
+            mem += parse_memory(usage.get("memory") or 0)
+        except ValueError:
+            continue
+    return cpu, mem
+
+
+METRICS_COLUMNS = [
+    Column("cpu", lambda o, at: format_nanocores(_usage(o)[0]), format="quantity"),
+    Column("memory", lambda o, at: format_memory(_usage(o)[1]), format="quantity"),
+    Column("Window", lambda o, at: str(o.get("window") or ""), format="duration"),
+]
+
+
 # ------------------------------------------------------------------ the table
 _AGE = Column("Age", _age, description=AGE_DESCRIPTION)
 
@@ -608,6 +632,8 @@ COLUMNS: dict[str, list[Column]] = {
         Column("Ports", ingress_ports, description="Ports of TLS configurations that open"),
         _AGE,
     ],
+    "NodeMetrics": METRICS_COLUMNS,
+    "PodMetrics": METRICS_COLUMNS,
 }
 
 DEFAULT_COLUMNS = [_AGE]

@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
-from minik8s.apiserver import discovery
+from minik8s.apiserver import discovery, negotiation
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
@@ -257,8 +257,10 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             if method == "GET":
                 opts = list_options(params)
                 if _bool(params.get("watch")):
-                    return await watch_response(t, opts)
-                return JSONResponse(await api.list(t.rt, t.namespace, opts))
+                    return await watch_response(request, t, opts)
+                out = negotiation.negotiate(request.headers.get("accept"), negotiation.LIST_TARGETS)
+                listed = await api.list(t.rt, t.namespace, opts)
+                return respond(negotiation.convert_list(listed, t.rt.kind, out, params), out)
             if method == "POST":
                 if t.rt.namespaced and t.namespace is None:
                     raise errors.MethodNotAllowed("create needs a namespace in the path")
@@ -275,7 +277,11 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             if _bool(params.get("watch")):
                 opts = list_options(params)
                 opts.field_selector = ",".join(filter(None, [opts.field_selector, f"metadata.name={t.name}"]))
-                return await watch_response(t, opts)
+                return await watch_response(request, t, opts)
+            if t.subresource is None:
+                out = negotiation.negotiate(request.headers.get("accept"), negotiation.OBJECT_TARGETS)
+                obj = await api.get(t.rt, t.namespace, t.name)
+                return respond(negotiation.convert_object(obj, t.rt.kind, out, params), out)
             return JSONResponse(await api.get(t.rt, t.namespace, t.name))
         if method == "PUT":
             body = await read_body(request)
@@ -293,12 +299,21 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             return JSONResponse(await api.delete(t.rt, t.namespace, t.name, del_opts))
         raise errors.MethodNotAllowed(f"{method} is not supported here")
 
-    async def watch_response(t: Target, opts: ListOptions) -> Response:
+    def respond(data: Any, out: negotiation.Output, status_code: int = 200) -> Response:
+        return Response(negotiation.render(data, out), status_code=status_code, media_type=out.media_type)
+
+    async def watch_response(request: Request, t: Target, opts: ListOptions) -> Response:
+        out = negotiation.negotiate(request.headers.get("accept"), negotiation.OBJECT_TARGETS, watch=True)
+        if out.as_kind == "Table":
+            negotiation.include_object(request.query_params)  # 400 before the stream starts
         events = await api.watch(t.rt, t.namespace, opts)  # 410 / 400 answer here as a Status
 
         async def stream() -> AsyncIterator[bytes]:
+            first = True
             try:
                 async for ev in events:
+                    ev = negotiation.convert_event(ev, t.rt.kind, out, request.query_params, first)
+                    first = first and ev.get("type") not in ("ADDED", "MODIFIED", "DELETED")
                     yield json.dumps(ev, separators=(",", ":")).encode() + b"\n"
             finally:
                 await events.aclose()  # type: ignore[attr-defined]

@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +20,9 @@ import yaml
 
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
-from tests.conftest import ROOT, APIServer
+from tests.conftest import ROOT, Result
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def lines(self) -> list[str]:
-        return self.out.splitlines()
-
-    def table(self) -> list[list[str]]:
-        """Rows of a kubectl table, split on the 3-space column gaps."""
-        return [re.split(r"\s{2,}", line.strip()) for line in self.lines if line.strip()]
 
 
 class Kubectl:
@@ -64,13 +48,6 @@ class Kubectl:
         res = self(*args, **kwargs)
         assert res.code == 0, f"kubectl {' '.join(args)} failed ({res.code}): {res.err}"
         return res
-
-
-@pytest.fixture
-def kubeconfig(apiserver: APIServer, tmp_path: Path) -> Path:
-    path = tmp_path / "kubeconfig"
-    path.write_text(render(apiserver.url))
-    return path
 
 
 @pytest.fixture

@@ -1,0 +1,91 @@
+"""The official kubectl (v1.32 and v1.37, see :mod:`tests.realkubectl`) against the real apiserver,
+unchanged: every verb's output is checked, not only its exit code.  Pods stay Pending (no
+scheduler or kubelet here)."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.conftest import APIServer
+from tests.realkubectl import RealKubectl, real_kubectl  # noqa: F401 - the fixture
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "labels": {"app": "web", "tier": "front"}},
+       "spec": {"containers": [{"name": "c", "image": "minik8s/busybox", "ports": [{"containerPort": 80}]}]}}
+DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "front", "labels": {"app": "front"}},
+          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "front"}},
+                   "template": {"metadata": {"labels": {"app": "front"}},
+                                "spec": {"containers": [{"name": "web", "image": "minik8s/nginx"}]}}}}
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "front"},
+           "spec": {"type": "NodePort", "selector": {"app": "front"}, "ports": [{"port": 80, "targetPort": 8080}]}}
+
+
+def create(apiserver: APIServer, namespace: str, path: str, body: dict) -> dict:
+    with httpx.Client(base_url=apiserver.url) as h:
+        r = h.post(path.format(ns=namespace), json=body)
+        assert r.status_code == 201, r.text
+        return r.json()
+
+
+def test_get_prints_kubernetes_columns(real_kubectl: RealKubectl, apiserver: APIServer,  # noqa: F811
+                                       namespace: str) -> None:
+    kubectl = real_kubectl
+    create(apiserver, namespace, "/api/v1/namespaces/{ns}/pods", POD)
+    create(apiserver, namespace, "/apis/apps/v1/namespaces/{ns}/deployments", DEPLOY)
+    svc = create(apiserver, namespace, "/api/v1/namespaces/{ns}/services", SERVICE)
+
+    rows = kubectl.ok("get", "pods").table()
+    assert rows[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert rows[1][:4] == ["web", "0/1", "Pending", "0"]
+
+    rows = kubectl.ok("get", "pods", "-o", "wide").table()
+    assert rows[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED NODE",
+                       "READINESS GATES"]
+    assert rows[1][5:] == ["<none>"] * 4
+
+    rows = kubectl.ok("get", "pods", "--show-labels").table()
+    assert rows[0][-1] == "LABELS" and rows[1][-1] == "app=web,tier=front"
+    rows = kubectl.ok("get", "pods", "-L", "tier", "-L", "missing").table()
+    assert rows[0][-2:] == ["TIER", "MISSING"] and rows[1][-1] == "front"
+
+    rows = kubectl.ok("get", "deployments", "-o", "wide").table()
+    assert rows[0] == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"]
+    assert rows[1][:4] == ["front", "0/2", "0", "0"] and rows[1][5:] == ["web", "minik8s/nginx", "app=front"]
+
+    rows = kubectl.ok("get", "svc", "front").table()
+    node_port = svc["spec"]["ports"][0]["nodePort"]
+    assert rows[0] == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
+    assert rows[1][:5] == ["front", "NodePort", svc["spec"]["clusterIP"], "<none>", f"80:{node_port}/TCP"]
+
+    # Several kinds at once: names prefixed by kind, one table per kind.
+    out = kubectl.ok("get", "deploy,svc").out
+    assert "deployment.apps/front" in out and "service/front" in out
+
+    rows = kubectl.ok("get", "namespaces", namespace).table()
+    assert rows == [["NAME", "STATUS", "AGE"], [namespace, "Active", rows[1][2]]]
+    rows = kubectl.ok("get", "pods", "-A", "-l", "app=web").table()
+    assert rows[0][:2] == ["NAMESPACE", "NAME"] and [namespace, "web"] == rows[1][:2]
+    # Names only and a custom-columns print need full objects, not Tables: still fine.
+    assert kubectl.ok("get", "pods", "-o", "name").lines == ["pod/web"]
+    rows = kubectl.ok("get", "pods", "-o", "custom-columns=N:.metadata.name,I:.spec.containers[0].image").table()
+    assert rows == [["N", "I"], ["web", "minik8s/busybox"]]
+    sorted_rows = kubectl.ok("get", "pods", "--sort-by", ".metadata.name").table()
+    assert sorted_rows[1][0] == "web"
+
+
+def test_get_watch_prints_table_rows(real_kubectl: RealKubectl, apiserver: APIServer,  # noqa: F811
+                                     namespace: str) -> None:
+    kubectl = real_kubectl
+    create(apiserver, namespace, "/api/v1/namespaces/{ns}/pods", POD)
+    watch = kubectl.start("get", "pods", "-w", "-o", "wide", "--request-timeout", "30s")
+    try:
+        first = watch.read(2)
+        assert len(first) == 2, (first, watch.stop())
+        assert first[0].split()[:5] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+        assert first[1].split()[:4] == ["web", "0/1", "Pending", "0"]
+        second = POD | {"metadata": {"name": "db", "labels": {"app": "db"}}}
+        create(apiserver, namespace, "/api/v1/namespaces/{ns}/pods", second)
+        more = watch.read(1)
+        assert len(more) == 1 and more[0].split()[:3] == ["db", "0/1", "Pending"], more
+    finally:
+        err = watch.stop()
+    assert "error" not in err.lower(), err

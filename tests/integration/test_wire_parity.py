@@ -1,0 +1,124 @@
+"""Wire-level Kubernetes parity of the real apiserver: server-side printing (meta.k8s.io Tables),
+metadata-only answers, content negotiation."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from tests.conftest import APIServer
+
+TABLE_V1 = "application/json;as=Table;v=v1;g=meta.k8s.io"
+TABLE_V1BETA1 = "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
+KUBECTL_GET_ACCEPT = f"{TABLE_V1},{TABLE_V1BETA1},application/json"  # what kubectl get sends
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "labels": {"app": "web"}},
+       "spec": {"containers": [{"name": "c", "image": "minik8s/busybox"}, {"name": "d", "image": "minik8s/busybox"}]}}
+DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "front"},
+          "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "front"}},
+                   "template": {"metadata": {"labels": {"app": "front"}},
+                                "spec": {"containers": [{"name": "web", "image": "minik8s/nginx"}]}}}}
+
+
+def names(table: dict) -> list[str]:
+    return [c["name"] for c in table["columnDefinitions"]]
+
+
+async def test_list_and_get_as_table(apiserver: APIServer, namespace: str) -> None:
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        pods = f"/api/v1/namespaces/{namespace}/pods"
+        assert (await h.post(pods, json=POD)).status_code == 201
+        r = await h.get(pods, headers={"Accept": KUBECTL_GET_ACCEPT})
+        assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+        table = r.json()
+        assert table["kind"] == "Table" and table["apiVersion"] == "meta.k8s.io/v1"
+        assert table["metadata"]["resourceVersion"]
+        assert names(table) == ["Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node",
+                                "Readiness Gates"]
+        assert [c["priority"] for c in table["columnDefinitions"]] == [0, 0, 0, 0, 0, 1, 1, 1, 1]
+        assert table["columnDefinitions"][0]["format"] == "name"
+        [row] = table["rows"]
+        assert row["cells"][:4] == ["web", "0/2", "Pending", "0"] and row["cells"][5:] == ["<none>"] * 4
+        # The default includeObject=Metadata: enough for --show-labels and -L.
+        assert row["object"]["kind"] == "PartialObjectMetadata"
+        assert row["object"]["apiVersion"] == "meta.k8s.io/v1"
+        assert row["object"]["metadata"]["labels"] == {"app": "web"} and "spec" not in row["object"]
+
+        full = (await h.get(pods, params={"includeObject": "Object"}, headers={"Accept": TABLE_V1})).json()
+        assert full["rows"][0]["object"]["kind"] == "Pod" and full["rows"][0]["object"]["spec"]["containers"]
+        bare = (await h.get(pods, params={"includeObject": "None"}, headers={"Accept": TABLE_V1})).json()
+        assert bare["rows"][0]["object"] is None
+        bad = await h.get(pods, params={"includeObject": "Everything"}, headers={"Accept": TABLE_V1})
+        assert bad.status_code == 400 and bad.json()["message"] == 'unrecognized includeObject value: "Everything"'
+
+        beta = (await h.get(f"{pods}/web", headers={"Accept": TABLE_V1BETA1})).json()
+        assert beta["apiVersion"] == "meta.k8s.io/v1beta1" and len(beta["rows"]) == 1
+        assert beta["metadata"]["resourceVersion"] == beta["rows"][0]["object"]["metadata"]["resourceVersion"]
+        assert beta["rows"][0]["object"]["apiVersion"] == "meta.k8s.io/v1beta1"
+
+        deploys = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+        assert (await h.post(deploys, json=DEPLOY)).status_code == 201
+        table = (await h.get(deploys, headers={"Accept": TABLE_V1})).json()
+        assert names(table) == ["Name", "Ready", "Up-to-date", "Available", "Age", "Containers", "Images",
+                                "Selector"]
+        assert [c["type"] for c in table["columnDefinitions"][1:4]] == ["string", "integer", "integer"]
+        cells = table["rows"][0]["cells"]
+        assert cells[:4] == ["front", "0/3", 0, 0] and cells[5:] == ["web", "minik8s/nginx", "app=front"]
+
+        # Kinds without printer columns (minik8s' own) answer NAME and AGE, as CRDs do.
+        dns = (await h.get(f"/apis/minik8s.io/v1/namespaces/{namespace}/dnses", headers={"Accept": TABLE_V1})).json()
+        assert names(dns) == ["Name", "Age"] and dns["rows"] == []
+        events = (await h.get(f"/api/v1/namespaces/{namespace}/events", headers={"Accept": TABLE_V1})).json()
+        assert names(events)[0] == "Last Seen" and names(events)[-1] == "Name"
+
+
+async def test_metadata_only_and_negotiation(apiserver: APIServer, namespace: str) -> None:
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        pods = f"/api/v1/namespaces/{namespace}/pods"
+        assert (await h.post(pods, json=POD)).status_code == 201
+        meta_list = (await h.get(pods, headers={
+            "Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"})).json()
+        assert meta_list["kind"] == "PartialObjectMetadataList"
+        assert [i["metadata"]["name"] for i in meta_list["items"]] == ["web"]
+        assert set(meta_list["items"][0]) == {"kind", "apiVersion", "metadata"}
+        meta = (await h.get(f"{pods}/web", headers={
+            "Accept": "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"})).json()
+        assert meta["kind"] == "PartialObjectMetadata" and meta["metadata"]["labels"] == {"app": "web"}
+
+        # Protobuf is never produced: with a JSON alternative JSON is served, alone it is 406.
+        r = await h.get(pods, headers={"Accept": "application/vnd.kubernetes.protobuf,application/json"})
+        assert r.status_code == 200 and r.json()["kind"] == "PodList"
+        r = await h.get(pods, headers={"Accept": "application/vnd.kubernetes.protobuf"})
+        assert r.status_code == 406 and r.json()["reason"] == "NotAcceptable"
+        # An unknown conversion is skipped like any clause this server cannot produce.
+        r = await h.get(pods, headers={"Accept": "application/json;as=Widget;v=v1;g=meta.k8s.io"})
+        assert r.status_code == 406
+        r = await h.get(pods, headers={"Accept": "application/yaml"})
+        assert r.headers["content-type"].startswith("application/yaml") and "kind: PodList" in r.text
+        r = await h.get(pods, headers={"Accept": f"application/json;q=0.5,{TABLE_V1}"})
+        assert r.json()["kind"] == "Table"
+
+
+async def test_watch_as_table(apiserver: APIServer, namespace: str) -> None:
+    async with httpx.AsyncClient(base_url=apiserver.url, timeout=30) as h:
+        pods = f"/api/v1/namespaces/{namespace}/pods"
+        created = (await h.post(pods, json=POD)).json()
+        rv = created["metadata"]["resourceVersion"]
+        params = {"watch": "true", "resourceVersion": "0", "timeoutSeconds": "5"}
+        async with h.stream("GET", pods, params=params, headers={"Accept": KUBECTL_GET_ACCEPT}) as stream:
+            lines = stream.aiter_lines()
+            first = json.loads(await anext(lines))
+            assert first["type"] == "ADDED" and first["object"]["kind"] == "Table"
+            assert names(first["object"])[:2] == ["Name", "Ready"]
+            assert first["object"]["rows"][0]["cells"][0] == "web"
+            assert first["object"]["metadata"]["resourceVersion"] == rv
+            patched = await h.patch(f"{pods}/web", json={"metadata": {"labels": {"x": "1"}}},
+                                    headers={"Content-Type": "application/merge-patch+json"})
+            assert patched.status_code == 200
+            second = json.loads(await anext(lines))
+            # Later events leave the column definitions out (kubectl keeps the first ones).
+            assert second["type"] == "MODIFIED" and second["object"]["columnDefinitions"] == []
+            assert second["object"]["rows"][0]["object"]["metadata"]["labels"] == {"app": "web", "x": "1"}
+        r = await h.get(pods, params={"watch": "1"}, headers={"Accept": "application/yaml"})
+        assert r.status_code == 406
