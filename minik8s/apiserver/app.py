@@ -179,6 +179,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         return status_response(errors.InternalError(f"Internal error occurred: {exc}"))
 
     # ------------------------------------------------------------ health, version, discovery
+    # (each discovery path also answers with a trailing slash, as kube-apiserver does)
     @app.get("/healthz")
     @app.get("/livez")
     async def healthz() -> Response:
@@ -196,20 +197,24 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         return discovery.VERSION_INFO
 
     @app.get("/api")
+    @app.get("/api/")
     async def api_root() -> dict[str, Any]:
         return discovery.api_versions(server_address)
 
     @app.get("/api/v1")
+    @app.get("/api/v1/")
     async def core_resources() -> dict[str, Any]:
         doc = discovery.resource_list(registry, "", "v1")
         assert doc is not None
         return doc
 
     @app.get("/apis")
+    @app.get("/apis/")
     async def apis_root() -> dict[str, Any]:
         return discovery.api_group_list(served)
 
     @app.get("/apis/{group}")
+    @app.get("/apis/{group}/")
     async def group_doc(group: str) -> dict[str, Any]:
         versions = [v for g, v in served.group_versions() if g == group]
         if not versions:
@@ -217,6 +222,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         return discovery.api_group(group, versions)
 
     @app.get("/apis/{group}/{version}")
+    @app.get("/apis/{group}/{version}/")
     async def group_resources(group: str, version: str) -> dict[str, Any]:
         doc = discovery.resource_list(served, group, version)
         if doc is None:

@@ -1,5 +1,5 @@
 """Wire-level Kubernetes parity of the real apiserver: server-side printing (meta.k8s.io Tables),
-metadata-only answers, content negotiation."""
+metadata-only answers, content negotiation and discovery paths with a trailing slash."""
 
 from __future__ import annotations
 
@@ -122,3 +122,25 @@ async def test_watch_as_table(apiserver: APIServer, namespace: str) -> None:
             assert second["object"]["rows"][0]["object"]["metadata"]["labels"] == {"app": "web", "x": "1"}
         r = await h.get(pods, params={"watch": "1"}, headers={"Accept": "application/yaml"})
         assert r.status_code == 406
+
+
+async def test_discovery_with_trailing_slash(apiserver: APIServer) -> None:
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        for path in ("/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/apis/metrics.k8s.io/v1beta1"):
+            plain, slash = await h.get(path), await h.get(path + "/")
+            assert slash.status_code == 200, path
+            assert slash.json() == plain.json(), path
+        assert (await h.get("/apis/nope/v1/")).status_code == 404
+
+
+def test_python_client_get_api_resources(apiserver: APIServer) -> None:
+    """The ``kubernetes`` client asks for ``/api/v1/`` and ``/apis/apps/v1/`` with a trailing slash."""
+    from kubernetes import client as k8s
+
+    cfg = k8s.Configuration()
+    cfg.host = apiserver.url
+    api_client = k8s.ApiClient(cfg)
+    core = k8s.CoreV1Api(api_client).get_api_resources()
+    assert core.group_version == "v1" and "pods" in [r.name for r in core.resources]
+    apps = k8s.AppsV1Api(api_client).get_api_resources()
+    assert "deployments" in [r.name for r in apps.resources]
