@@ -28,7 +28,8 @@ from minik8s.apiserver import discovery, negotiation
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
-from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
+from minik8s.apiserver.openapi import OpenAPI
+from minik8s.apiserver.resources import DeleteOptions, FieldValidation, ListOptions, ResourceAPI
 from minik8s.apiserver.services import ServiceStrategy
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategy import default_strategies
@@ -90,6 +91,13 @@ async def read_body(request: Request) -> Any:
         return json.loads(raw)
     except (ValueError, yaml.YAMLError) as exc:
         raise errors.BadRequest(f"the request body could not be decoded: {str(exc).splitlines()[0]}") from None
+
+
+def with_warnings(response: Response, validation: FieldValidation) -> Response:
+    """``response`` with one ``Warning: 299 - "..."`` header per warning (RFC 7234), as kube-apiserver."""
+    for text in validation.warnings:
+        response.headers.append("Warning", '299 - "{}"'.format(text.replace("\\", "\\\\").replace('"', '\\"')))
+    return response
 
 
 def list_options(params: Any) -> ListOptions:
@@ -163,8 +171,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         await kubelet.aclose()
         await store.close()
 
+    # FastAPI's own /openapi.json and /docs are off: /openapi/v2 and /openapi/v3 are Kubernetes'.
     app = FastAPI(title="minik8s apiserver", version=discovery.VERSION_INFO["gitVersion"],
-                  lifespan=lifespan)  # type: ignore[arg-type]
+                  lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)  # type: ignore[arg-type]
     app.state.api = api
     if authenticator is not None and authenticator.enabled:
         app.add_middleware(AuthMiddleware, authenticator=authenticator)
@@ -229,6 +238,37 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             raise errors.NotFound(f"the server could not find the requested resource ({group}/{version})")
         return doc
 
+    # ------------------------------------------------------------ OpenAPI
+    openapi = OpenAPI(discovery.VERSION_INFO["gitVersion"])
+    openapi.refresh(served.types)
+
+    def openapi_json(request: Request, body: bytes) -> Response:
+        if not negotiation.accepts_json(request.headers.get("accept")):
+            raise errors.NotAcceptable("only the following media types are accepted: application/json")
+        return Response(body, media_type="application/json")
+
+    @app.get("/openapi/v2")
+    async def openapi_v2(request: Request) -> Response:
+        openapi.refresh(served.types)
+        return openapi_json(request, openapi.v2)
+
+    @app.get("/openapi/v3")
+    @app.get("/openapi/v3/")
+    async def openapi_v3_index(request: Request) -> Response:
+        openapi.refresh(served.types)
+        return openapi_json(request, json.dumps(openapi.index()).encode())
+
+    @app.get("/openapi/v3/{gv:path}")
+    async def openapi_v3_document(request: Request, gv: str) -> Response:
+        openapi.refresh(served.types)
+        doc = openapi.v3.get(gv.strip("/"))
+        if doc is None:
+            raise errors.NotFound("the server could not find the requested resource")
+        response = openapi_json(request, doc)
+        if request.query_params.get("hash") == openapi.v3_hashes.get(gv.strip("/")):
+            response.headers["Cache-Control"] = "public, immutable"  # the hash names this content
+        return response
+
     # ------------------------------------------------------------ resources
     def resolve(group: str, version: str, rest: str) -> Target:
         parts = [p for p in rest.split("/") if p]
@@ -271,8 +311,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 if t.rt.namespaced and t.namespace is None:
                     raise errors.MethodNotAllowed("create needs a namespace in the path")
                 body = await read_body(request)
-                obj = await api.create(t.rt, t.namespace, body, dry_run=dry_run)
-                return JSONResponse(obj, status_code=201)
+                validation = FieldValidation.parse(params.get("fieldValidation"), "CreateOptions")
+                obj = await api.create(t.rt, t.namespace, body, dry_run=dry_run, validation=validation)
+                return with_warnings(JSONResponse(obj, status_code=201), validation)
             if method == "DELETE":
                 body = await read_body(request)
                 result = await api.delete_collection(t.rt, t.namespace, list_options(params),
@@ -291,11 +332,15 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             return JSONResponse(await api.get(t.rt, t.namespace, t.name))
         if method == "PUT":
             body = await read_body(request)
-            return JSONResponse(await api.update(t.rt, t.namespace, t.name, body, t.subresource, dry_run))
+            validation = FieldValidation.parse(params.get("fieldValidation"), "UpdateOptions")
+            obj = await api.update(t.rt, t.namespace, t.name, body, t.subresource, dry_run, validation)
+            return with_warnings(JSONResponse(obj), validation)
         if method == "PATCH":
             body = await read_body(request)
             ctype = request.headers.get("content-type", "")
-            return JSONResponse(await api.patch(t.rt, t.namespace, t.name, body, ctype, t.subresource, dry_run))
+            validation = FieldValidation.parse(params.get("fieldValidation"), "PatchOptions")
+            obj = await api.patch(t.rt, t.namespace, t.name, body, ctype, t.subresource, dry_run, validation)
+            return with_warnings(JSONResponse(obj), validation)
         if method == "DELETE":
             if t.subresource:
                 raise errors.MethodNotAllowed(f"DELETE is not supported on {t.subresource}")

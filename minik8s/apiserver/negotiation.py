@@ -101,6 +101,13 @@ def negotiate(accept: str | None, targets: frozenset[str], watch: bool = False) 
     raise errors.NotAcceptable(f"only the following media types are accepted: {accepted}")
 
 
+def accepts_json(accept: str | None) -> bool:
+    """Whether ``accept`` (None: no header) takes JSON (``application/json``, ``application/*``, ``*/*``)."""
+    if not accept or not accept.strip():
+        return True
+    return any(mime in (JSON, "application/*", "*/*") for mime, _ in _clauses(accept))
+
+
 def include_object(params: Any) -> str:
     """The ``includeObject`` query parameter (``Object``, ``Metadata`` (default) or ``None``);
     400 BadRequest for anything else."""

@@ -4,7 +4,12 @@ scheduler or kubelet here)."""
 
 from __future__ import annotations
 
+import copy
+import re
+from pathlib import Path
+
 import httpx
+import yaml
 
 from tests.conftest import APIServer
 from tests.realkubectl import RealKubectl, real_kubectl  # noqa: F401 - the fixture
@@ -89,3 +94,78 @@ def test_get_watch_prints_table_rows(real_kubectl: RealKubectl, apiserver: APISe
     finally:
         err = watch.stop()
     assert "error" not in err.lower(), err
+
+
+def manifest(tmp_path: Path, name: str, doc: dict) -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_apply_validates_by_default(real_kubectl: RealKubectl, apiserver: APIServer,  # noqa: F811
+                                    namespace: str, tmp_path: Path) -> None:
+    kubectl = real_kubectl
+    env = [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
+    deploy = copy.deepcopy(DEPLOY)
+    deploy["spec"]["template"]["spec"]["containers"][0].update(env=env, ports=[{"containerPort": 80}])
+    res = kubectl("apply", "-f", manifest(tmp_path, "d.yaml", deploy))
+    assert res.code == 0 and res.out == "deployment.apps/front created\n", res.err
+    assert "openapi" not in res.err and "Warning" not in res.err
+    assert kubectl.ok("apply", "-f", manifest(tmp_path, "d.yaml", deploy)).out == "deployment.apps/front unchanged\n"
+
+    # kubectl computes a strategic merge patch from the served patch metadata; the server applies
+    # it with the same merge keys: the env var and the port dropped from the manifest go away.
+    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    container.update(env=[{"name": "A", "value": "3"}], ports=[{"containerPort": 8080}])
+    assert kubectl.ok("apply", "-f", manifest(tmp_path, "d.yaml", deploy)).out == \
+        "deployment.apps/front configured\n"
+    with httpx.Client(base_url=apiserver.url) as h:
+        live = h.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/front").json()
+    live_container = live["spec"]["template"]["spec"]["containers"][0]
+    assert live_container["env"] == [{"name": "A", "value": "3"}]
+    assert [p["containerPort"] for p in live_container["ports"]] == [8080]
+
+    # minik8s' own kinds validate as well (kubectl sends them JSON merge patches, as custom resources).
+    dns = {"apiVersion": "minik8s.io/v1", "kind": "DNS", "metadata": {"name": "shop"},
+           "spec": {"host": "shop.example.com", "paths": [{"path": "/a", "serviceName": "a", "servicePort": 80}]}}
+    assert kubectl.ok("apply", "-f", manifest(tmp_path, "dns.yaml", dns)).out == "dns.minik8s.io/shop created\n"
+    dns["spec"]["paths"] = [{"path": "/b", "serviceName": "b", "servicePort": 81}]
+    assert kubectl.ok("apply", "-f", manifest(tmp_path, "dns.yaml", dns)).out == "dns.minik8s.io/shop configured\n"
+
+
+def test_unknown_fields_are_rejected_or_warned(real_kubectl: RealKubectl, namespace: str,  # noqa: F811
+                                               tmp_path: Path) -> None:
+    kubectl = real_kubectl
+    bad = copy.deepcopy(POD)
+    bad["spec"]["foo"] = 1
+    bad["spec"]["containers"][0]["bar"] = 2
+    path = manifest(tmp_path, "bad.yaml", bad)
+    for flags in ([], ["--validate=strict"], ["--validate=true"]):
+        res = kubectl("apply", *flags, "-f", path)
+        assert res.code == 1, (flags, res.out)
+        assert res.err.strip() == (
+            f'Error from server (BadRequest): error when creating "{path}": Pod in version "v1" cannot be handled '
+            'as a Pod: strict decoding error: unknown field "spec.containers[0].bar", unknown field "spec.foo"')
+    assert kubectl("get", "pod", "web").code == 1  # nothing was created
+    res = kubectl.ok("apply", "--validate=warn", "-f", path)
+    assert res.out == "pod/web created\n"
+    assert res.err.splitlines() == ['Warning: unknown field "spec.containers[0].bar"',
+                                    'Warning: unknown field "spec.foo"']
+    res = kubectl.ok("create", "--validate=false", "-f", path, "--dry-run=server", "-o", "name")
+    assert "Warning" not in res.err
+
+
+def test_explain(real_kubectl: RealKubectl) -> None:  # noqa: F811
+    kubectl = real_kubectl
+    out = kubectl.ok("explain", "pod.spec", ns=False).out
+    assert "KIND:       Pod" in out and "FIELD: spec <PodSpec>" in out
+    assert re.search(r"^  containers\s+<\[\]Container> -required-$", out, re.M), out
+    assert re.search(r"^  nodeSelector\s+<map\[string\]string>$", out, re.M), out
+    out = kubectl.ok("explain", "deployment.spec.template.spec.containers.ports", ns=False).out
+    assert "GROUP:      apps" in out and re.search(r"^  containerPort\s+<integer> -required-$", out, re.M)
+    out = kubectl.ok("explain", "svc.spec.ports", ns=False).out
+    assert re.search(r"^  port\s+<integer> -required-$", out, re.M) and re.search(r"^  targetPort\s", out, re.M)
+    out = kubectl.ok("explain", "dns.spec", ns=False).out  # minik8s' own kind
+    assert "GROUP:      minik8s.io" in out and re.search(r"^  host\s+<string> -required-$", out, re.M)
+    res = kubectl("explain", "pod.spec.nothing", ns=False)
+    assert res.code == 1 and 'field "nothing" does not exist' in res.err

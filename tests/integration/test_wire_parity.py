@@ -144,3 +144,60 @@ def test_python_client_get_api_resources(apiserver: APIServer) -> None:
     assert core.group_version == "v1" and "pods" in [r.name for r in core.resources]
     apps = k8s.AppsV1Api(api_client).get_api_resources()
     assert "deployments" in [r.name for r in apps.resources]
+
+
+async def test_openapi_documents(apiserver: APIServer) -> None:
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        index = (await h.get("/openapi/v3")).json()
+        url = index["paths"]["apis/apps/v1"]["serverRelativeURL"]
+        assert url.startswith("/openapi/v3/apis/apps/v1?hash=")
+        r = await h.get(url)
+        assert r.status_code == 200 and r.headers["cache-control"] == "public, immutable"
+        doc = r.json()
+        assert doc["openapi"].startswith("3.") and "io.k8s.api.apps.v1.Deployment" in doc["components"]["schemas"]
+        assert (await h.get("/openapi/v3/apis/apps/v1")).json() == doc
+        assert (await h.get("/openapi/v3/apis/nope/v1")).status_code == 404
+        v2 = (await h.get("/openapi/v2", headers={"Accept": "application/json"})).json()
+        assert v2["swagger"] == "2.0" and "io.k8s.api.core.v1.Pod" in v2["definitions"]
+        assert "/api/v1/namespaces/{namespace}/pods/{name}" in v2["paths"]
+        # client-go asks for the v2 document in protobuf, which is not produced: 406, and kubectl goes on.
+        pb = await h.get("/openapi/v2", headers={
+            "Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
+        assert pb.status_code == 406 and pb.json()["reason"] == "NotAcceptable"
+
+
+async def test_field_validation(apiserver: APIServer, namespace: str) -> None:
+    bad = {**POD, "spec": {**POD["spec"], "foo": 1}}
+    bad["metadata"] = {"name": "bad", "bar": "x"}
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        pods = f"/api/v1/namespaces/{namespace}/pods"
+        r = await h.post(pods, params={"fieldValidation": "Strict"}, json=bad)
+        assert r.status_code == 400 and r.json()["reason"] == "BadRequest"
+        assert r.json()["message"] == ('Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+                                       'unknown field "metadata.bar", unknown field "spec.foo"')
+        assert (await h.get(f"{pods}/bad")).status_code == 404
+
+        r = await h.post(pods, json=bad)  # Warn is the default
+        assert r.status_code == 201
+        assert r.headers.get_list("warning") == ['299 - "unknown field \\"metadata.bar\\""',
+                                                 '299 - "unknown field \\"spec.foo\\""']
+        assert "foo" not in r.json()["spec"] and "bar" not in r.json()["metadata"]  # never stored
+
+        r = await h.put(f"{pods}/bad", params={"fieldValidation": "Ignore"}, json={**r.json(), "extra": 1})
+        assert r.status_code == 200 and "warning" not in r.headers
+        r = await h.put(f"{pods}/bad", params={"fieldValidation": "Strict"}, json={**r.json(), "extra": 1})
+        assert r.status_code == 400 and 'unknown field "extra"' in r.json()["message"]
+
+        merge = {"Content-Type": "application/merge-patch+json"}
+        r = await h.patch(f"{pods}/bad", params={"fieldValidation": "Strict"}, headers=merge,
+                          json={"spec": {"containers": [{"name": "c", "image": "x", "nope": 1}]}})
+        assert r.status_code == 422 and r.json()["reason"] == "Invalid"
+        assert r.json()["message"].endswith('strict decoding error: unknown field "spec.containers[0].nope"')
+        r = await h.patch(f"{pods}/bad", params={"fieldValidation": "Warn"}, headers=merge,
+                          json={"metadata": {"labels": {"a": "b"}, "zz": 1}})
+        assert r.status_code == 200 and r.headers["warning"] == '299 - "unknown field \\"metadata.zz\\""'
+
+        r = await h.post(pods, params={"fieldValidation": "Loose"}, json=POD)
+        assert r.status_code == 422 and r.json()["message"] == (
+            'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": '
+            'supported values: "Ignore", "Strict", "Warn"')
