@@ -68,8 +68,8 @@ class RealKubectl:
         self.cache_dir = kubeconfig.parent / f"kubectl-cache-{version}"
 
     def argv(self, args: tuple[str, ...], ns: bool) -> list[str]:
-        cmd = [str(self.path), "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache_dir), *args]
-        return cmd + (["-n", self.namespace] if ns else [])
+        cmd = [str(self.path), "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache_dir)]
+        return cmd + (["-n", self.namespace] if ns else []) + list(args)  # before any "--"
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "KUBECONFIG": "/nonexistent", "HOME": str(self.kubeconfig.parent),

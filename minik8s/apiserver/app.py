@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
-from minik8s.apiserver import discovery, negotiation
+from minik8s.apiserver import discovery, negotiation, protobuf
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
@@ -39,6 +39,8 @@ from minik8s.auth import Authenticator, AuthMiddleware
 log = logging.getLogger("apiserver")
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default request size limit (3 MiB)
+#: Request body media types decoded (patch bodies: their own +json / +yaml types).
+BODY_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 
 
 @dataclass
@@ -85,6 +87,13 @@ async def read_body(request: Request) -> Any:
     if not raw.strip():
         return None
     ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+    if ctype == protobuf.MEDIA_TYPE:
+        return protobuf.decode(raw)  # what kubectl's generators send for Kubernetes' kinds
+    if not (ctype in ("", "application/json", "application/yaml", "*/*") or ctype.endswith(("+json", "+yaml"))):
+        # A 415 with a Status, as kube-apiserver answers a media type it has no decoder for (CBOR...).
+        raise errors.UnsupportedMediaType(
+            f'the body of the request was in an unknown format - accepted media types include: '
+            f'{", ".join(BODY_MEDIA_TYPES)}')
     try:
         if "yaml" in ctype:
             return yaml.safe_load(raw)

@@ -169,3 +169,56 @@ def test_explain(real_kubectl: RealKubectl) -> None:  # noqa: F811
     assert "GROUP:      minik8s.io" in out and re.search(r"^  host\s+<string> -required-$", out, re.M)
     res = kubectl("explain", "pod.spec.nothing", ns=False)
     assert res.code == 1 and 'field "nothing" does not exist' in res.err
+
+
+def test_generators_create_expose_run_scale(real_kubectl: RealKubectl, apiserver: APIServer,  # noqa: F811
+                                            namespace: str) -> None:
+    """``kubectl create <kind>`` and ``autoscale`` send protobuf bodies; expose, run, scale JSON."""
+    kubectl = real_kubectl
+    assert kubectl.ok("create", "deployment", "web", "--image=minik8s/nginx", "--replicas=2", "--port=80").out == \
+        "deployment.apps/web created\n"
+    with httpx.Client(base_url=apiserver.url) as h:
+        deploy = h.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/web").json()
+    assert deploy["spec"]["replicas"] == 2 and deploy["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    assert (container["name"], container["image"], container["ports"][0]["containerPort"]) == \
+        ("nginx", "minik8s/nginx", 80)
+    assert "creationTimestamp" not in deploy["spec"]["template"]["metadata"]
+
+    assert kubectl.ok("create", "deployment", "idle", "--image=minik8s/nginx", "--replicas=0").out == \
+        "deployment.apps/idle created\n"
+    assert kubectl.ok("get", "deploy", "idle", "-o", "jsonpath={.spec.replicas}").out == "0"
+
+    assert kubectl.ok("create", "service", "nodeport", "front", "--tcp=80:8080").out == "service/front created\n"
+    ports = kubectl.ok("get", "svc", "front", "-o", "jsonpath={.spec.ports[0].port} {.spec.ports[0].targetPort}").out
+    assert ports == "80 8080"
+    assert kubectl.ok("create", "service", "clusterip", "headless", "--clusterip=None").out == \
+        "service/headless created\n"
+    assert kubectl.ok("get", "svc", "headless", "-o", "jsonpath={.spec.clusterIP}").out == "None"
+
+    assert kubectl.ok("expose", "deployment", "web", "--port=8080", "--target-port=80").out == "service/web exposed\n"
+    rows = kubectl.ok("get", "svc", "web").table()
+    assert rows[1][:2] == ["web", "ClusterIP"] and rows[1][4] == "8080/TCP"
+    assert kubectl.ok("get", "svc", "web", "-o", "jsonpath={.spec.selector.app}").out == "web"
+
+    assert kubectl.ok("run", "one", "--image=minik8s/busybox", "--", "sleep", "60").out == "pod/one created\n"
+    assert kubectl.ok("get", "pod", "one", "-o", "jsonpath={.spec.containers[0].args}").out == '["sleep","60"]'
+
+    assert kubectl.ok("scale", "deployment", "web", "--replicas=3").out == "deployment.apps/web scaled\n"
+    assert kubectl.ok("get", "deploy", "web", "-o", "jsonpath={.spec.replicas}").out == "3"
+
+    name = f"n-{namespace}"
+    assert kubectl.ok("create", "namespace", name, ns=False).out == f"namespace/{name} created\n"
+    kubectl.ok("delete", "namespace", name, "--wait=false", ns=False)
+    assert kubectl.ok("create", "ingress", "site", "--rule=foo.com/bar=web:8080").out == \
+        "ingress.networking.k8s.io/site created\n"
+    assert kubectl.ok("get", "ingress", "site", "-o", "jsonpath={.spec.rules[0].http.paths[0].backend.service.name}"
+                      ).out == "web"
+
+    res = kubectl("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=50")
+    if kubectl.version == "1.32":  # it creates autoscaling/v1 HPAs, which minik8s does not serve
+        assert res.code == 1 and "NotFound" in res.err
+        return
+    assert res.code == 0 and res.out == "horizontalpodautoscaler.autoscaling/web autoscaled\n", res.err
+    rows = kubectl.ok("get", "hpa", "web").table()
+    assert rows[1][:2] == ["web", "Deployment/web"] and rows[1][3:6] == ["2", "5", "0"]
