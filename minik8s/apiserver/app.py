@@ -28,7 +28,7 @@ from minik8s.apiserver import discovery, negotiation, protobuf
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
-from minik8s.apiserver.openapi import OpenAPI
+from minik8s.apiserver.openapi import V2_PROTOBUF, V2_PROTOBUF_RETURNED, OpenAPI
 from minik8s.apiserver.resources import DeleteOptions, FieldValidation, ListOptions, ResourceAPI
 from minik8s.apiserver.services import ServiceStrategy
 from minik8s.apiserver.storage import Store
@@ -259,6 +259,10 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     @app.get("/openapi/v2")
     async def openapi_v2(request: Request) -> Response:
         openapi.refresh(served.types)
+        accept = request.headers.get("accept") or ""
+        if V2_PROTOBUF in accept or V2_PROTOBUF_RETURNED in accept:
+            body = await asyncio.to_thread(openapi.v2_protobuf)
+            return Response(body, media_type=V2_PROTOBUF_RETURNED)
         return openapi_json(request, openapi.v2)
 
     @app.get("/openapi/v3")

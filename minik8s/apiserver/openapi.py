@@ -11,9 +11,10 @@ requests) plus one path item per REST path a kind serves, as kube-apiserver publ
   instead of validating on its side), and the patch metadata of ``kubectl apply``'s
   strategic merge patches (PATCH request bodies list ``application/strategic-merge-patch+json``
   for Kubernetes' kinds only; minik8s' own kinds get JSON merge patches, as custom resources do).
-- ``/openapi/v2``: the whole Swagger 2.0 document, in JSON.  client-go asks for it in protobuf
-  (``application/com.github.proto-openapi.spec.v2@v1.0+protobuf``), which is not produced: such a
-  request is answered 406, and kubectl falls back to what it knows without it.
+- ``/openapi/v2``: the whole Swagger 2.0 document, in JSON, or in protobuf (gnostic's
+  ``openapi.v2.Document``, ``application/com.github.proto-openapi.spec.v2@v1.0+protobuf``), the
+  only form client-go reads it in (``kubectl explain --output plaintext-openapiv2``, kubectl's
+  fallbacks when a v3 document lacks something).
 
 Every operation carries ``x-kubernetes-group-version-kind`` and ``x-kubernetes-action``.
 """
@@ -34,7 +35,9 @@ TITLE = "Kubernetes"
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
-V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"  # what client-go asks for
+#: What kube-openapi answers it with ('@' is not allowed in a media type Go's mime package parses).
+V2_PROTOBUF_RETURNED = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 V3_PROTOBUF = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"
 
 _QUERY = {
@@ -269,6 +272,8 @@ class OpenAPI:
         self.v2 = b""
         self.v3: dict[str, bytes] = {}
         self.v3_hashes: dict[str, str] = {}
+        self._v2_doc: Obj = {}
+        self._v2_protobuf: bytes | None = None
 
     def refresh(self, types: list[ResourceType]) -> None:
         """Rebuild when the kinds served changed (a no-op otherwise)."""
@@ -276,17 +281,100 @@ class OpenAPI:
         if key == self._key and self.v2:
             return
         schemas = Schemas(types)
-        v2 = json.dumps(document_v2(types, schemas, self.version), separators=(",", ":")).encode()
+        v2_doc = document_v2(types, schemas, self.version)
+        v2 = json.dumps(v2_doc, separators=(",", ":")).encode()
         by_gv: dict[str, list[ResourceType]] = {}
         for rt in types:
             by_gv.setdefault(gv_path(rt.group, rt.version), []).append(rt)
         v3 = {gv: json.dumps(document_v3(kinds, schemas, self.version), separators=(",", ":")).encode()
               for gv, kinds in by_gv.items()}
         self.schemas, self.v2, self.v3 = schemas, v2, v3
+        self._v2_doc, self._v2_protobuf = v2_doc, None
         self.v3_hashes = {gv: hashlib.sha512(doc).hexdigest().upper() for gv, doc in v3.items()}
         self._key = key
+
+    def v2_protobuf(self) -> bytes:
+        """The v2 document in protobuf (built on first use: ~0.2 s, so callers run it in a thread)."""
+        if self._v2_protobuf is None:
+            self._v2_protobuf = document_v2_protobuf(self._v2_doc)
+        return self._v2_protobuf
 
     def index(self) -> Obj:
         """``/openapi/v3``: where each group/version's document is."""
         return {"paths": {gv: {"serverRelativeURL": f"/openapi/v3/{gv}?hash={digest}"}
                           for gv, digest in self.v3_hashes.items()}}
+
+
+# ------------------------------------------------------------------ v2 in protobuf (gnostic's openapi.v2)
+def _named_any(name: str, value: Any) -> Obj:
+    return {"name": name, "value": {"yaml": json.dumps(value)}}  # JSON is YAML, as gnostic reads it
+
+
+def _pb_schema(schema: Obj) -> Obj:
+    out: Obj = {}
+    for key, value in schema.items():
+        if key == "$ref":
+            out["_ref"] = value
+        elif key in ("format", "description"):
+            out[key] = value
+        elif key == "required":
+            out["required"] = list(value)
+        elif key == "enum":
+            out["enum"] = [{"yaml": json.dumps(v)} for v in value]
+        elif key == "type":
+            out["type"] = {"value": [value]}
+        elif key == "items":
+            out["items"] = {"schema": [_pb_schema(value)]}
+        elif key == "additionalProperties":
+            out["additional_properties"] = {"schema": _pb_schema(value)}
+        elif key == "properties":
+            out["properties"] = {"additional_properties": [{"name": k, "value": _pb_schema(v)}
+                                                            for k, v in value.items()]}
+        elif key.startswith("x-"):
+            out.setdefault("vendor_extension", []).append(_named_any(key, value))
+    return out
+
+
+def _pb_parameter(param: Obj) -> Obj:
+    if param["in"] == "body":
+        return {"parameter": {"body_parameter": {k: (_pb_schema(v) if k == "schema" else v)
+                                                 for k, v in param.items()}}}
+    kind = "path_parameter_sub_schema" if param["in"] == "path" else "query_parameter_sub_schema"
+    fields: Obj = {k: param[k] for k in ("required", "in", "description", "name", "type") if k in param}
+    fields["unique_items"] = bool(param.get("uniqueItems"))
+    return {"parameter": {"non_body_parameter": {kind: fields}}}
+
+
+def _pb_operation(op: Obj) -> Obj:
+    return {
+        "tags": op["tags"], "operation_id": op["operationId"], "produces": op["produces"],
+        "consumes": op["consumes"], "schemes": op["schemes"],
+        "parameters": [_pb_parameter(p) for p in op["parameters"]],
+        "responses": {"response_code": [
+            {"name": code, "value": {"response": {"description": r["description"],
+                                                  **({"schema": {"schema": _pb_schema(r["schema"])}}
+                                                     if "schema" in r else {})}}}
+            for code, r in op["responses"].items()]},
+        "vendor_extension": [_named_any(k, v) for k, v in op.items() if k.startswith("x-")],
+    }
+
+
+def document_v2_protobuf(doc: Obj) -> bytes:
+    """The Swagger document ``doc`` (from :func:`document_v2`) as gnostic's ``openapi.v2.Document``
+    protobuf, what client-go's ``OpenAPISchema()`` reads."""
+    from google.protobuf import json_format
+
+    from minik8s.apiserver.protobuf import message_class
+
+    paths = []
+    for path, item in doc["paths"].items():
+        value: Obj = {m: _pb_operation(op) for m, op in item.items() if m in ("get", "put", "post", "delete", "patch")}
+        value["parameters"] = [_pb_parameter(p) for p in item.get("parameters", [])]
+        paths.append({"name": path, "value": value})
+    message = {
+        "swagger": doc["swagger"], "info": doc["info"], "paths": {"path": paths},
+        "definitions": {"additional_properties": [{"name": k, "value": _pb_schema(v)}
+                                                  for k, v in doc["definitions"].items()]},
+    }
+    msg = json_format.ParseDict(message, message_class("openapi.v2.Document")())  # accepts proto field names
+    return msg.SerializeToString()

@@ -60,7 +60,9 @@ def _pool() -> descriptor_pool.DescriptorPool:
     return pool
 
 
-def _message(full_name: str) -> type[Message]:
+def message_class(full_name: str) -> type[Message]:
+    """The generated class of a message of ``k8s-api.binpb`` (``k8s.io.api.apps.v1.Deployment``,
+    ``openapi.v2.Document``)."""
     return message_factory.GetMessageClass(_pool().FindMessageTypeByName(full_name))
 
 
@@ -81,13 +83,13 @@ def decode(body: bytes) -> dict[str, Any]:
     if not body.startswith(MAGIC):
         raise errors.BadRequest("the request body could not be decoded: protobuf body without the k8s magic prefix")
     try:
-        unknown = _message("k8s.io.apimachinery.pkg.runtime.Unknown").FromString(body[len(MAGIC):])
+        unknown = message_class("k8s.io.apimachinery.pkg.runtime.Unknown").FromString(body[len(MAGIC):])
     except DecodeError as exc:
         raise errors.BadRequest(f"the request body could not be decoded: {exc}") from None
     type_meta = unknown.typeMeta
     api_version, kind = type_meta.apiVersion, type_meta.kind
     try:
-        cls = _message(f"{proto_package(api_version)}.{kind}")
+        cls = message_class(f"{proto_package(api_version)}.{kind}")
     except KeyError:
         raise errors.UnsupportedMediaType(
             f"{kind} in version {api_version!r} cannot be decoded from {MEDIA_TYPE}; send application/json") from None

@@ -167,6 +167,8 @@ def test_explain(real_kubectl: RealKubectl) -> None:  # noqa: F811
     assert re.search(r"^  port\s+<integer> -required-$", out, re.M) and re.search(r"^  targetPort\s", out, re.M)
     out = kubectl.ok("explain", "dns.spec", ns=False).out  # minik8s' own kind
     assert "GROUP:      minik8s.io" in out and re.search(r"^  host\s+<string> -required-$", out, re.M)
+    out = kubectl.ok("explain", "deployment.spec", "--output", "plaintext-openapiv2", ns=False).out  # v2, protobuf
+    assert "RESOURCE: spec <Object>" in out and re.search(r"^   template\s+<Object> -required-$", out, re.M), out
     res = kubectl("explain", "pod.spec.nothing", ns=False)
     assert res.code == 1 and 'field "nothing" does not exist' in res.err
 

@@ -7,6 +7,7 @@ import json
 
 import httpx
 
+from minik8s.apiserver import protobuf
 from tests.conftest import APIServer
 
 TABLE_V1 = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -160,10 +161,18 @@ async def test_openapi_documents(apiserver: APIServer) -> None:
         v2 = (await h.get("/openapi/v2", headers={"Accept": "application/json"})).json()
         assert v2["swagger"] == "2.0" and "io.k8s.api.core.v1.Pod" in v2["definitions"]
         assert "/api/v1/namespaces/{namespace}/pods/{name}" in v2["paths"]
-        # client-go asks for the v2 document in protobuf, which is not produced: 406, and kubectl goes on.
+        # client-go reads the v2 document only in protobuf (gnostic's openapi.v2.Document)
         pb = await h.get("/openapi/v2", headers={
             "Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
-        assert pb.status_code == 406 and pb.json()["reason"] == "NotAcceptable"
+        assert pb.headers["content-type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+        document = protobuf.message_class("openapi.v2.Document").FromString(pb.content)
+        assert document.swagger == "2.0"
+        definitions = {d.name: d.value for d in document.definitions.additional_properties}
+        pod = definitions["io.k8s.api.core.v1.Pod"]
+        assert [e.value.yaml for e in pod.vendor_extension if e.name == "x-kubernetes-group-version-kind"] == [
+            '[{"group": "", "kind": "Pod", "version": "v1"}]']
+        assert (await h.get("/openapi/v2", headers={"Accept": "application/vnd.kubernetes.protobuf"})
+                ).status_code == 406
 
 
 async def test_field_validation(apiserver: APIServer, namespace: str) -> None:

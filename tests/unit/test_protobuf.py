@@ -14,7 +14,7 @@ from minik8s.apiserver import protobuf
 
 
 def envelope(api_version: str, kind: str, msg: object) -> bytes:
-    unknown = protobuf._message("k8s.io.apimachinery.pkg.runtime.Unknown")()
+    unknown = protobuf.message_class("k8s.io.apimachinery.pkg.runtime.Unknown")()
     unknown.typeMeta.apiVersion = api_version
     unknown.typeMeta.kind = kind
     unknown.raw = msg.SerializeToString()  # type: ignore[attr-defined]
@@ -23,7 +23,7 @@ def envelope(api_version: str, kind: str, msg: object) -> bytes:
 
 
 def test_deployment_like_kubectl_create_sends_it() -> None:
-    deploy = protobuf._message("k8s.io.api.apps.v1.Deployment")()
+    deploy = protobuf.message_class("k8s.io.api.apps.v1.Deployment")()
     deploy.metadata.name = "web"
     deploy.metadata.labels["app"] = "web"
     deploy.metadata.creationTimestamp.SetInParent()  # Go's zero time: null in JSON
@@ -58,7 +58,7 @@ def test_deployment_like_kubectl_create_sends_it() -> None:
 
 
 def test_special_types() -> None:
-    secret = protobuf._message("k8s.io.api.core.v1.Secret")()
+    secret = protobuf.message_class("k8s.io.api.core.v1.Secret")()
     secret.metadata.name = "s"
     secret.metadata.creationTimestamp.seconds = 1_700_000_000
     secret.data["key"] = b"\x00\xffbytes"
@@ -66,11 +66,11 @@ def test_special_types() -> None:
     obj = protobuf.decode(envelope("v1", "Secret", secret))
     assert obj["data"] == {"key": "AP9ieXRlcw=="} and obj["type"] == "Opaque"
     assert obj["metadata"]["creationTimestamp"] == "2023-11-14T22:13:20Z"
-    svc = protobuf._message("k8s.io.api.core.v1.Service")()
+    svc = protobuf.message_class("k8s.io.api.core.v1.Service")()
     port = svc.spec.ports.add()
     port.port, port.targetPort.intVal, port.nodePort = 80, 8080, 0
     assert protobuf.decode(envelope("v1", "Service", svc))["spec"] == {"ports": [{"port": 80, "targetPort": 8080}]}
-    ing = protobuf._message("k8s.io.api.networking.v1.Ingress")()
+    ing = protobuf.message_class("k8s.io.api.networking.v1.Ingress")()
     rule = ing.spec.rules.add()
     rule.host = "foo.com"
     path = rule.ingressRuleValue.http.paths.add()
@@ -84,6 +84,6 @@ def test_bad_bodies() -> None:
         protobuf.decode(b'{"kind": "Pod"}')
     with pytest.raises(errors.BadRequest):
         protobuf.decode(protobuf.MAGIC + b"\xff\xff\xff")
-    dns = protobuf._message("k8s.io.api.core.v1.Namespace")()
+    dns = protobuf.message_class("k8s.io.api.core.v1.Namespace")()
     with pytest.raises(errors.UnsupportedMediaType):  # a kind without Kubernetes messages
         protobuf.decode(envelope("minik8s.io/v1", "DNS", dns))
