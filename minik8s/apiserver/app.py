@@ -119,6 +119,7 @@ def list_options(params: Any) -> ListOptions:
         resource_version_match=params.get("resourceVersionMatch", ""),
         timeout_seconds=_int(params, "timeoutSeconds"),
         allow_watch_bookmarks=_bool(params.get("allowWatchBookmarks")),
+        send_initial_events=_bool(params.get("sendInitialEvents")),
     )
 
 

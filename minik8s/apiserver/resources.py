@@ -38,6 +38,8 @@ log = logging.getLogger("apiserver")
 Obj = dict[str, Any]
 ObjList = list[Obj]
 
+#: Annotation of the BOOKMARK that ends a watch-list's initial events.
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -63,6 +65,7 @@ class ListOptions:
     resource_version_match: str = ""
     timeout_seconds: int | None = None
     allow_watch_bookmarks: bool = False
+    send_initial_events: bool = False
 
 
 @dataclass
@@ -570,14 +573,17 @@ class ResourceAPI:
                     bookmark_interval: float = 30.0) -> AsyncIterator[Obj]:
         """Watch events ``{"type", "object"}`` after ``opts.resource_version``.
 
-        An unset or ``"0"`` resourceVersion first sends the current state as ADDED events.
+        An unset or ``"0"`` resourceVersion first sends the current state as ADDED events; so does
+        ``sendInitialEvents=true`` (a watch-list, what client-go's reflectors ask for since 1.32's
+        WatchListClient), which then marks the end of that state with a BOOKMARK annotated
+        ``k8s.io/initial-events-end: "true"``.
         Objects entering or leaving the selector appear as ADDED / DELETED, as in Kubernetes.
         Raises Gone (before any event) for a compacted resourceVersion.
         """
         sel = Selector(self.strategy(rt.kind), opts)
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
         initial: ObjList = []
-        if opts.resource_version in ("", "0"):
+        if opts.resource_version in ("", "0") or opts.send_initial_events:
             listed = await self.list(rt, namespace, ListOptions(label_selector=opts.label_selector,
                                                                 field_selector=opts.field_selector))
             initial = listed["items"]
@@ -602,6 +608,10 @@ class ResourceAPI:
         try:
             for obj in initial:
                 yield {"type": "ADDED", "object": obj}
+            if opts.send_initial_events:
+                yield {"type": "BOOKMARK", "object": {
+                    "kind": rt.kind, "apiVersion": rt.api_version,
+                    "metadata": {"resourceVersion": str(start), "annotations": {INITIAL_EVENTS_END: "true"}}}}
             last_rv = start
             loop = asyncio.get_running_loop()
             deadline = loop.time() + opts.timeout_seconds if opts.timeout_seconds else None

@@ -208,6 +208,9 @@ def test_generators_create_expose_run_scale(real_kubectl: RealKubectl, apiserver
 
     assert kubectl.ok("scale", "deployment", "web", "--replicas=3").out == "deployment.apps/web scaled\n"
     assert kubectl.ok("get", "deploy", "web", "-o", "jsonpath={.spec.replicas}").out == "3"
+    # kubectl 1.37 waits with a watch-list (sendInitialEvents), 1.32 with list + watch
+    assert kubectl.ok("wait", "--for=jsonpath={.spec.replicas}=3", "deploy/web", "--timeout=20s").out == \
+        "deployment.apps/web condition met\n"
 
     name = f"n-{namespace}"
     assert kubectl.ok("create", "namespace", name, ns=False).out == f"namespace/{name} created\n"

@@ -210,3 +210,21 @@ async def test_field_validation(apiserver: APIServer, namespace: str) -> None:
         assert r.status_code == 422 and r.json()["message"] == (
             'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": '
             'supported values: "Ignore", "Strict", "Warn"')
+
+
+async def test_watch_list_ends_initial_events_with_a_bookmark(apiserver: APIServer, namespace: str) -> None:
+    """client-go's WatchListClient (kubectl 1.37's wait, rollout status) waits for that bookmark."""
+    async with httpx.AsyncClient(base_url=apiserver.url, timeout=30) as h:
+        pods = f"/api/v1/namespaces/{namespace}/pods"
+        created = (await h.post(pods, json=POD)).json()
+        params = {"watch": "true", "sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
+                  "allowWatchBookmarks": "true", "resourceVersion": created["metadata"]["resourceVersion"],
+                  "timeoutSeconds": "5"}
+        async with h.stream("GET", pods, params=params) as stream:
+            lines = stream.aiter_lines()
+            added = json.loads(await anext(lines))
+            assert added["type"] == "ADDED" and added["object"]["metadata"]["name"] == "web"
+            bookmark = json.loads(await anext(lines))
+            assert bookmark["type"] == "BOOKMARK"
+            assert bookmark["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+            assert int(bookmark["object"]["metadata"]["resourceVersion"]) >= int(created["metadata"]["resourceVersion"])
