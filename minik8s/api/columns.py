@@ -463,13 +463,11 @@ def ingress_hosts(obj: Obj, at: dt.datetime) -> str:
     return ",".join(hosts[:3]) + (f" + {more} more..." if more > 0 else "")
 
 
-def load_balancer_addresses(obj: Obj, wide: bool) -> str:
-    """ADDRESS / EXTERNAL-IP of ``status.loadBalancer.ingress`` (cut at 16 characters unless wide)."""
+def load_balancer_addresses(obj: Obj, at: dt.datetime) -> str:
+    """ADDRESS: the IPs or host names of ``status.loadBalancer.ingress``, whole (kube-apiserver
+    generates its Tables in wide mode, where they are not cut)."""
     ingress = (_status(obj).get("loadBalancer") or {}).get("ingress") or []
-    text = ",".join(str(i.get("ip") or i.get("hostname")) for i in ingress if i.get("ip") or i.get("hostname"))
-    if not wide and len(text) > 16:
-        return text[:13] + "..."
-    return text
+    return ",".join(str(i.get("ip") or i.get("hostname")) for i in ingress if i.get("ip") or i.get("hostname"))
 
 
 def ingress_ports(obj: Obj, at: dt.datetime) -> str:
@@ -627,7 +625,7 @@ COLUMNS: dict[str, list[Column]] = {
         Column("Class", lambda o, at: str(_spec(o).get("ingressClassName") or NONE),
                description="The name of the IngressClass resource."),
         Column("Hosts", ingress_hosts, description="Hosts that incoming requests are matched against."),
-        Column("Address", lambda o, at: load_balancer_addresses(o, wide=False),
+        Column("Address", load_balancer_addresses,
                description="Address is a list containing ingress points for the load-balancer"),
         Column("Ports", ingress_ports, description="Ports of TLS configurations that open"),
         _AGE,
