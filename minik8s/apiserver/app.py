@@ -34,6 +34,7 @@ from minik8s.apiserver.services import ServiceStrategy
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategy import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
+from minik8s.apiserver.versions import SERVED_VERSIONS, ServedVersion, served_version
 from minik8s.auth import Authenticator, AuthMiddleware
 
 log = logging.getLogger("apiserver")
@@ -47,10 +48,15 @@ BODY_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kub
 class Target:
     """What a request path names."""
 
-    rt: ResourceType
+    rt: ResourceType  # the stored kind's row
     namespace: str | None
     name: str | None
     subresource: str | None
+    served: ServedVersion | None = None  # a version served by conversion (rt is what it is stored as)
+
+    def out(self, obj: Any) -> Any:
+        """An answer in the requested version."""
+        return self.served.from_storage(obj) if self.served is not None else obj
 
 
 def status_response(err: errors.APIError) -> JSONResponse:
@@ -156,7 +162,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     :mod:`minik8s.apiserver.kubelet_client`); the application closes it at shutdown.
     """
     registry = registry or default_registry()
-    served = Registry(registry.types + METRICS_TYPES)  # what discovery lists
+    served = Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])  # what discovery lists
     strategies = default_strategies()
     strategies["Service"] = ServiceStrategy(service_cidr, node_port_range)
     api = ResourceAPI(store, registry, strategies)
@@ -284,16 +290,23 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         return response
 
     # ------------------------------------------------------------ resources
+    def lookup(group: str, version: str, plural: str) -> tuple[ResourceType | None, ServedVersion | None]:
+        rt = registry.get(group, version, plural)
+        if rt is not None:
+            return rt, None
+        sv = served_version(group, version, plural)
+        return (registry.get(*sv.storage, sv.rt.plural), sv) if sv is not None else (None, None)
+
     def resolve(group: str, version: str, rest: str) -> Target:
         parts = [p for p in rest.split("/") if p]
         not_found = errors.NotFound("the server could not find the requested resource")
         namespace = None
-        if len(parts) >= 3 and parts[0] == "namespaces" and registry.get(group, version, parts[2]):
+        if len(parts) >= 3 and parts[0] == "namespaces" and lookup(group, version, parts[2])[0]:
             namespace = parts[1]
             parts = parts[2:]
         if not parts or len(parts) > 3:
             raise not_found
-        rt = registry.get(group, version, parts[0])
+        rt, sv = lookup(group, version, parts[0])
         if rt is None:
             raise not_found
         if namespace is not None and not rt.namespaced:
@@ -302,7 +315,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         sub = parts[2] if len(parts) > 2 else None
         if sub is not None and sub not in rt.subresources:
             raise not_found
-        return Target(rt, namespace, name, sub)
+        return Target(rt, namespace, name, sub, sv)
 
     async def handle(request: Request, group: str, version: str, rest: str) -> Response:
         t = resolve(group, version, rest)
@@ -320,19 +333,23 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                     return await watch_response(request, t, opts)
                 out = negotiation.negotiate(request.headers.get("accept"), negotiation.LIST_TARGETS)
                 listed = await api.list(t.rt, t.namespace, opts)
+                if t.served is not None:
+                    listed = t.served.out_list(listed)
                 return respond(negotiation.convert_list(listed, t.rt.kind, out, params), out)
             if method == "POST":
                 if t.rt.namespaced and t.namespace is None:
                     raise errors.MethodNotAllowed("create needs a namespace in the path")
                 body = await read_body(request)
+                if t.served is not None:
+                    body = t.served.to_storage(body, None)
                 validation = FieldValidation.parse(params.get("fieldValidation"), "CreateOptions")
                 obj = await api.create(t.rt, t.namespace, body, dry_run=dry_run, validation=validation)
-                return with_warnings(JSONResponse(obj, status_code=201), validation)
+                return with_warnings(JSONResponse(t.out(obj), status_code=201), validation)
             if method == "DELETE":
                 body = await read_body(request)
                 result = await api.delete_collection(t.rt, t.namespace, list_options(params),
                                                      delete_options(params, body))
-                return JSONResponse(result)
+                return JSONResponse(t.served.out_list(result) if t.served is not None else result)
             raise errors.MethodNotAllowed(f"{method} is not supported on a collection")
         if method == "GET":
             if _bool(params.get("watch")):
@@ -341,27 +358,30 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 return await watch_response(request, t, opts)
             if t.subresource is None:
                 out = negotiation.negotiate(request.headers.get("accept"), negotiation.OBJECT_TARGETS)
-                obj = await api.get(t.rt, t.namespace, t.name)
+                obj = t.out(await api.get(t.rt, t.namespace, t.name))
                 return respond(negotiation.convert_object(obj, t.rt.kind, out, params), out)
-            return JSONResponse(await api.get(t.rt, t.namespace, t.name))
+            return JSONResponse(t.out(await api.get(t.rt, t.namespace, t.name)))
         if method == "PUT":
             body = await read_body(request)
+            if t.served is not None:
+                body = t.served.to_storage(body, await api.get(t.rt, t.namespace, t.name))
             validation = FieldValidation.parse(params.get("fieldValidation"), "UpdateOptions")
             obj = await api.update(t.rt, t.namespace, t.name, body, t.subresource, dry_run, validation)
-            return with_warnings(JSONResponse(obj), validation)
+            return with_warnings(JSONResponse(t.out(obj)), validation)
         if method == "PATCH":
             body = await read_body(request)
             ctype = request.headers.get("content-type", "")
             validation = FieldValidation.parse(params.get("fieldValidation"), "PatchOptions")
-            obj = await api.patch(t.rt, t.namespace, t.name, body, ctype, t.subresource, dry_run, validation)
-            return with_warnings(JSONResponse(obj), validation)
+            obj = await api.patch(t.rt, t.namespace, t.name, body, ctype, t.subresource, dry_run, validation,
+                                  t.served.view if t.served is not None else None)
+            return with_warnings(JSONResponse(t.out(obj)), validation)
         if method == "DELETE":
             if t.subresource:
                 raise errors.MethodNotAllowed(f"DELETE is not supported on {t.subresource}")
             body = await read_body(request)
             del_opts = delete_options(params, body)
             del_opts.dry_run = del_opts.dry_run or dry_run
-            return JSONResponse(await api.delete(t.rt, t.namespace, t.name, del_opts))
+            return JSONResponse(t.out(await api.delete(t.rt, t.namespace, t.name, del_opts)))
         raise errors.MethodNotAllowed(f"{method} is not supported here")
 
     def respond(data: Any, out: negotiation.Output, status_code: int = 200) -> Response:
@@ -377,6 +397,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             first = True
             try:
                 async for ev in events:
+                    if t.served is not None:
+                        ev = t.served.out_event(ev)
                     ev = negotiation.convert_event(ev, t.rt.kind, out, request.query_params, first)
                     first = first and ev.get("type") not in ("ADDED", "MODIFIED", "DELETED")
                     yield json.dumps(ev, separators=(",", ":")).encode() + b"\n"

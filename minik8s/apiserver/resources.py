@@ -19,7 +19,7 @@ import json
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,8 @@ class DeleteOptions:
     dry_run: bool = False
 
 
+#: How a version served by conversion shows a stored object, and turns its form back into one.
+View = tuple[Callable[[Obj], Obj], Callable[[Any, Obj | None], Any]]
 #: ``fieldValidation`` values (``metav1.FieldValidation*``).
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 
@@ -370,8 +372,12 @@ class ResourceAPI:
 
     async def patch(self, rt: ResourceType, namespace: str | None, name: str, patch: Any,
                     content_type: str, subresource: str | None = None, dry_run: bool = False,
-                    validation: FieldValidation | None = None) -> Obj:
-        """PATCH with JSON merge patch, JSON patch or strategic merge patch (415 for others)."""
+                    validation: FieldValidation | None = None, view: View | None = None) -> Obj:
+        """PATCH with JSON merge patch, JSON patch or strategic merge patch (415 for others).
+
+        ``view``: (stored → served form, (served form, stored) → stored) of a version served by
+        conversion: the patch applies to the object as that version shows it.  Returns the stored form.
+        """
         ctype = content_type.split(";")[0].strip().lower()
         if ctype == APPLY_PATCH:
             raise errors.UnsupportedMediaType("server-side apply is not supported; use kubectl apply "
@@ -386,15 +392,18 @@ class ResourceAPI:
             raise errors.BadRequest("a merge patch must be a JSON object")
         for _ in range(20):
             old = await self.get(rt, namespace, name)
+            shown = view[0](old) if view else old
             try:
                 if ctype == JSON_PATCH:
-                    new = json_patch(old, patch)
+                    new = json_patch(shown, patch)
                 elif ctype == MERGE_PATCH:
-                    new = json_merge_patch(old, patch)
+                    new = json_merge_patch(shown, patch)
                 else:
-                    new = strategic_merge_patch(old, patch)
+                    new = strategic_merge_patch(shown, patch)
             except ValueError as exc:
                 raise errors.Invalid(f"the patch could not be applied: {exc}") from exc
+            if view:
+                new = view[1](new, old)
             if not isinstance(new, dict):
                 raise errors.BadRequest("the patch did not produce an object")
             wanted_rv = (new.get("metadata") or {}).get("resourceVersion")

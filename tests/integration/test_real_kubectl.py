@@ -220,10 +220,10 @@ def test_generators_create_expose_run_scale(real_kubectl: RealKubectl, apiserver
     assert kubectl.ok("get", "ingress", "site", "-o", "jsonpath={.spec.rules[0].http.paths[0].backend.service.name}"
                       ).out == "web"
 
+    # 1.32 creates an autoscaling/v1 HPA (served by conversion), 1.37 an autoscaling/v2 one; both in protobuf
     res = kubectl("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=50")
-    if kubectl.version == "1.32":  # it creates autoscaling/v1 HPAs, which minik8s does not serve
-        assert res.code == 1 and "NotFound" in res.err
-        return
     assert res.code == 0 and res.out == "horizontalpodautoscaler.autoscaling/web autoscaled\n", res.err
     rows = kubectl.ok("get", "hpa", "web").table()
-    assert rows[1][:2] == ["web", "Deployment/web"] and rows[1][3:6] == ["2", "5", "0"]
+    assert rows[1][:3] == ["web", "Deployment/web", "cpu: <unknown>/50%"] and rows[1][3:6] == ["2", "5", "0"]
+    assert kubectl.ok("get", "horizontalpodautoscalers.v1.autoscaling", "web", "-o",
+                      "jsonpath={.spec.targetCPUUtilizationPercentage}").out == "50"

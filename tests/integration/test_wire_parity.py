@@ -228,3 +228,45 @@ async def test_watch_list_ends_initial_events_with_a_bookmark(apiserver: APIServ
             assert bookmark["type"] == "BOOKMARK"
             assert bookmark["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
             assert int(bookmark["object"]["metadata"]["resourceVersion"]) >= int(created["metadata"]["resourceVersion"])
+
+
+async def test_autoscaling_v1_is_served_from_the_stored_v2(apiserver: APIServer, namespace: str) -> None:
+    ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    async with httpx.AsyncClient(base_url=apiserver.url, timeout=30) as h:
+        group = (await h.get("/apis/autoscaling")).json()
+        assert [v["version"] for v in group["versions"]] == ["v2", "v1"]
+        assert group["preferredVersion"]["version"] == "v2"
+        v1 = f"/apis/autoscaling/v1/namespaces/{namespace}/horizontalpodautoscalers"
+        v2 = f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers"
+        r = await h.post(v1, json={"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+                                   "metadata": {"name": "web"}, "spec": {"scaleTargetRef": ref, "maxReplicas": 4,
+                                                                         "targetCPUUtilizationPercentage": 60}})
+        assert r.status_code == 201, r.text
+        assert r.json()["apiVersion"] == "autoscaling/v1" and r.json()["spec"]["targetCPUUtilizationPercentage"] == 60
+        stored = (await h.get(f"{v2}/web")).json()
+        assert stored["spec"]["metrics"][0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 60}
+        # a v2-only metric survives a v1 update
+        memory = {"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue",
+                                                                                  "averageValue": "1Gi"}}}
+        stored["spec"]["metrics"].append(memory)
+        assert (await h.put(f"{v2}/web", json=stored)).status_code == 200
+        shown = (await h.get(f"{v1}/web")).json()
+        shown["spec"]["maxReplicas"] = 6
+        r = await h.put(f"{v1}/web", json=shown)
+        assert r.status_code == 200 and r.json()["spec"]["maxReplicas"] == 6
+        r = await h.patch(f"{v1}/web", json={"spec": {"targetCPUUtilizationPercentage": 75}},
+                          headers={"Content-Type": "application/strategic-merge-patch+json"})
+        assert r.status_code == 200 and r.json()["spec"]["targetCPUUtilizationPercentage"] == 75
+        stored = (await h.get(f"{v2}/web")).json()
+        assert stored["spec"]["maxReplicas"] == 6 and stored["spec"]["metrics"][1] == memory
+        assert stored["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 75
+        listed = (await h.get(v1)).json()
+        assert listed["kind"] == "HorizontalPodAutoscalerList" and listed["apiVersion"] == "autoscaling/v1"
+        assert listed["items"][0]["spec"]["targetCPUUtilizationPercentage"] == 75
+        params = {"watch": "1", "resourceVersion": "0", "timeoutSeconds": "3"}
+        async with h.stream("GET", v1, params=params) as stream:
+            event = json.loads(await anext(stream.aiter_lines()))
+        assert event["type"] == "ADDED" and event["object"]["apiVersion"] == "autoscaling/v1"
+        r = await h.delete(f"{v1}/web")
+        assert r.status_code == 200 and r.json()["apiVersion"] == "autoscaling/v1"
+        assert (await h.get(f"{v2}/web")).status_code == 404
