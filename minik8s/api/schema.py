@@ -10,18 +10,23 @@ apiserver's patching uses too) carry ``x-kubernetes-patch-merge-key``,
 ``x-kubernetes-patch-strategy``, ``x-kubernetes-list-type: map`` and
 ``x-kubernetes-list-map-keys``, so that kubectl computes the patches the server applies.
 
-Field types map as: ``str`` → string, ``int`` → integer, ``float`` → number, ``bool`` →
-boolean, ``int | str`` → ``IntOrString``, ``list[X]`` → array, ``dict[str, X]`` → object
-with ``additionalProperties``, a model → ``$ref``; ``Any`` and ``dict[str, Any]`` are
-free-form (``x-kubernetes-preserve-unknown-fields``), as the models keep whatever is there.
+Descriptions are the models' docstrings, else Kubernetes' own text for the types and fields
+minik8s shares with it (:func:`kubernetes_docs`).  Field types map as: ``str`` → string,
+``int`` → integer, ``float`` → number, ``bool`` → boolean, ``int | str`` → ``IntOrString``,
+``list[X]`` → array, ``dict[str, X]`` → object with ``additionalProperties``, a model → ``$ref``;
+``Any`` and ``dict[str, Any]`` are free-form (``x-kubernetes-preserve-unknown-fields``), as the
+models keep whatever is there.
 Definitions use OpenAPI v2 references (``#/definitions/NAME``); the v3 documents rewrite them.
 """
 
 from __future__ import annotations
 
+import json
 import types
 import typing
 from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -32,6 +37,7 @@ from minik8s.api.registry import ResourceType
 Obj = dict[str, Any]
 
 REF_PREFIX = "#/definitions/"
+DOCS = Path(__file__).with_name("k8s-docs.json")
 INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 META_PACKAGE = "io.k8s.apimachinery.pkg.apis.meta.v1"
 #: Models of these modules keep Kubernetes' package whichever kind reaches them first.
@@ -75,6 +81,16 @@ def group_package(group: str, version: str) -> str:
 def gvk(rt: ResourceType, kind: str | None = None) -> Obj:
     """The ``x-kubernetes-group-version-kind`` entry of ``rt`` (or of its ``kind`` variant, e.g. a List)."""
     return {"group": rt.group, "kind": kind or rt.kind, "version": rt.version}
+
+
+@cache
+def kubernetes_docs() -> dict[str, dict[str, str]]:
+    """Kubernetes' documentation of the types and fields the models share with it (``k8s-docs.json``,
+    written by ``scripts/k8s-field-docs.py``): definition name → {field (``""``: the type): text}."""
+    try:
+        return dict(json.loads(DOCS.read_text()))
+    except (OSError, ValueError):
+        return {}
 
 
 def _description(cls: type) -> str:
@@ -148,23 +164,24 @@ class Schemas:
             name = f"{package}.{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"
         self._names[cls] = name
         self.definitions[name] = {}  # reserved before recursing (models may refer to themselves)
-        self.definitions[name] = self._model_schema(cls)
+        self.definitions[name] = self._model_schema(cls, kubernetes_docs().get(name, {}))
         return name
 
-    def _model_schema(self, cls: type[BaseModel]) -> Obj:
+    def _model_schema(self, cls: type[BaseModel], docs: dict[str, str]) -> Obj:
         properties: Obj = {}
         required: list[str] = []
         for field_name, info in cls.model_fields.items():
             alias = info.alias or field_name
             prop = self._type_schema(info.annotation)
-            if info.description:
-                prop["description"] = " ".join(info.description.split())
+            description = info.description or docs.get(alias)
+            if description:
+                prop["description"] = " ".join(description.split())
             self._patch_extensions(cls, alias, info.annotation, prop)
             properties[alias] = prop
             if info.is_required():
                 required.append(alias)
         schema: Obj = {"type": "object", "properties": properties}
-        description = _description(cls)
+        description = _description(cls) or docs.get("", "")
         if description:
             schema["description"] = description
         if required:

@@ -160,6 +160,7 @@ def test_explain(real_kubectl: RealKubectl) -> None:  # noqa: F811
     out = kubectl.ok("explain", "pod.spec", ns=False).out
     assert "KIND:       Pod" in out and "FIELD: spec <PodSpec>" in out
     assert re.search(r"^  containers\s+<\[\]Container> -required-$", out, re.M), out
+    assert "List of containers belonging to the pod." in out  # Kubernetes' own field documentation
     assert re.search(r"^  nodeSelector\s+<map\[string\]string>$", out, re.M), out
     out = kubectl.ok("explain", "deployment.spec.template.spec.containers.ports", ns=False).out
     assert "GROUP:      apps" in out and re.search(r"^  containerPort\s+<integer> -required-$", out, re.M)

@@ -16,6 +16,10 @@ def prop(definition: str, field: str) -> dict:
     return DEFS[definition]["properties"][field]
 
 
+def bare(schema: dict) -> dict:
+    return {k: v for k, v in schema.items() if k != "description"}
+
+
 def test_definition_names_follow_kubernetes() -> None:
     assert group_package("", "v1") == "io.k8s.api.core.v1"
     assert group_package("apps", "v1") == "io.k8s.api.apps.v1"
@@ -36,14 +40,18 @@ def test_definition_names_follow_kubernetes() -> None:
 
 def test_types_required_and_free_form_fields() -> None:
     assert DEFS["io.k8s.api.core.v1.Container"]["required"] == ["name"]
-    assert prop("io.k8s.api.core.v1.Container", "args") == {"type": "array", "items": {"type": "string"}}
-    assert prop("io.k8s.api.core.v1.ServicePort", "targetPort") == {"$ref": REF_PREFIX + INT_OR_STRING}
-    assert prop("io.k8s.api.core.v1.ResourceRequirements", "limits") == \
+    assert bare(prop("io.k8s.api.core.v1.Container", "args")) == {"type": "array", "items": {"type": "string"}}
+    assert bare(prop("io.k8s.api.core.v1.ServicePort", "targetPort")) == {"$ref": REF_PREFIX + INT_OR_STRING}
+    assert bare(prop("io.k8s.api.core.v1.ResourceRequirements", "limits")) == \
         {"type": "object", "additionalProperties": {"type": "string"}}
-    assert prop("io.k8s.api.core.v1.Container", "stdin") == {"type": "boolean"}
+    assert bare(prop("io.k8s.api.core.v1.Container", "stdin")) == {"type": "boolean"}
     # dict[str, Any] is kept whole by the model, so the schema lets anything in.
     assert prop("io.k8s.api.core.v1.PodSpec", "securityContext")["x-kubernetes-preserve-unknown-fields"] is True
     assert prop("io.k8s.api.core.v1.Pod", "apiVersion")["description"].startswith("APIVersion defines")
+    # Kubernetes' documentation of shared fields; minik8s' own docstrings where the models have them
+    assert prop("io.k8s.api.core.v1.PodSpec", "containers")["description"].startswith("List of containers")
+    assert DEFS["io.k8s.api.core.v1.PodSpec"]["description"] == "PodSpec is a description of a pod."
+    assert DEFS["io.minik8s.v1.DNSPath"]["description"].startswith("One forwarded path")
 
 
 def test_patch_metadata_matches_the_servers_strategic_merge_patch() -> None:
