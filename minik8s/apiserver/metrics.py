@@ -42,13 +42,14 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, now_rfc3339, parse_time
 from minik8s.api.durations import format_duration
 from minik8s.api.metrics import API_VERSION, GROUP, VERSION, format_nanocores
 from minik8s.api.quantity import format_memory
+from minik8s.apiserver import negotiation
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_address
 from minik8s.apiserver.resources import ListOptions, ResourceAPI
 
@@ -376,7 +377,16 @@ class MetricsAPI:
         @app.api_route(self.PREFIX + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
                        include_in_schema=False)
         async def metrics_route(request: Request, rest: str) -> Response:
-            return JSONResponse(await self.handle(request, rest))
+            accept = request.headers.get("accept")
+            obj = await self.handle(request, rest)
+            kind = str(obj.get("kind") or "")
+            if kind.endswith("List"):
+                out = negotiation.negotiate(accept, negotiation.LIST_TARGETS)
+                data = negotiation.convert_list(obj, kind[:-4], out, request.query_params)
+            else:
+                out = negotiation.negotiate(accept, negotiation.OBJECT_TARGETS)
+                data = negotiation.convert_object(obj, kind, out, request.query_params)
+            return Response(negotiation.render(data, out), media_type=out.media_type)
 
 
 @contextlib.asynccontextmanager

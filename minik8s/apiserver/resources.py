@@ -19,8 +19,8 @@ import json
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pydantic
@@ -29,12 +29,15 @@ from minik8s.api import errors
 from minik8s.api.base import Obj, ObjList, now_rfc3339
 from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
 from minik8s.api.registry import Registry, ResourceType
+from minik8s.api.schema import Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
 
 log = logging.getLogger("apiserver")
 
+#: Annotation of the BOOKMARK that ends a watch-list's initial events.
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -60,6 +63,7 @@ class ListOptions:
     resource_version_match: str = ""
     timeout_seconds: int | None = None
     allow_watch_bookmarks: bool = False
+    send_initial_events: bool = False
 
 
 @dataclass
@@ -71,6 +75,39 @@ class DeleteOptions:
     precondition_uid: str | None = None
     precondition_resource_version: str | None = None
     dry_run: bool = False
+
+
+#: How a version served by conversion shows a stored object, and turns its form back into one.
+View = tuple[Callable[[Obj], Obj], Callable[[Any, Obj | None], Any]]
+#: ``fieldValidation`` values (``metav1.FieldValidation*``).
+FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+
+
+@dataclass
+class FieldValidation:
+    """Server-side field validation of one write, as ``?fieldValidation=`` asks.
+
+    Fields the kind's schema does not know (:meth:`minik8s.api.schema.Schemas.unknown_fields`)
+    fail the request with ``Strict`` (400 BadRequest ``strict decoding error: unknown field
+    "spec.foo"``; 422 for a patch, as kube-apiserver), are reported in ``warnings`` with ``Warn``
+    (the default; the apiserver sends them as ``Warning`` headers) and dropped silently with
+    ``Ignore``.  Unknown fields are never stored.
+    """
+
+    directive: str = "Warn"
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, value: str | None, options_kind: str) -> FieldValidation:
+        """From the query parameter (``None``/empty: Warn); 422 Invalid for another value.
+        ``options_kind``: CreateOptions, UpdateOptions or PatchOptions (named in the error)."""
+        if not value:
+            return cls()
+        if value not in FIELD_VALIDATION:
+            raise errors.invalid(f"{options_kind}.meta.k8s.io", "", [(
+                "fieldValidation", None,
+                f'Unsupported value: "{value}": supported values: "Ignore", "Strict", "Warn"')])
+        return cls(value)
 
 
 def _pydantic_causes(exc: pydantic.ValidationError) -> list[tuple[str, Any, str]]:
@@ -119,6 +156,14 @@ class ResourceAPI:
         self.store = store
         self.registry = registry
         self.strategies = strategies if strategies is not None else default_strategies()
+        self._schemas: tuple[tuple[ResourceType, ...], Schemas] = ((), Schemas([]))
+
+    @property
+    def schemas(self) -> Schemas:
+        """The OpenAPI schemas of the registry's kinds (rebuilt when kinds are added)."""
+        if self._schemas[0] != tuple(self.registry.types):
+            self._schemas = (tuple(self.registry.types), Schemas(self.registry.types))
+        return self._schemas[1]
 
     def strategy(self, kind: str) -> Strategy:
         """The strategy of ``kind`` (generic when it has none of its own)."""
@@ -142,8 +187,26 @@ class ResourceAPI:
             raise errors.BadRequest(f"a namespace is required for {rt.plural}")
         return rt.storage_key(namespace, name)
 
-    def _parse(self, rt: ResourceType, body: Any, namespace: str | None) -> Obj:
-        """Check kind/apiVersion/namespace of a request body and normalise it through the model."""
+    def check_fields(self, rt: ResourceType, body: Obj, validation: FieldValidation | None,
+                     patch: Any = None) -> None:
+        """Server-side field validation of ``body`` (a patch's result when ``patch`` is given)."""
+        if validation is None or validation.directive == "Ignore":
+            return
+        unknown = [f'unknown field "{path}"' for path in self.schemas.unknown_fields(rt, body)]
+        if not unknown:
+            return
+        if validation.directive == "Warn":
+            validation.warnings += [w for w in unknown if w not in validation.warnings]
+            return
+        reason = "strict decoding error: " + ", ".join(unknown)
+        if patch is not None:
+            raise errors.invalid("", "", [("patch", json.dumps(patch, separators=(",", ":")), reason)])
+        raise errors.BadRequest(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {reason}')
+
+    def _parse(self, rt: ResourceType, body: Any, namespace: str | None, validation: FieldValidation | None = None,
+               patch: Any = None) -> Obj:
+        """Check kind/apiVersion/namespace of a request body and normalise it through the model
+        (with field validation, see :meth:`check_fields`)."""
         if not isinstance(body, dict):
             raise errors.BadRequest(f"the body of a {rt.kind} request must be a JSON object")
         api_version, kind = body.get("apiVersion"), body.get("kind")
@@ -166,6 +229,7 @@ class ResourceAPI:
         else:
             meta.pop("namespace", None)
         body = dict(body, metadata=meta)
+        self.check_fields(rt, body, validation, patch)
         try:
             model = rt.model.model_validate(body)
         except pydantic.ValidationError as exc:
@@ -190,9 +254,10 @@ class ResourceAPI:
                                    "because it is being terminated")
 
     # ---------------------------------------------------------------- create
-    async def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False) -> Obj:
+    async def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False,
+                     validation: FieldValidation | None = None) -> Obj:
         """Create an object; 409 AlreadyExists, 422 Invalid, 404 for a missing namespace."""
-        obj = self._parse(rt, body, namespace)
+        obj = self._parse(rt, body, namespace, validation)
         meta = obj["metadata"]
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + random_suffix()
@@ -281,9 +346,10 @@ class ResourceAPI:
 
     # ---------------------------------------------------------------- update / patch
     async def update(self, rt: ResourceType, namespace: str | None, name: str, body: Any,
-                     subresource: str | None = None, dry_run: bool = False) -> Obj:
+                     subresource: str | None = None, dry_run: bool = False,
+                     validation: FieldValidation | None = None) -> Obj:
         """PUT: replace the object (or its status). A stale ``metadata.resourceVersion`` → 409."""
-        obj = self._parse(rt, body, namespace)
+        obj = self._parse(rt, body, namespace, validation)
         if obj["metadata"].get("name") not in (None, name):
             raise errors.BadRequest(
                 f"the name of the object ({obj['metadata']['name']}) does not match the name on the URL ({name})")
@@ -303,8 +369,13 @@ class ResourceAPI:
         raise self._conflict(rt, name)
 
     async def patch(self, rt: ResourceType, namespace: str | None, name: str, patch: Any,
-                    content_type: str, subresource: str | None = None, dry_run: bool = False) -> Obj:
-        """PATCH with JSON merge patch, JSON patch or strategic merge patch (415 for others)."""
+                    content_type: str, subresource: str | None = None, dry_run: bool = False,
+                    validation: FieldValidation | None = None, view: View | None = None) -> Obj:
+        """PATCH with JSON merge patch, JSON patch or strategic merge patch (415 for others).
+
+        ``view``: (stored → served form, (served form, stored) → stored) of a version served by
+        conversion: the patch applies to the object as that version shows it.  Returns the stored form.
+        """
         ctype = content_type.split(";")[0].strip().lower()
         if ctype == APPLY_PATCH:
             raise errors.UnsupportedMediaType("server-side apply is not supported; use kubectl apply "
@@ -319,21 +390,24 @@ class ResourceAPI:
             raise errors.BadRequest("a merge patch must be a JSON object")
         for _ in range(20):
             old = await self.get(rt, namespace, name)
+            shown = view[0](old) if view else old
             try:
                 if ctype == JSON_PATCH:
-                    new = json_patch(old, patch)
+                    new = json_patch(shown, patch)
                 elif ctype == MERGE_PATCH:
-                    new = json_merge_patch(old, patch)
+                    new = json_merge_patch(shown, patch)
                 else:
-                    new = strategic_merge_patch(old, patch)
+                    new = strategic_merge_patch(shown, patch)
             except ValueError as exc:
                 raise errors.Invalid(f"the patch could not be applied: {exc}") from exc
+            if view:
+                new = view[1](new, old)
             if not isinstance(new, dict):
                 raise errors.BadRequest("the patch did not produce an object")
             wanted_rv = (new.get("metadata") or {}).get("resourceVersion")
             if wanted_rv != old["metadata"]["resourceVersion"] and wanted_rv is not None:
                 raise self._conflict(rt, name)
-            obj = self._parse(rt, new, namespace)
+            obj = self._parse(rt, new, namespace, validation, patch)
             obj["metadata"]["name"] = name
             try:
                 return await self._write_update(rt, name, obj, old, subresource, dry_run)
@@ -506,14 +580,17 @@ class ResourceAPI:
                     bookmark_interval: float = 30.0) -> AsyncIterator[Obj]:
         """Watch events ``{"type", "object"}`` after ``opts.resource_version``.
 
-        An unset or ``"0"`` resourceVersion first sends the current state as ADDED events.
+        An unset or ``"0"`` resourceVersion first sends the current state as ADDED events; so does
+        ``sendInitialEvents=true`` (a watch-list, what client-go's reflectors ask for since 1.32's
+        WatchListClient), which then marks the end of that state with a BOOKMARK annotated
+        ``k8s.io/initial-events-end: "true"``.
         Objects entering or leaving the selector appear as ADDED / DELETED, as in Kubernetes.
         Raises Gone (before any event) for a compacted resourceVersion.
         """
         sel = Selector(self.strategy(rt.kind), opts)
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
         initial: ObjList = []
-        if opts.resource_version in ("", "0"):
+        if opts.resource_version in ("", "0") or opts.send_initial_events:
             listed = await self.list(rt, namespace, ListOptions(label_selector=opts.label_selector,
                                                                 field_selector=opts.field_selector))
             initial = listed["items"]
@@ -538,6 +615,10 @@ class ResourceAPI:
         try:
             for obj in initial:
                 yield {"type": "ADDED", "object": obj}
+            if opts.send_initial_events:
+                yield {"type": "BOOKMARK", "object": {
+                    "kind": rt.kind, "apiVersion": rt.api_version,
+                    "metadata": {"resourceVersion": str(start), "annotations": {INITIAL_EVENTS_END: "true"}}}}
             last_rv = start
             loop = asyncio.get_running_loop()
             deadline = loop.time() + opts.timeout_seconds if opts.timeout_seconds else None

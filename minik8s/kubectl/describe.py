@@ -16,15 +16,15 @@ from typing import Annotated, Any
 
 import typer
 
+from minik8s.api import columns as cols
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.columns import NONE, since
 from minik8s.api.config import b64decode
 from minik8s.api.quantity import format_cpu, format_memory, parse_memory, parse_millicpu
 from minik8s.api.registry import ResourceType
-from minik8s.kubectl import columns as cols
-from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError, server_error
-from minik8s.kubectl.printing import NONE, describe_time, since
+from minik8s.kubectl.printing import describe_time
 from minik8s.kubectl.resolve import parse_targets
 from minik8s.kubectl.sections import (
     Writer,
@@ -235,7 +235,7 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
                 totals[res][1] += lim
                 cells += [f"{_fmt(res, r)} ({_fraction(r, total)})", f"{_fmt(res, lim)} ({_fraction(lim, total)})"]
             pm = meta_of(p)
-            w.write(1, f"{pm.get('namespace')}\t{pm.get('name')}\t" + "\t".join(cells) + f"\t{printing.age(p)}")
+            w.write(1, f"{pm.get('namespace')}\t{pm.get('name')}\t" + "\t".join(cells) + f"\t{cols.age(p)}")
         w.write(0, "Allocated resources:")
         w.write(1, "(Total limits may be over 100 percent, i.e., overcommitted.)")
         w.write(1, "Resource\tRequests\tLimits")

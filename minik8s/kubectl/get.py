@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
+from minik8s.api import columns as cols
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
-from minik8s.kubectl import columns as cols
 from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError, server_error
 from minik8s.kubectl.resolve import Target, object_ref, parse_targets
@@ -55,11 +55,11 @@ class Printer:
         if rt.kind not in cols.NO_NAME_COLUMN:
             name = str(meta.get("name") or "")
             row.append(object_ref(rt, name) if self.prefix_names else name)
-        row += [c.value(obj, at) for c in cols.columns_for(rt.kind, self.wide)]
+        row += [str(cell) for cell in cols.cells(cols.columns_for(rt.kind, self.wide), obj, at)]
         labels = meta.get("labels") or {}
         row += [str(labels.get(key, "")) for key in self.label_columns]
         if self.show_labels:
-            row.append(printing.join_labels(labels))
+            row.append(cols.join_labels(labels))
         return row
 
     def table(self, rt: ResourceType, objs: list[Obj]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Output helpers: kubectl's plain tables (Go ``text/tabwriter``), ages, YAML and JSON.
+"""Output helpers: kubectl's plain tables (Go ``text/tabwriter``), timestamps, YAML and JSON.
 
 Everything prints as plain text (no markup, no box drawing) so output pipes cleanly.
 """
@@ -14,8 +14,7 @@ from typing import Any, TextIO
 import yaml
 
 from minik8s.api.base import parse_time
-
-NONE = "<none>"
+from minik8s.api.columns import NONE
 
 
 # ------------------------------------------------------------------ tabwriter
@@ -84,54 +83,6 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def human_duration(seconds: float) -> str:
-    """kubectl's ``duration.HumanDuration``: ``45s``, ``3m12s``, ``15m``, ``5h``, ``2d3h``, ``3y``."""
-    secs = int(seconds)
-    if secs < -1:
-        return "<invalid>"
-    if secs < 0:
-        return "0s"
-    if secs < 120:
-        return f"{secs}s"
-    minutes = secs // 60
-    if minutes < 10:
-        s = secs % 60
-        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = secs // 3600
-    if hours < 8:
-        m = minutes % 60
-        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        h = hours % 24
-        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        dy = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
-    return f"{hours // 24 // 365}y"
-
-
-def since(timestamp: str | None, at: dt.datetime | None = None) -> str:
-    """Age of an RFC 3339 timestamp (``<unknown>`` when unset or unparsable)."""
-    try:
-        when = parse_time(timestamp)
-    except ValueError:
-        when = None
-    if when is None:
-        return "<unknown>"
-    return human_duration(((at or now()) - when).total_seconds())
-
-
-def age(obj: dict[str, Any], at: dt.datetime | None = None) -> str:
-    """The AGE column: time since ``metadata.creationTimestamp``."""
-    return since((obj.get("metadata") or {}).get("creationTimestamp"), at)
-
-
 def describe_time(timestamp: str | None) -> str:
     """A timestamp as ``kubectl describe`` shows it: ``Mon, 02 Jan 2006 15:04:05 +0000``."""
     try:
@@ -174,13 +125,6 @@ def to_json(obj: Any) -> str:
 def as_list(items: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``kind: List`` wrapper kubectl prints for several objects."""
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
-
-
-def join_labels(labels: dict[str, str] | None) -> str:
-    """``a=1,b=2`` (sorted), or ``<none>``."""
-    if not labels:
-        return NONE
-    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
 class RowPrinter:

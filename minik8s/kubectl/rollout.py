@@ -27,6 +27,7 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.columns import NONE
 from minik8s.api.registry import ResourceType
 from minik8s.api.selectors import LabelSelector
 from minik8s.kubectl import printing
@@ -151,7 +152,7 @@ def history_text(rss: list[Obj], revision: int = 0) -> str:
         return "No rollout history found."
     rows = [["REVISION", "CHANGE-CAUSE"]]
     for rev in sorted(info):
-        cause = (_meta(info[rev]).get("annotations") or {}).get(CHANGE_CAUSE) or printing.NONE
+        cause = (_meta(info[rev]).get("annotations") or {}).get(CHANGE_CAUSE) or NONE
         rows.append([str(rev), cause])
     return "\n".join(printing.tabwrite(rows, minwidth=0, padding=2)) + "\n"
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from minik8s.api import columns as cols
 from minik8s.api.base import Obj
-from minik8s.kubectl import columns as cols
+from minik8s.api.columns import NONE, since
 from minik8s.kubectl import printing
 from minik8s.kubectl.manifests import LAST_APPLIED
-from minik8s.kubectl.printing import NONE, describe_time, since
+from minik8s.kubectl.printing import describe_time
 
 
 class Writer:

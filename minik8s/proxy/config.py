@@ -31,8 +31,10 @@ class ProxyConfig:
     ``cluster_cidr``: the pod network; traffic to a ClusterIP from outside it is
     masqueraded (so host-originated connections get replies).  ``service_cidr``: the
     ClusterIP range, routed to :attr:`service_bridge`.  ``node_ip``: this node's address
-    (logs, IPVS NodePort virtual servers).  ``sync_period`` / ``min_sync_period``: seconds
-    between forced full resyncs / at least between two syncs.
+    (logs, IPVS NodePort virtual servers).  ``localhost_nodeports``: NodePorts answer on
+    127.0.0.1 too (kube-proxy's ``--iptables-localhost-nodeports``, iptables mode only).
+    ``sync_period`` / ``min_sync_period``: seconds between forced full resyncs / at least
+    between two syncs.
     Raises :class:`ConfigError` from :meth:`validate`.
     """
 
@@ -43,6 +45,7 @@ class ProxyConfig:
     sync_period: float = 30.0
     min_sync_period: float = 0.1
     node_port_range: tuple[int, int] = (30000, 32767)
+    localhost_nodeports: bool = True
 
     def validate(self) -> ProxyConfig:
         """Check every field; returns ``self`` so calls chain.  Raises ConfigError (one line)."""

@@ -13,7 +13,8 @@ nat table
     and jumps to ``<P>-SEP-<hash16>``, which marks hairpin traffic (source == endpoint)
     and DNATs to the endpoint.  (A pod reaching itself also needs ``hairpin_mode`` on its
     bridge port, which is the pod network's job, as with CNI's ``hairpinMode``.)
-    ``<P>-NODEPORTS``: ``--dport nodePort`` → mark, then the service chain.
+    ``<P>-NODEPORTS``: ``--dport nodePort`` → mark, then the service chain (so a NodePort reached
+    from 127.0.0.1 leaves masqueraded).
     ``<P>-MARK-MASQ`` ors ``M`` into the packet mark; ``POSTROUTING`` → ``<P>-POSTROUTING``
     clears it and MASQUERADEs marked packets.
 filter table
@@ -21,11 +22,15 @@ filter table
     without endpoints (``"ns/svc:port has no endpoints"``), so clients fail fast with
     ``connection refused``; ``INPUT`` → ``<P>-EXTERNAL-SERVICES``: the same for NodePorts;
     ``FORWARD`` → ``<P>-FORWARD``: accept marked and established/related traffic (Docker
-    sets the FORWARD policy to DROP).
+    sets the FORWARD policy to DROP); ``INPUT``/``OUTPUT`` → ``<P>-FIREWALL``: with localhost
+    NodePorts, drop new connections to 127.0.0.0/8 that do not come from it.
 
-NodePorts answer on every local address except loopback: DNAT of a 127.0.0.0/8 source to a
-pod needs ``net.ipv4.conf.all.route_localnet=1``, a host-wide sysctl kube-proxy sets and
-minik8s deliberately does not, so ``127.0.0.1:<nodePort>`` is not proxied.
+NodePorts answer on every local address, 127.0.0.1 included, as kube-proxy's iptables mode does
+by default (``--iptables-localhost-nodeports``): a connection from 127.0.0.1 DNATed to a pod
+leaves the host only with ``net.ipv4.conf.all.route_localnet=1``, which ``minik8s proxy`` sets
+as kube-proxy does, and the ``<P>-FIREWALL`` rule closes what that sysctl opens (packets from
+outside addressed to 127.0.0.0/8, https://issue.k8s.io/90259).  Without localhost NodePorts
+(``--iptables-localhost-nodeports=false``, and in IPVS mode) loopback is excluded.
 
 Only the proxy's own chains are ever written: one ``iptables-restore --noflush`` declares
 (and so flushes) each of them and refills it, and deletes ``<P>-SVC-``/``<P>-SEP-`` chains
@@ -71,7 +76,7 @@ def fixed_chains(cfg: ProxyConfig) -> dict[str, list[str]]:
     """The proxy's always-present chains per table."""
     return {
         NAT: [cfg.chain("SERVICES"), cfg.chain("NODEPORTS"), cfg.chain("POSTROUTING"), cfg.chain("MARK-MASQ")],
-        FILTER: [cfg.chain("SERVICES"), cfg.chain("EXTERNAL-SERVICES"), cfg.chain("FORWARD")],
+        FILTER: [cfg.chain("SERVICES"), cfg.chain("EXTERNAL-SERVICES"), cfg.chain("FORWARD"), cfg.chain("FIREWALL")],
     }
 
 
@@ -113,6 +118,8 @@ def jumps(cfg: ProxyConfig) -> list[Jump]:
         Jump(FILTER, "FORWARD", f'-m comment --comment "{who} forwarding rules" -j {cfg.chain("FORWARD")}'),
         Jump(FILTER, "FORWARD", f"{new} {portals} -j {cfg.chain('SERVICES')}"),
         Jump(FILTER, "OUTPUT", f"{new} {portals} -j {cfg.chain('SERVICES')}"),
+        Jump(FILTER, "INPUT", f"-j {cfg.chain('FIREWALL')}"),
+        Jump(FILTER, "OUTPUT", f"-j {cfg.chain('FIREWALL')}"),
     ]
 
 
@@ -151,6 +158,11 @@ def _port_match(sp: ServicePort, comment: str, dport: int | None = None) -> str:
 
 def _comment(text: str) -> str:
     return f'-m comment --comment "{text}"'
+
+
+def localhost_nodeports(cfg: ProxyConfig, mode: str = "iptables") -> bool:
+    """Whether NodePorts answer on 127.0.0.1 (iptables mode with ``cfg.localhost_nodeports``)."""
+    return cfg.localhost_nodeports and mode == "iptables"
 
 
 def render(state: ProxyState, cfg: ProxyConfig, mode: str = "iptables") -> Ruleset:
@@ -221,7 +233,13 @@ def render(state: ProxyState, cfg: ProxyConfig, mode: str = "iptables") -> Rules
             sep_rules.append(f"-A {sep} -s {ep.ip}/32 {_comment(str(name))} -j {masq}")
             sep_rules.append(f"-A {sep} {_port_match(sp, str(name))} -j DNAT --to-destination {ep}")
     last = _comment(f"{who} service nodeports; NOTE: this must be the last rule in this chain")
-    nat.rules.append(f"-A {services} {last} ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j {nodeports}")
+    if localhost_nodeports(cfg, mode):
+        nat.rules.append(f"-A {services} {last} -m addrtype --dst-type LOCAL -j {nodeports}")
+        flt.rules.append(f"-A {cfg.chain('FIREWALL')} -d 127.0.0.0/8 ! -s 127.0.0.0/8 "
+                         f"{_comment('block incoming localnet connections')} "
+                         "-m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP")
+    else:
+        nat.rules.append(f"-A {services} {last} ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j {nodeports}")
     nat.chains += svc_chains + sep_chains
     nat.rules += svc_rules + sep_rules
     return Ruleset({NAT: nat, FILTER: flt})

@@ -17,6 +17,9 @@ def command(
     node_ip: str = typer.Option(None, help="this node's IP (default: the default route's source address)"),
     chain_prefix: str = typer.Option("KUBE", help="prefix of every chain (and of the mark bit and link names), "
                                                   "to run isolated instances side by side"),
+    iptables_localhost_nodeports: bool = typer.Option(
+        True, "--iptables-localhost-nodeports/--no-iptables-localhost-nodeports",
+        help="NodePorts answer on 127.0.0.1 too (iptables mode; sets net.ipv4.conf.all.route_localnet=1)"),
     sync_period: float = typer.Option(30.0, help="seconds between full resyncs"),
     min_sync_period: float = typer.Option(0.1, help="at least this many seconds between two syncs"),
     cleanup: bool = typer.Option(False, "--cleanup", help="remove every chain, jump, IPVS service and the "
@@ -32,9 +35,10 @@ def command(
     from minik8s.client.kubeconfig import KubeconfigError
     from minik8s.client.rest import Client
     from minik8s.host.errors import HostError
+    from minik8s.host.sysctl import ensure_sysctl
     from minik8s.proxy.config import MODES, ProxyConfig
     from minik8s.proxy.errors import ProxyError
-    from minik8s.proxy.iptables import IptablesBackend
+    from minik8s.proxy.iptables import IptablesBackend, localhost_nodeports
     from minik8s.proxy.ipvs import IPVSBackend, Pyroute2Kernel, ipvs_unavailable_reason, require_ipvs
     from minik8s.proxy.proxier import Backend, Proxier
     from minik8s.proxy.routing import ServiceRoute, default_node_ip
@@ -51,7 +55,8 @@ def command(
     try:
         cfg = ProxyConfig(chain_prefix=chain_prefix, cluster_cidr=cluster_cidr,
                           service_cidr=service_cluster_ip_range, node_ip=node_ip or default_node_ip(),
-                          sync_period=sync_period, min_sync_period=min_sync_period).validate()
+                          sync_period=sync_period, min_sync_period=min_sync_period,
+                          localhost_nodeports=iptables_localhost_nodeports).validate()
     except (ProxyError, HostError) as exc:
         raise fail(str(exc), 2) from None
 
@@ -86,6 +91,11 @@ def command(
             raise fail("IPVS mode needs pyroute2 (pip install pyroute2)") from None
     else:
         backend = IptablesBackend(cfg)
+    if localhost_nodeports(cfg, mode):
+        # As kube-proxy: DNAT of 127.0.0.1:<nodePort> to a pod needs loopback sources routable.
+        problem = ensure_sysctl("net/ipv4/conf/all/route_localnet", "1")
+        if problem:
+            log.warning("localhost NodePorts will not answer: cannot set %s", problem)
     for key, want in (("net/ipv4/ip_forward", "1"), ("net/bridge/bridge-nf-call-iptables", "1")):
         try:
             with open(f"/proc/sys/{key}") as fh:

@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +20,9 @@ import yaml
 
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
-from tests.conftest import ROOT, APIServer
+from tests.conftest import ROOT, Result
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def lines(self) -> list[str]:
-        return self.out.splitlines()
-
-    def table(self) -> list[list[str]]:
-        """Rows of a kubectl table, split on the 3-space column gaps."""
-        return [re.split(r"\s{2,}", line.strip()) for line in self.lines if line.strip()]
 
 
 class Kubectl:
@@ -64,13 +48,6 @@ class Kubectl:
         res = self(*args, **kwargs)
         assert res.code == 0, f"kubectl {' '.join(args)} failed ({res.code}): {res.err}"
         return res
-
-
-@pytest.fixture
-def kubeconfig(apiserver: APIServer, tmp_path: Path) -> Path:
-    path = tmp_path / "kubeconfig"
-    path.write_text(render(apiserver.url))
-    return path
 
 
 @pytest.fixture
@@ -554,7 +531,7 @@ def test_global_flags_anywhere_and_help(kubectl: Kubectl, kubeconfig: Path) -> N
 # ---------------------------------------------------------------------------------- pure helpers
 # (no services needed; kept here with the CLI tests they support)
 def test_human_duration_matches_kubectl() -> None:
-    from minik8s.kubectl.printing import human_duration
+    from minik8s.api.columns import human_duration
 
     cases = {0: "0s", 45: "45s", 119: "119s", 192: "3m12s", 600: "10m", 3 * 3600: "3h", 5 * 3600 + 120: "5h2m",
              20 * 3600: "20h", 2 * 86400 + 3 * 3600: "2d3h", 30 * 86400: "30d", 3 * 365 * 86400: "3y", -5: "<invalid>"}
@@ -563,7 +540,7 @@ def test_human_duration_matches_kubectl() -> None:
 
 
 def test_pod_status_column() -> None:
-    from minik8s.kubectl.columns import pod_restarts, pod_status
+    from minik8s.api.columns import pod_restarts, pod_status
     from minik8s.kubectl.printing import now
 
     def pod(*states: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -592,13 +569,13 @@ def test_pod_status_column() -> None:
 
 
 def test_columns_of_kinds_not_served_yet() -> None:
-    from minik8s.kubectl.columns import columns_for
+    from minik8s.api.columns import columns_for
     from minik8s.kubectl.printing import now
 
     at = now()
 
     def row(kind: str, obj: dict[str, Any], wide: bool = False) -> dict[str, str]:
-        return {c.header: c.value(obj, at) for c in columns_for(kind, wide)}
+        return {c.header: str(c.value(obj, at)) for c in columns_for(kind, wide)}
 
     svc = {"metadata": {}, "spec": {"type": "NodePort", "clusterIP": "10.96.0.10", "selector": {"app": "web"},
                                     "ports": [{"port": 80, "nodePort": 30080}, {"port": 53, "protocol": "UDP"}]}}

@@ -247,16 +247,21 @@ class ProxyProcess:
                                  f"{self.log()[-2000:]}") from None
 
 
+ROUTE_LOCALNET = "/proc/sys/net/ipv4/conf/all/route_localnet"
+
+
 @pytest.fixture(scope="module")
 def proxy(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     mode = "auto" if ipvs_unavailable_reason() else "iptables"
     p = ProxyProcess(apiserver.url, tmp_path_factory.mktemp("proxy"), ["--proxy-mode", mode, "--sync-period", "10"])
+    localnet = Path(ROUTE_LOCALNET).read_text()  # the proxy sets it for localhost NodePorts, as kube-proxy
     try:
         p.start()
         yield p
     finally:
         p.stop()
         p.cleanup()
+        Path(ROUTE_LOCALNET).write_text(localnet)  # leave this machine as it was
         left = chains_with_prefix(p.prefix)
         assert not left, left
 
@@ -369,8 +374,12 @@ async def test_node_port_from_the_host(proxy: ProxyProcess, backends: Backends, 
     proxy.wait_programmed(svc["spec"]["clusterIP"], 80, [f"{b}:8080" for b in backends.ips[:2]])
     counts = spread(node_ip, node_port, 30)  # this machine's own address: stays local
     assert set(counts) == set(backends.names[:2]), counts
-    with pytest.raises(OSError):  # localhost NodePorts are not supported (no route_localnet)
-        http_get("127.0.0.1", node_port, timeout=2)
+    if ipvs_unavailable_reason() is None:
+        return  # IPVS mode: no localhost NodePorts (as in kube-proxy)
+    # NodePorts answer on 127.0.0.1 too, as kube-proxy's iptables mode does by default
+    assert Path(ROUTE_LOCALNET).read_text().strip() == "1"
+    counts = spread("127.0.0.1", node_port, 20)
+    assert set(counts) <= set(backends.names[:2]) and counts, counts
 
 
 async def test_endpoint_changes_and_programming_latency(proxy: ProxyProcess, backends: Backends, client: Client,

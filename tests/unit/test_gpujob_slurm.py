@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from minik8s.api.columns import columns_for
 from minik8s.apiserver.strategies.gpujob import GPUJobStrategy, SlurmClusterStrategy
 from minik8s.controllers.gpujob import slurm
 from minik8s.controllers.gpujob.results import build_results, result_key
 from minik8s.controllers.gpujob.site import JobOutputs
-from minik8s.kubectl.columns import columns_for
 
 ROOT = Path(__file__).resolve().parents[2]
 IDENTITY = slurm.JobIdentity("lab", "matmul", "0b7c-uid")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from minik8s.api.base import Obj
+from minik8s.api.columns import hpa_targets
 from minik8s.api.durations import format_duration, parse_duration
 from minik8s.api.metrics import (
     cpu_nanocores,
@@ -29,7 +30,6 @@ from minik8s.apiserver.metrics import (
     scrape_targets,
 )
 from minik8s.apiserver.strategies import default_strategies
-from minik8s.kubectl.columns import hpa_targets
 from minik8s.kubectl.top import memory_text, node_rows, pod_rows
 
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)

@@ -185,9 +185,19 @@ def test_fixed_chains_mark_and_masquerade() -> None:
     assert post[1] == "-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000" and "-j MASQUERADE" in post[2]
     fwd = rules_of(text, "KUBE-FORWARD")
     assert "--mark 0x4000/0x4000 -j ACCEPT" in fwd[0] and "RELATED,ESTABLISHED -j ACCEPT" in fwd[1]
-    # the NodePort jump is the last rule of KUBE-SERVICES and skips loopback
+    # the NodePort jump is the last rule of KUBE-SERVICES; NodePorts answer on 127.0.0.1 too (kube-proxy's
+    # --iptables-localhost-nodeports), with the firewall rule that keeps outsiders off 127.0.0.0/8
     assert rules_of(text, "KUBE-SERVICES")[-1].endswith(
-        "! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS")
+        "service nodeports; NOTE: this must be the last rule in this chain\" -m addrtype --dst-type LOCAL "
+        "-j KUBE-NODEPORTS")
+    assert rules_of(text, "KUBE-FIREWALL") == [
+        '-A KUBE-FIREWALL -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m comment --comment "block incoming localnet '
+        'connections" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP']
+    for cfg, mode in ((ProxyConfig(localhost_nodeports=False), "iptables"), (CFG, "ipvs")):
+        text = restore_payload(render(web_state(["10.244.1.2"]), cfg, mode))
+        assert rules_of(text, "KUBE-SERVICES")[-1].endswith(
+            "! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS")
+        assert rules_of(text, "KUBE-FIREWALL") == []
 
 
 def test_service_without_endpoints_is_rejected_in_filter() -> None:
@@ -213,7 +223,7 @@ def test_nodeport_marks_and_jumps_to_the_service_chain() -> None:
 
 def test_no_cluster_cidr_means_no_off_cluster_masquerade() -> None:
     text = restore_payload(render(web_state(["10.244.1.2"]), ProxyConfig(cluster_cidr="")))
-    assert "! -s" not in text
+    assert "! -s" not in text.replace("! -s 127.0.0.0/8", "")  # (the localnet firewall rule)
 
 
 def test_restore_payload_declares_only_own_chains_and_inserts_missing_jumps() -> None:
@@ -276,7 +286,8 @@ def test_missing_jumps_are_detected_from_iptables_save() -> None:
     missing = {(j.table, j.chain, j.target) for j in missing_jumps(parse_save(SAVED), CFG)}
     assert missing == {(NAT, "OUTPUT", "KUBE-SERVICES"), (NAT, "POSTROUTING", "KUBE-POSTROUTING"),
                        (FILTER, "INPUT", "KUBE-EXTERNAL-SERVICES"), (FILTER, "FORWARD", "KUBE-SERVICES"),
-                       (FILTER, "OUTPUT", "KUBE-SERVICES")}
+                       (FILTER, "OUTPUT", "KUBE-SERVICES"), (FILTER, "INPUT", "KUBE-FIREWALL"),
+                       (FILTER, "OUTPUT", "KUBE-FIREWALL")}
 
 
 def test_cleanup_payload_removes_own_chains_and_jumps_only() -> None:
@@ -320,7 +331,7 @@ def test_backend_rewrites_only_on_change_and_forces_on_resync() -> None:
     runner = RecordingRunner(SAVED)
     backend = IptablesBackend(CFG, runner)
     first = backend.sync(web_state(["10.244.1.2"]))
-    assert first.changed and first.deleted_chains == 2 and first.added_jumps == 5 and len(runner.restores) == 1
+    assert first.changed and first.deleted_chains == 2 and first.added_jumps == 7 and len(runner.restores) == 1
     calls = len(runner.calls)
     assert not backend.sync(web_state(["10.244.1.2"])).changed and len(runner.calls) == calls  # no syscalls
     assert backend.sync(web_state(["10.244.1.2"]), force=True).changed and len(runner.restores) == 2

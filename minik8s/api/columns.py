@@ -1,0 +1,767 @@
+"""The columns of every kind's table: Kubernetes' ``printers/internalversion``, in one place.
+
+The apiserver answers ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io`` with a
+``meta.k8s.io`` Table built from these columns (:func:`table`), and minik8s' own kubectl prints
+the same columns, so both show exactly what kube-apiserver would.
+
+:data:`COLUMNS` maps a Kind to its columns after NAME (Event's table has no leading NAME
+column, see :data:`NO_NAME_COLUMN`); a kind without a row gets ``NAME AGE``, as custom
+resources without ``additionalPrinterColumns`` do.  Every column is a function of the
+wire-form object dict and the current time, so kinds need no model here.  A column's
+``name`` is Kubernetes' (``Up-to-date``, ``Nominated Node``); kubectl prints it upper-cased.
+Columns with ``priority`` 1 appear only with ``-o wide``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from minik8s.api.base import parse_time
+from minik8s.api.metrics import cpu_nanocores, format_nanocores
+from minik8s.api.quantity import format_memory, parse_memory
+
+Obj = dict[str, Any]
+Cell = str | int
+Getter = Callable[[Obj, dt.datetime], Cell]
+
+NONE = "<none>"
+
+#: ``metav1.ObjectMeta``'s documentation of the fields the Name and Age columns show.
+NAME_DESCRIPTION = ("Name must be unique within a namespace. Is required when creating resources, although some "
+                    "resources may allow a client to request the generation of an appropriate name automatically. "
+                    "Name is primarily intended for creation idempotence and configuration definition. Cannot be "
+                    "updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/"
+                    "names#names")
+AGE_DESCRIPTION = ("CreationTimestamp is a timestamp representing the server time when this object was created. "
+                   "It is represented in RFC3339 form and is in UTC.")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One table column (``metav1.TableColumnDefinition`` plus the function giving its cells).
+
+    ``name``: Kubernetes' column name; ``value(obj, at)``: the cell (str, or int for
+    ``type="integer"``); ``wide``: priority 1 (only with ``-o wide``); ``format="name"`` marks
+    the column holding the object's name.
+    """
+
+    name: str
+    value: Getter
+    wide: bool = False
+    type: str = "string"
+    format: str = ""
+    description: str = ""
+
+    @property
+    def header(self) -> str:
+        """The header kubectl prints (the name upper-cased)."""
+        return self.name.upper()
+
+    @property
+    def priority(self) -> int:
+        return 1 if self.wide else 0
+
+    def definition(self) -> Obj:
+        """The ``metav1.TableColumnDefinition`` of this column."""
+        return {"name": self.name, "type": self.type, "format": self.format, "description": self.description,
+                "priority": self.priority}
+
+
+# ------------------------------------------------------------------ time and labels
+def human_duration(seconds: float) -> str:
+    """kubectl's ``duration.HumanDuration``: ``45s``, ``3m12s``, ``15m``, ``5h``, ``2d3h``, ``3y``."""
+    secs = int(seconds)
+    if secs < -1:
+        return "<invalid>"
+    if secs < 0:
+        return "0s"
+    if secs < 120:
+        return f"{secs}s"
+    minutes = secs // 60
+    if minutes < 10:
+        s = secs % 60
+        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = secs // 3600
+    if hours < 8:
+        m = minutes % 60
+        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
+    return f"{hours // 24 // 365}y"
+
+
+def since(timestamp: str | None, at: dt.datetime | None = None) -> str:
+    """Age of an RFC 3339 timestamp (``<unknown>`` when unset or unparsable), as
+    Kubernetes' ``translateTimestampSince``."""
+    try:
+        when = parse_time(timestamp)
+    except ValueError:
+        when = None
+    if when is None:
+        return "<unknown>"
+    return human_duration(((at or dt.datetime.now(dt.UTC)) - when).total_seconds())
+
+
+def age(obj: Obj, at: dt.datetime | None = None) -> str:
+    """The AGE column: time since ``metadata.creationTimestamp``."""
+    return since((obj.get("metadata") or {}).get("creationTimestamp"), at)
+
+
+def join_labels(labels: dict[str, str] | None) -> str:
+    """``a=1,b=2`` (sorted), or ``<none>`` (``labels.FormatLabels``)."""
+    if not labels:
+        return NONE
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _spec(obj: Obj) -> Obj:
+    return obj.get("spec") or {}
+
+
+def _status(obj: Obj) -> Obj:
+    return obj.get("status") or {}
+
+
+def _meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+def _num(value: Any) -> str:
+    return str(value if value is not None else 0)
+
+
+def _int(value: Any) -> int:
+    """An integer cell (0 when unset), as Kubernetes' ``int64(...)`` cells."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _age(obj: Obj, at: dt.datetime) -> str:
+    return age(obj, at)
+
+
+# ------------------------------------------------------------------ Pod
+def pod_ready(obj: Obj, at: dt.datetime) -> str:
+    """``ready/total`` containers."""
+    total = len(_spec(obj).get("containers") or [])
+    ready = sum(1 for cs in _status(obj).get("containerStatuses") or [] if cs.get("ready"))
+    return f"{ready}/{total}"
+
+
+def pod_status(obj: Obj, at: dt.datetime | None = None) -> str:
+    """The STATUS column, computed as kubectl's ``printPod`` does.
+
+    Terminating when ``deletionTimestamp`` is set; else an init container's state
+    (``Init:CrashLoopBackOff``, ``Init:0/2``); else the last container's waiting or
+    terminated reason (``CrashLoopBackOff``, ``ErrImagePull``, ``OOMKilled``, ``Completed``...);
+    else ``status.reason`` or the phase.
+    """
+    status = _status(obj)
+    spec = _spec(obj)
+    reason = status.get("reason") or status.get("phase") or "Unknown"
+    init_statuses = status.get("initContainerStatuses") or []
+    n_init = len(spec.get("initContainers") or [])
+    initializing = False
+    for i, cs in enumerate(init_statuses):
+        state = cs.get("state") or {}
+        term, wait = state.get("terminated"), state.get("waiting")
+        if term is not None and term.get("exitCode") == 0:
+            continue
+        if term is not None:
+            if term.get("reason"):
+                reason = f"Init:{term['reason']}"
+            elif term.get("signal"):
+                reason = f"Init:Signal:{term['signal']}"
+            else:
+                reason = f"Init:ExitCode:{term.get('exitCode')}"
+        elif wait and wait.get("reason") and wait.get("reason") != "PodInitializing":
+            reason = f"Init:{wait['reason']}"
+        else:
+            reason = f"Init:{i}/{n_init}"
+        initializing = True
+        break
+    if not initializing:
+        has_running = False
+        for cs in reversed(status.get("containerStatuses") or []):
+            state = cs.get("state") or {}
+            term, wait = state.get("terminated"), state.get("waiting")
+            if wait and wait.get("reason"):
+                reason = wait["reason"]
+            elif term is not None and term.get("reason"):
+                reason = term["reason"]
+            elif term is not None:
+                reason = f"Signal:{term['signal']}" if term.get("signal") else f"ExitCode:{term.get('exitCode')}"
+            elif cs.get("ready") and state.get("running") is not None:
+                has_running = True
+        if reason == "Completed" and has_running:
+            ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                        for c in status.get("conditions") or [])
+            reason = "Running" if ready else "NotReady"
+    if _meta(obj).get("deletionTimestamp"):
+        reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
+    return str(reason)
+
+
+def pod_restarts(obj: Obj, at: dt.datetime) -> str:
+    """Sum of restartCount, with ``(5s ago)`` for the latest restart when known."""
+    status = _status(obj)
+    total = 0
+    last: dt.datetime | None = None
+    for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+        total += int(cs.get("restartCount") or 0)
+        term = (cs.get("lastState") or {}).get("terminated") or {}
+        try:
+            finished = parse_time(term.get("finishedAt"))
+        except ValueError:
+            finished = None
+        if finished and (last is None or finished > last):
+            last = finished
+    if total and last is not None:
+        return f"{total} ({human_duration((at - last).total_seconds())} ago)"
+    return str(total)
+
+
+def pod_ip(obj: Obj, at: dt.datetime) -> str:
+    """IP: ``status.podIP`` or ``<none>``."""
+    return str(_status(obj).get("podIP") or NONE)
+
+
+def pod_node(obj: Obj, at: dt.datetime) -> str:
+    """NODE: ``spec.nodeName`` or ``<none>``."""
+    return str(_spec(obj).get("nodeName") or NONE)
+
+
+def pod_nominated(obj: Obj, at: dt.datetime) -> str:
+    """NOMINATED NODE: ``status.nominatedNodeName`` or ``<none>``."""
+    return str(_status(obj).get("nominatedNodeName") or NONE)
+
+
+def pod_gates(obj: Obj, at: dt.datetime) -> str:
+    """READINESS GATES: ``ready/total`` gates, or ``<none>``."""
+    gates = _spec(obj).get("readinessGates") or []
+    if not gates:
+        return NONE
+    conds = {c.get("type"): c.get("status") for c in _status(obj).get("conditions") or []}
+    ready = sum(1 for g in gates if conds.get(g.get("conditionType")) == "True")
+    return f"{ready}/{len(gates)}"
+
+
+# ------------------------------------------------------------------ Node
+def node_status(obj: Obj, at: dt.datetime) -> str:
+    """Ready / NotReady / Unknown, plus ``,SchedulingDisabled`` when cordoned."""
+    ready = next((c for c in _status(obj).get("conditions") or [] if c.get("type") == "Ready"), None)
+    text = "Unknown"
+    if ready is not None:
+        text = {"True": "Ready", "False": "NotReady"}.get(ready.get("status"), "Unknown")
+    if _spec(obj).get("unschedulable"):
+        text += ",SchedulingDisabled"
+    return text
+
+
+def node_roles(obj: Obj, at: dt.datetime | None = None) -> str:
+    """Roles from ``node-role.kubernetes.io/<role>`` (and ``kubernetes.io/role``) labels."""
+    roles = set()
+    for key, value in (_meta(obj).get("labels") or {}).items():
+        if key.startswith("node-role.kubernetes.io/") and key.split("/", 1)[1]:
+            roles.add(key.split("/", 1)[1])
+        elif key == "node-role.kubernetes.io" and value:
+            roles.add(value)
+        elif key == "kubernetes.io/role" and value:
+            roles.add(value)
+    return ",".join(sorted(roles)) or NONE
+
+
+def _address(obj: Obj, kind: str) -> str:
+    return next((a.get("address") for a in _status(obj).get("addresses") or [] if a.get("type") == kind), None) \
+        or NONE
+
+
+def _node_info(key: str) -> Getter:
+    return lambda obj, at: str((_status(obj).get("nodeInfo") or {}).get(key) or "")
+
+
+# ------------------------------------------------------------------ workloads
+def _containers(obj: Obj) -> list[Obj]:
+    template = _spec(obj).get("template") or {}
+    return (template.get("spec") or {}).get("containers") or []
+
+
+def _selector(obj: Obj, at: dt.datetime) -> str:
+    sel = _spec(obj).get("selector") or {}
+    if not isinstance(sel, dict):
+        return NONE
+    parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+    for expr in sel.get("matchExpressions") or []:
+        op, key, values = expr.get("operator"), expr.get("key"), expr.get("values") or []
+        if op == "In":
+            parts.append(f"{key} in ({','.join(values)})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({','.join(values)})")
+        elif op == "Exists":
+            parts.append(str(key))
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts) or NONE
+
+
+def _service_selector(obj: Obj, at: dt.datetime) -> str:
+    return join_labels(_spec(obj).get("selector"))
+
+
+WORKLOAD_WIDE = [
+    Column("Containers", lambda o, at: ",".join(c.get("name", "") for c in _containers(o)), wide=True,
+           description="Names of each container in the template."),
+    Column("Images", lambda o, at: ",".join(c.get("image", "") for c in _containers(o)), wide=True,
+           description="Images referenced by each container in the template."),
+    Column("Selector", _selector, wide=True, description="Label selector for pods."),
+]
+
+
+# ------------------------------------------------------------------ Service / Endpoints
+def service_external_ip(obj: Obj, at: dt.datetime) -> str:
+    """EXTERNAL-IP: load-balancer ingress, external IPs, ``<pending>`` or ``<none>``."""
+    spec = _spec(obj)
+    ips = list(spec.get("externalIPs") or [])
+    if spec.get("type") == "LoadBalancer":
+        ingress = [i.get("ip") or i.get("hostname") for i in
+                   (_status(obj).get("loadBalancer") or {}).get("ingress") or []]
+        ips = [i for i in ingress if i] + ips
+        return ",".join(ips) if ips else "<pending>"
+    if spec.get("type") == "ExternalName":
+        return str(spec.get("externalName") or NONE)
+    return ",".join(ips) if ips else NONE
+
+
+def service_ports(obj: Obj, at: dt.datetime) -> str:
+    """``80/TCP``, ``80:30080/TCP`` (with a nodePort), comma-joined."""
+    parts = []
+    for p in _spec(obj).get("ports") or []:
+        proto = p.get("protocol") or "TCP"
+        if p.get("nodePort"):
+            parts.append(f"{p.get('port')}:{p['nodePort']}/{proto}")
+        else:
+            parts.append(f"{p.get('port')}/{proto}")
+    return ",".join(parts) or NONE
+
+
+def endpoints_list(obj: Obj, at: dt.datetime) -> str:
+    """``ip:port,...`` (at most 3, then `` + N more...``)."""
+    shown: list[str] = []
+    count = 0
+    for subset in obj.get("subsets") or []:
+        addresses = subset.get("addresses") or []
+        ports = subset.get("ports") or [{}]
+        for addr in addresses:
+            for port in ports:
+                count += 1
+                if len(shown) < 3:
+                    ip = addr.get("ip", "")
+                    shown.append(f"{ip}:{port['port']}" if port.get("port") is not None else ip)
+    if not shown:
+        return NONE
+    more = count - len(shown)
+    return ",".join(shown) + (f" + {more} more..." if more else "")
+
+
+# ------------------------------------------------------------------ HPA
+def _metric_name(spec: Obj) -> str:
+    kind = spec.get("type") or ""
+    body = spec.get(kind[:1].lower() + kind[1:]) or {}
+    if kind in ("Resource", "ContainerResource"):
+        return str(body.get("name") or "")
+    return str((body.get("metric") or {}).get("name") or kind.lower())
+
+
+def _metric_value(target: Obj) -> str | None:
+    if target.get("averageUtilization") is not None:
+        return f"{target['averageUtilization']}%"
+    for key in ("averageValue", "value"):
+        if target.get(key) is not None:
+            return str(target[key])
+    return None
+
+
+def hpa_targets(obj: Obj, at: dt.datetime) -> str:
+    """``cpu: 40%/80%, memory: <unknown>/60%`` (autoscaling/v2; v1's targetCPUUtilizationPercentage too)."""
+    spec, status = _spec(obj), _status(obj)
+    metrics = list(spec.get("metrics") or [])
+    current = list(status.get("currentMetrics") or [])
+    parts: list[str] = []
+    if not metrics and spec.get("targetCPUUtilizationPercentage") is not None:
+        cur = status.get("currentCPUUtilizationPercentage")
+        cur_text = f"{cur}%" if cur is not None else "<unknown>"
+        return f"cpu: {cur_text}/{spec['targetCPUUtilizationPercentage']}%"
+    for i, metric in enumerate(metrics):
+        kind = metric.get("type") or ""
+        body = metric.get(kind[:1].lower() + kind[1:]) or {}
+        target = _metric_value(body.get("target") or {}) or "<unknown>"
+        cur_text = "<unknown>"
+        if i < len(current):
+            cur_body = current[i].get(kind[:1].lower() + kind[1:]) or {}
+            cur_text = _metric_value(cur_body.get("current") or {}) or "<unknown>"
+        parts.append(f"{_metric_name(metric)}: {cur_text}/{target}")
+    if not parts:
+        return NONE
+    if len(parts) > 2:
+        return ", ".join(parts[:2]) + f" + {len(parts) - 2} more..."
+    return ", ".join(parts)
+
+
+def hpa_reference(obj: Obj, at: dt.datetime) -> str:
+    """REFERENCE: ``Kind/name`` of ``spec.scaleTargetRef``."""
+    ref = _spec(obj).get("scaleTargetRef") or {}
+    return f"{ref.get('kind', '')}/{ref.get('name', '')}"
+
+
+# ------------------------------------------------------------------ Event
+def event_last_seen(obj: Obj, at: dt.datetime) -> str:
+    """``5s``, or ``5s (x3 over 2m)`` for repeated events."""
+    last = obj.get("lastTimestamp") or obj.get("eventTime") or (obj.get("series") or {}).get("lastObservedTime") \
+        or _meta(obj).get("creationTimestamp")
+    first = obj.get("firstTimestamp") or obj.get("eventTime") or _meta(obj).get("creationTimestamp")
+    count = int(obj.get("count") or (obj.get("series") or {}).get("count") or 1)
+    text = since(last, at)
+    if count > 1:
+        text += f" (x{count} over {since(first, at)})"
+    return text
+
+
+def event_object(obj: Obj, at: dt.datetime) -> str:
+    """OBJECT: ``kind/name`` of the involved object (lower-case kind)."""
+    inv = obj.get("involvedObject") or obj.get("regarding") or {}
+    return f"{str(inv.get('kind') or '').lower()}/{inv.get('name') or ''}"
+
+
+def event_sort_key(obj: Obj) -> str:
+    """Sort key of events (oldest first, as ``kubectl events``)."""
+    return str(obj.get("lastTimestamp") or obj.get("eventTime") or obj.get("firstTimestamp")
+               or _meta(obj).get("creationTimestamp") or "")
+
+
+# ------------------------------------------------------------------ Ingress
+def ingress_hosts(obj: Obj, at: dt.datetime) -> str:
+    """HOSTS: the rules' hosts (``*`` for a rule without one), at most 3 then `` + N more...``."""
+    hosts = [str(r.get("host") or "*") for r in _spec(obj).get("rules") or []]
+    if not hosts:
+        return "*"
+    more = len(hosts) - 3
+    return ",".join(hosts[:3]) + (f" + {more} more..." if more > 0 else "")
+
+
+def load_balancer_addresses(obj: Obj, at: dt.datetime) -> str:
+    """ADDRESS: the IPs or host names of ``status.loadBalancer.ingress``, whole (kube-apiserver
+    generates its Tables in wide mode, where they are not cut)."""
+    ingress = (_status(obj).get("loadBalancer") or {}).get("ingress") or []
+    return ",".join(str(i.get("ip") or i.get("hostname")) for i in ingress if i.get("ip") or i.get("hostname"))
+
+
+def ingress_ports(obj: Obj, at: dt.datetime) -> str:
+    """PORTS: ``80``, or ``80, 443`` with TLS."""
+    return "80, 443" if _spec(obj).get("tls") else "80"
+
+
+# ------------------------------------------------------------------ metrics.k8s.io (as metrics-server)
+def _usage(obj: Obj) -> tuple[int, int]:
+    """(nanocores, bytes) of a NodeMetrics, or summed over a PodMetrics' containers."""
+    usages = [c.get("usage") or {} for c in obj.get("containers") or []] if "containers" in obj \
+        else [obj.get("usage") or {}]
+    cpu = mem = 0
+    for usage in usages:
+        try:
+            cpu += cpu_nanocores(usage.get("cpu") or 0)
+            mem += parse_memory(usage.get("memory") or 0)
+        except ValueError:
+            continue
+    return cpu, mem
+
+
+METRICS_COLUMNS = [
+    Column("cpu", lambda o, at: format_nanocores(_usage(o)[0]), format="quantity"),
+    Column("memory", lambda o, at: format_memory(_usage(o)[1]), format="quantity"),
+    Column("Window", lambda o, at: str(o.get("window") or ""), format="duration"),
+]
+
+
+# ------------------------------------------------------------------ GPU jobs (minik8s.io/v1)
+def _condition(obj: Obj, type_: str) -> Obj:
+    return next((c for c in _status(obj).get("conditions") or [] if c.get("type") == type_), {})
+
+
+def gpujob_phase(obj: Obj, at: dt.datetime) -> str:
+    """Pending/Submitted/Running/...; ``Terminating`` while a deletion waits for scancel."""
+    if _meta(obj).get("deletionTimestamp"):
+        return "Terminating"
+    phase = str(_status(obj).get("phase") or "Pending")
+    if phase == "Pending" and _condition(obj, "ClusterReachable").get("status") == "False":
+        return f"Pending ({_condition(obj, 'ClusterReachable').get('reason')})"
+    return phase
+
+
+def gpujob_reason(obj: Obj, at: dt.datetime) -> str:
+    """Slurm's reason while queued (``Resources``), else the GPUJob's own (``BuildFailed``...)."""
+    status = _status(obj)
+    return str(status.get("slurmReason") or status.get("reason") or NONE)
+
+
+def gpujob_submitted(obj: Obj, at: dt.datetime) -> str:
+    submitted = _status(obj).get("submitTime")
+    return since(submitted, at) if submitted else NONE
+
+
+def slurmcluster_reachable(obj: Obj, at: dt.datetime) -> str:
+    cond = _condition(obj, "Reachable")
+    if not cond:
+        return "Unknown"
+    return "True" if cond.get("status") == "True" else f"False ({cond.get('reason')})"
+
+
+def slurmcluster_partitions(obj: Obj, at: dt.datetime) -> str:
+    """``dgx2*(2 GPUs),debug(2 GPUs)``: the default partition starred."""
+    parts = _status(obj).get("partitions") or []
+    return ",".join(f"{p.get('name')}{'*' if p.get('default') else ''}({p.get('gpus') or 0} GPUs)"
+                    for p in parts) or NONE
+
+
+# ------------------------------------------------------------------ the table
+_AGE = Column("Age", _age, description=AGE_DESCRIPTION)
+
+COLUMNS: dict[str, list[Column]] = {
+    "Pod": [
+        Column("Ready", pod_ready, description="The aggregate readiness state of this pod for accepting traffic."),
+        Column("Status", pod_status, description="The aggregate status of the containers in this pod."),
+        Column("Restarts", pod_restarts,
+               description="The number of times the containers in this pod have been restarted and when the last "
+                           "container in this pod has restarted."),
+        _AGE,
+        Column("IP", pod_ip, wide=True, description="IP address allocated to the pod."),
+        Column("Node", pod_node, wide=True, description="The node the pod is scheduled onto (spec.nodeName)."),
+        Column("Nominated Node", pod_nominated, wide=True,
+               description="The node nominated by the scheduler for preemption (status.nominatedNodeName)."),
+        Column("Readiness Gates", pod_gates, wide=True,
+               description="If specified, all readiness gates will be evaluated for pod readiness."),
+    ],
+    "Node": [
+        Column("Status", node_status, description="The status of the node"),
+        Column("Roles", node_roles, description="The roles of the node"),
+        _AGE,
+        Column("Version", _node_info("kubeletVersion"), description="Kubelet Version reported by the node."),
+        Column("Internal-IP", lambda o, at: _address(o, "InternalIP"), wide=True,
+               description="List of addresses reachable to the node (InternalIP)."),
+        Column("External-IP", lambda o, at: _address(o, "ExternalIP"), wide=True,
+               description="List of addresses reachable to the node (ExternalIP)."),
+        Column("OS-Image", _node_info("osImage"), wide=True,
+               description="OS Image reported by the node from /etc/os-release."),
+        Column("Kernel-Version", _node_info("kernelVersion"), wide=True,
+               description="Kernel Version reported by the node from 'uname -r'."),
+        Column("Container-Runtime", _node_info("containerRuntimeVersion"), wide=True,
+               description="ContainerRuntime Version reported by the node through runtime remote API."),
+    ],
+    "Namespace": [
+        Column("Status", lambda o, at: str(_status(o).get("phase") or ""),
+               description="The status of the namespace"),
+        _AGE,
+    ],
+    "Event": [
+        Column("Last Seen", event_last_seen, description="The time the event was last seen, and how often."),
+        Column("Type", lambda o, at: str(o.get("type") or ""), description="Type of this event (Normal, Warning)."),
+        Column("Reason", lambda o, at: str(o.get("reason") or ""),
+               description="A short, machine understandable string that gives the reason for the event."),
+        Column("Object", event_object, description="The object that this event is about."),
+        Column("Subobject", lambda o, at: str((o.get("involvedObject") or {}).get("fieldPath") or ""), wide=True,
+               description="The part of the object this event is about (involvedObject.fieldPath)."),
+        Column("Source", lambda o, at: ", ".join(filter(None, [(o.get("source") or {}).get("component"),
+                                                                (o.get("source") or {}).get("host")])),
+               wide=True, description="The component reporting this event."),
+        Column("Message", lambda o, at: str(o.get("message") or "").strip(),
+               description="A human-readable description of the status of this operation."),
+        Column("First Seen", lambda o, at: since(o.get("firstTimestamp") or o.get("eventTime"), at), wide=True,
+               description="The time at which the event was first recorded."),
+        Column("Count", lambda o, at: _int(o.get("count") or 1), wide=True, type="integer",
+               description="The number of times this event has occurred."),
+        Column("Name", lambda o, at: str(_meta(o).get("name") or ""), wide=True, format="name",
+               description=NAME_DESCRIPTION),
+    ],
+    "ReplicaSet": [
+        Column("Desired", lambda o, at: _int(_spec(o).get("replicas", 1)), type="integer",
+               description="Replicas is the number of desired replicas."),
+        Column("Current", lambda o, at: _int(_status(o).get("replicas")), type="integer",
+               description="Replicas is the most recently observed number of replicas."),
+        Column("Ready", lambda o, at: _int(_status(o).get("readyReplicas")), type="integer",
+               description="The number of ready replicas for this replica set."),
+        _AGE,
+        *WORKLOAD_WIDE,
+    ],
+    "Deployment": [
+        Column("Ready", lambda o, at: f"{_num(_status(o).get('readyReplicas'))}/{_num(_spec(o).get('replicas', 1))}",
+               description="Number of the pod with ready state"),
+        Column("Up-to-date", lambda o, at: _int(_status(o).get("updatedReplicas")), type="integer",
+               description="Total number of non-terminated pods targeted by this deployment that have the desired "
+                           "template spec."),
+        Column("Available", lambda o, at: _int(_status(o).get("availableReplicas")), type="integer",
+               description="Total number of available pods (ready for at least minReadySeconds) targeted by this "
+                           "deployment."),
+        _AGE,
+        *WORKLOAD_WIDE,
+    ],
+    "Service": [
+        Column("Type", lambda o, at: str(_spec(o).get("type") or "ClusterIP"),
+               description="type determines how the Service is exposed."),
+        Column("Cluster-IP", lambda o, at: str(_spec(o).get("clusterIP") or NONE),
+               description="clusterIP is the IP address of the service."),
+        Column("External-IP", service_external_ip,
+               description="The external IPs of the service (load-balancer ingress or externalIPs)."),
+        Column("Port(s)", service_ports, description="The ports that are exposed by this service."),
+        _AGE,
+        Column("Selector", _service_selector, wide=True,
+               description="Route service traffic to pods with label keys and values matching this selector."),
+    ],
+    "Endpoints": [
+        Column("Endpoints", endpoints_list, description="Endpoints of the service"),
+        _AGE,
+    ],
+    "HorizontalPodAutoscaler": [
+        Column("Reference", hpa_reference, description="Reference to the scaled resource (kind/name)."),
+        Column("Targets", hpa_targets, description="The current and target metric values."),
+        Column("MinPods", lambda o, at: _int(_spec(o).get("minReplicas", 1)), type="integer",
+               description="The lower limit for the number of pods that can be set by the autoscaler."),
+        Column("MaxPods", lambda o, at: _int(_spec(o).get("maxReplicas")), type="integer",
+               description="The upper limit for the number of pods that can be set by the autoscaler."),
+        Column("Replicas", lambda o, at: _int(_status(o).get("currentReplicas")), type="integer",
+               description="Current number of replicas of pods managed by this autoscaler."),
+        _AGE,
+    ],
+    "Lease": [
+        Column("Holder", lambda o, at: str(_spec(o).get("holderIdentity") or ""),
+               description="holderIdentity contains the identity of the holder of a current lease."),
+        _AGE,
+    ],
+    "ConfigMap": [
+        Column("Data", lambda o, at: len(o.get("data") or {}) + len(o.get("binaryData") or {}), type="integer",
+               description="The number of keys in data and binaryData."),
+        _AGE,
+    ],
+    "GPUJob": [
+        Column("Phase", gpujob_phase, description="Pending, Submitted, Running, Succeeded, Failed or Cancelled."),
+        Column("Job-ID", lambda o, at: str(_status(o).get("jobID") or NONE), description="The Slurm job id."),
+        Column("Slurm-State", lambda o, at: str(_status(o).get("slurmState") or NONE),
+               description="The job's state in Slurm (PENDING, RUNNING, COMPLETED...)."),
+        Column("Reason", gpujob_reason, description="Slurm's reason while queued, else the GPUJob's own."),
+        Column("Submitted", gpujob_submitted, description="Time since the job was submitted to Slurm."),
+        _AGE,
+        Column("Cluster", lambda o, at: str(_spec(o).get("cluster") or ""), description="The SlurmCluster."),
+        Column("Partition", lambda o, at: str(_status(o).get("partition") or
+                                              (_spec(o).get("slurm") or {}).get("partition") or NONE), wide=True,
+               description="The Slurm partition."),
+        Column("GPUs", lambda o, at: _num((_spec(o).get("slurm") or {}).get("gpus")), wide=True,
+               description="GPUs asked for."),
+        Column("Exit-Code", lambda o, at: str(_status(o).get("exitCode", NONE)), wide=True,
+               description="The job's exit code."),
+    ],
+    "SlurmCluster": [
+        Column("Host", lambda o, at: f"{_spec(o).get('user')}@{_spec(o).get('host')}:{_spec(o).get('port', 22)}",
+               description="The login node."),
+        Column("Reachable", slurmcluster_reachable, description="The Reachable condition."),
+        Column("Version", lambda o, at: str(_status(o).get("slurmVersion") or NONE), description="Slurm's version."),
+        Column("Partitions", slurmcluster_partitions, description="Partitions with their GPU counts."),
+        _AGE,
+        Column("Accounting", lambda o, at: str(_status(o).get("accounting", NONE)).lower(), wide=True,
+               description="Whether the site keeps accounting (sacct)."),
+        Column("Last-Check", lambda o, at: since(_status(o).get("lastCheckTime"), at), wide=True,
+               description="Time since the last reachability check."),
+    ],
+    "Secret": [
+        Column("Type", lambda o, at: str(o.get("type") or "Opaque"), description="The type of the secret"),
+        Column("Data", lambda o, at: len(o.get("data") or {}) + len(o.get("stringData") or {}), type="integer",
+               description="The number of keys in data."),
+        _AGE,
+    ],
+    "Ingress": [
+        Column("Class", lambda o, at: str(_spec(o).get("ingressClassName") or NONE),
+               description="The name of the IngressClass resource."),
+        Column("Hosts", ingress_hosts, description="Hosts that incoming requests are matched against."),
+        Column("Address", load_balancer_addresses,
+               description="Address is a list containing ingress points for the load-balancer"),
+        Column("Ports", ingress_ports, description="Ports of TLS configurations that open"),
+        _AGE,
+    ],
+    "NodeMetrics": METRICS_COLUMNS,
+    "PodMetrics": METRICS_COLUMNS,
+}
+
+DEFAULT_COLUMNS = [_AGE]
+
+#: Kinds whose table has no leading NAME column (kubectl's event table starts with LAST SEEN).
+NO_NAME_COLUMN = frozenset({"Event"})
+
+NAME_COLUMN = Column("Name", lambda o, at: str(_meta(o).get("name") or ""), format="name",
+                     description=NAME_DESCRIPTION)
+
+
+def columns_for(kind: str, wide: bool = False) -> list[Column]:
+    """The columns after NAME for ``kind`` (``AGE`` alone for kinds without a row)."""
+    cols = COLUMNS.get(kind, DEFAULT_COLUMNS)
+    return [c for c in cols if wide or not c.wide]
+
+
+def definitions(kind: str) -> list[Column]:
+    """Every column of ``kind``'s table, NAME first (none for Event), priority-1 columns included."""
+    lead = [] if kind in NO_NAME_COLUMN else [NAME_COLUMN]
+    return lead + COLUMNS.get(kind, DEFAULT_COLUMNS)
+
+
+def cells(columns: list[Column], obj: Obj, at: dt.datetime) -> list[Cell]:
+    """The cells of one row of ``obj``."""
+    return [c.value(obj, at) for c in columns]
+
+
+#: ``includeObject`` values (``metav1.IncludeObjectPolicy``).
+INCLUDE_OBJECT = ("Object", "Metadata", "None")
+
+
+def table(kind: str, objects: list[Obj], *, include_object: str = "Metadata", table_version: str = "v1",
+          list_meta: Obj | None = None, with_definitions: bool = True, at: dt.datetime | None = None) -> Obj:
+    """A ``meta.k8s.io`` Table of ``objects`` (all of kind ``kind``), as kube-apiserver answers
+    ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``.
+
+    ``include_object``: ``Object`` (each row carries the object), ``Metadata`` (the default: a
+    ``PartialObjectMetadata``, enough for ``--show-labels`` and ``-L``) or ``None``; any other value
+    raises ValueError.  ``table_version``: ``v1`` or ``v1beta1`` (the Table's apiVersion).
+    ``list_meta``: resourceVersion/continue of the list; ``with_definitions`` False leaves out the
+    column definitions (watch events after the first, as kube-apiserver sends them).
+    """
+    if include_object in ("", None):
+        include_object = "Metadata"
+    if include_object not in INCLUDE_OBJECT:
+        raise ValueError(f'unrecognized includeObject value: "{include_object}"')
+    at = at or dt.datetime.now(dt.UTC)
+    api_version = f"meta.k8s.io/{table_version}"
+    columns = definitions(kind)
+    rows: list[Obj] = []
+    for obj in objects:
+        row: Obj = {"cells": cells(columns, obj, at)}
+        if include_object == "Object":
+            row["object"] = obj
+        elif include_object == "Metadata":
+            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": api_version,
+                             "metadata": obj.get("metadata") or {}}
+        else:
+            row["object"] = None
+        rows.append(row)
+    return {"kind": "Table", "apiVersion": api_version, "metadata": dict(list_meta or {}),
+            "columnDefinitions": [c.definition() for c in columns] if with_definitions else [],
+            "rows": rows}

@@ -1,0 +1,293 @@
+"""OpenAPI schemas of the API kinds, generated from the pydantic models that validate requests,
+and the unknown-field check of server-side field validation against them.
+
+:class:`Schemas` walks each kind's model (fields, their aliases, types and docstrings) into
+OpenAPI definitions named as Kubernetes names them (``io.k8s.api.core.v1.PodSpec``,
+``io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta``; minik8s' own group reversed:
+``io.minik8s.v1.DNS``).  Kinds carry ``x-kubernetes-group-version-kind``; lists that strategic
+merge patch merges item by item (:data:`minik8s.api.patch.MERGE_KEYS`, the one table the
+apiserver's patching uses too) carry ``x-kubernetes-patch-merge-key``,
+``x-kubernetes-patch-strategy``, ``x-kubernetes-list-type: map`` and
+``x-kubernetes-list-map-keys``, so that kubectl computes the patches the server applies.
+
+Descriptions are the models' docstrings, else Kubernetes' own text for the types and fields
+minik8s shares with it (:func:`kubernetes_docs`).  Field types map as: ``str`` → string,
+``int`` → integer, ``float`` → number, ``bool`` → boolean, ``int | str`` → ``IntOrString``,
+``list[X]`` → array, ``dict[str, X]`` → object with ``additionalProperties``, a model → ``$ref``;
+``Any`` and ``dict[str, Any]`` are free-form (``x-kubernetes-preserve-unknown-fields``), as the
+models keep whatever is there.
+Definitions use OpenAPI v2 references (``#/definitions/NAME``); the v3 documents rewrite them.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from minik8s.api.patch import MERGE_KEYS
+from minik8s.api.registry import ResourceType
+
+Obj = dict[str, Any]
+
+REF_PREFIX = "#/definitions/"
+DOCS = Path(__file__).with_name("k8s-docs.json")
+INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+META_PACKAGE = "io.k8s.apimachinery.pkg.apis.meta.v1"
+#: Models of these modules keep Kubernetes' package whichever kind reaches them first.
+MODULE_PACKAGES = {
+    "minik8s.api.meta": META_PACKAGE,
+    "minik8s.api.core": "io.k8s.api.core.v1",
+    "minik8s.api.metrics": "io.k8s.metrics.pkg.apis.metrics.v1beta1",
+}
+#: Patch strategies Kubernetes gives fields beyond the merge-keyed lists: (model, field) → strategy.
+PATCH_STRATEGIES = {("PodSpec", "volumes"): "merge,retainKeys", ("DeploymentSpec", "strategy"): "retainKeys"}
+#: Extra list-map keys beside the merge key (ports are told apart by protocol too).
+EXTRA_MAP_KEYS = {"ports": ["protocol"]}
+
+KIND_FIELD_DOCS = {
+    "apiVersion": "APIVersion defines the versioned schema of this representation of an object. Servers should "
+                  "convert recognized schemas to the latest internal value, and may reject unrecognized values. "
+                  "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
+                  "api-conventions.md#resources",
+    "kind": "Kind is a string value representing the REST resource this object represents. Servers may infer "
+            "this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: "
+            "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+    "metadata": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/"
+                "sig-architecture/api-conventions.md#metadata",
+    "spec": "Specification of the desired behavior of the object.",
+    "status": "Most recently observed status of the object. Read-only.",
+}
+
+
+def group_package(group: str, version: str) -> str:
+    """The definition-name prefix of a group/version: ``io.k8s.api.core.v1``,
+    ``io.k8s.api.apps.v1``, ``io.k8s.api.networking.v1``, ``io.minik8s.v1``."""
+    if not group:
+        return f"io.k8s.api.core.{version}"
+    if "." not in group:
+        return f"io.k8s.api.{group}.{version}"
+    if group.endswith(".k8s.io"):
+        return f"io.k8s.api.{group[:-len('.k8s.io')]}.{version}"
+    return ".".join(reversed(group.split("."))) + f".{version}"
+
+
+def gvk(rt: ResourceType, kind: str | None = None) -> Obj:
+    """The ``x-kubernetes-group-version-kind`` entry of ``rt`` (or of its ``kind`` variant, e.g. a List)."""
+    return {"group": rt.group, "kind": kind or rt.kind, "version": rt.version}
+
+
+@cache
+def kubernetes_docs() -> dict[str, dict[str, str]]:
+    """Kubernetes' documentation of the types and fields the models share with it (``k8s-docs.json``,
+    written by ``scripts/k8s-field-docs.py``): definition name → {field (``""``: the type): text}."""
+    try:
+        return dict(json.loads(DOCS.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def _description(cls: type) -> str:
+    doc = cls.__dict__.get("__doc__") or ""
+    return " ".join(doc.split())
+
+
+class Schemas:
+    """The OpenAPI definitions of ``types`` (and every model they reach).
+
+    ``definitions``: name → schema; ``kind_names``: (group, version, kind) → definition name.
+    """
+
+    def __init__(self, types_: Iterable[ResourceType]) -> None:
+        self.definitions: dict[str, Obj] = {
+            INT_OR_STRING: {"type": "string", "format": "int-or-string",
+                            "description": "IntOrString is a type that can hold an int32 or a string."},
+        }
+        self.kind_names: dict[tuple[str, str, str], str] = {}
+        self._names: dict[type, str] = {}
+        self._package = ""
+        for rt in types_:
+            self._add_kind(rt)
+
+    # ------------------------------------------------------------ generation
+    def _add_kind(self, rt: ResourceType) -> None:
+        self._package = group_package(rt.group, rt.version)
+        name = self._ref_name(rt.model)
+        schema = self.definitions[name]
+        kinds = schema.setdefault("x-kubernetes-group-version-kind", [])
+        if gvk(rt) not in kinds:
+            kinds.append(gvk(rt))
+        for field, doc in KIND_FIELD_DOCS.items():
+            prop = schema.get("properties", {}).get(field)
+            if prop is not None and "description" not in prop:
+                prop["description"] = doc
+        self.kind_names[(rt.group, rt.version, rt.kind)] = name
+        if "list" in rt.verbs:
+            list_name = f"{name}List"
+            self.definitions.setdefault(list_name, {
+                "description": f"{rt.kind}List is a list of {rt.kind} objects.",
+                "type": "object", "required": ["items"],
+                "properties": {
+                    "apiVersion": {"type": "string", "description": KIND_FIELD_DOCS["apiVersion"]},
+                    "kind": {"type": "string", "description": KIND_FIELD_DOCS["kind"]},
+                    "metadata": {"$ref": f"{REF_PREFIX}{META_PACKAGE}.ListMeta",
+                                 "description": "Standard list metadata."},
+                    "items": {"type": "array", "items": {"$ref": REF_PREFIX + name},
+                              "description": f"List of {rt.kind} objects."},
+                },
+                "x-kubernetes-group-version-kind": [gvk(rt, rt.list_kind)],
+            })
+            self._ensure_list_meta()
+
+    def _ensure_list_meta(self) -> None:
+        name = f"{META_PACKAGE}.ListMeta"
+        if name not in self.definitions:
+            self.definitions[name] = {
+                "description": "ListMeta describes metadata that synthetic resources must have, including lists.",
+                "type": "object",
+                "properties": {"resourceVersion": {"type": "string"}, "continue": {"type": "string"},
+                               "remainingItemCount": {"type": "integer", "format": "int64"}}}
+
+    def _ref_name(self, cls: type[BaseModel]) -> str:
+        """The definition name of ``cls``, generating its schema the first time."""
+        if cls in self._names:
+            return self._names[cls]
+        package = MODULE_PACKAGES.get(cls.__module__, self._package)
+        name = f"{package}.{cls.__name__}"
+        if name in self.definitions:  # two models of one name: tell them apart by module
+            name = f"{package}.{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"
+        self._names[cls] = name
+        self.definitions[name] = {}  # reserved before recursing (models may refer to themselves)
+        self.definitions[name] = self._model_schema(cls, kubernetes_docs().get(name, {}))
+        return name
+
+    def _model_schema(self, cls: type[BaseModel], docs: dict[str, str]) -> Obj:
+        properties: Obj = {}
+        required: list[str] = []
+        for field_name, info in cls.model_fields.items():
+            alias = info.alias or field_name
+            prop = self._type_schema(info.annotation)
+            description = info.description or docs.get(alias)
+            if description:
+                prop["description"] = " ".join(description.split())
+            self._patch_extensions(cls, alias, info.annotation, prop)
+            properties[alias] = prop
+            if info.is_required():
+                required.append(alias)
+        schema: Obj = {"type": "object", "properties": properties}
+        description = _description(cls) or docs.get("", "")
+        if description:
+            schema["description"] = description
+        if required:
+            schema["required"] = required
+        return schema
+
+    def _type_schema(self, annotation: Any) -> Obj:
+        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+        if origin in (typing.Union, types.UnionType):
+            present = [a for a in args if a is not type(None)]
+            if set(present) == {int, str}:
+                return {"$ref": REF_PREFIX + INT_OR_STRING}
+            if len(present) == 1:
+                return self._type_schema(present[0])
+            return {"x-kubernetes-preserve-unknown-fields": True}
+        if origin is list:
+            return {"type": "array", "items": self._type_schema(args[0] if args else Any)}
+        if origin is dict:
+            value = args[1] if len(args) == 2 else Any
+            if value is Any or value is object:
+                return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+            return {"type": "object", "additionalProperties": self._type_schema(value)}
+        if origin is typing.Literal:
+            return {"type": "string", "enum": [str(a) for a in args]}
+        if annotation is str:
+            return {"type": "string"}
+        if annotation is bool:
+            return {"type": "boolean"}
+        if annotation is int:
+            return {"type": "integer", "format": "int64"}
+        if annotation is float:
+            return {"type": "number", "format": "double"}
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return {"$ref": REF_PREFIX + self._ref_name(annotation)}
+        return {"x-kubernetes-preserve-unknown-fields": True}
+
+    def _patch_extensions(self, cls: type, alias: str, annotation: Any, prop: Obj) -> None:
+        """Kubernetes' patch and list-map metadata of field ``alias`` of ``cls`` (from MERGE_KEYS)."""
+        strategy = PATCH_STRATEGIES.get((cls.__name__, alias))
+        items = prop.get("items") or {}
+        ref = items.get("$ref", "")
+        if alias in MERGE_KEYS and prop.get("type") == "array" and ref.startswith(REF_PREFIX):
+            item_props = self.definitions.get(ref[len(REF_PREFIX):], {}).get("properties", {})
+            key = MERGE_KEYS[alias]
+            if alias == "ports" and "containerPort" not in item_props:
+                key = "port"  # Service ports; Container ports merge by containerPort
+            if key in item_props:
+                prop["x-kubernetes-patch-merge-key"] = key
+                prop["x-kubernetes-patch-strategy"] = strategy or "merge"
+                prop["x-kubernetes-list-type"] = "map"
+                prop["x-kubernetes-list-map-keys"] = [key] + [k for k in EXTRA_MAP_KEYS.get(alias, [])
+                                                              if k in item_props]
+                return
+        if strategy and "merge" not in strategy:
+            prop["x-kubernetes-patch-strategy"] = strategy
+
+    # ------------------------------------------------------------ use
+    def closure(self, names: Iterable[str]) -> dict[str, Obj]:
+        """The definitions of ``names`` and of everything they refer to."""
+        out: dict[str, Obj] = {}
+        todo = list(names)
+        while todo:
+            name = todo.pop()
+            if name in out or name not in self.definitions:
+                continue
+            out[name] = self.definitions[name]
+            todo += [ref[len(REF_PREFIX):] for ref in _refs(out[name])]
+        return out
+
+    def unknown_fields(self, rt: ResourceType, obj: Any) -> list[str]:
+        """Paths of the fields of ``obj`` (a wire-form ``rt``) its schema does not know, in
+        Kubernetes' notation (``spec.containers[0].foo``), as strict decoding reports them."""
+        name = self.kind_names.get((rt.group, rt.version, rt.kind))
+        out: list[str] = []
+        if name is not None:
+            self._walk({"$ref": REF_PREFIX + name}, obj, "", out)
+        return out
+
+    def _walk(self, schema: Obj, value: Any, path: str, out: list[str]) -> None:
+        ref = schema.get("$ref")
+        if ref:
+            schema = self.definitions.get(ref[len(REF_PREFIX):], {})
+        if schema.get("x-kubernetes-preserve-unknown-fields"):
+            return
+        if isinstance(value, dict):
+            props = schema.get("properties")
+            extra = schema.get("additionalProperties")
+            for key, item in value.items():
+                where = f"{path}.{key}" if path else str(key)
+                if props is not None and key in props:
+                    self._walk(props[key], item, where, out)
+                elif isinstance(extra, dict):
+                    self._walk(extra, item, where, out)
+                elif props is not None:
+                    out.append(where)
+        elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+            for index, item in enumerate(value):
+                self._walk(schema["items"], item, f"{path}[{index}]", out)
+
+
+def _refs(schema: Any) -> list[str]:
+    if isinstance(schema, dict):
+        found = [schema["$ref"]] if isinstance(schema.get("$ref"), str) else []
+        for value in schema.values():
+            found += _refs(value)
+        return found
+    if isinstance(schema, list):
+        return [r for item in schema for r in _refs(item)]
+    return []

@@ -1,0 +1,162 @@
+"""Kubernetes' protobuf encoding of request bodies (``application/vnd.kubernetes.protobuf``), decoded.
+
+kubectl's generators (``kubectl create deployment|service|namespace|ingress|configmap|secret|job``,
+``kubectl autoscale``) encode the object they build in protobuf whatever the server says, and
+client-go never falls back to JSON for it, so the apiserver reads it.  A body is the magic
+``k8s\\x00`` and a ``runtime.Unknown`` message (``typeMeta`` with apiVersion and kind, ``raw`` the
+object's message, e.g. ``k8s.io.api.apps.v1.Deployment``).  The messages are described by the
+descriptors in ``k8s-api.binpb`` (written by ``scripts/k8s-protobuf-descriptors.py`` from a kubectl
+binary) and parsed with the ``protobuf`` library; :func:`to_json` turns a message into the
+object's JSON form:
+
+- Kubernetes' special types become their JSON forms: Quantity → ``"100m"``, IntOrString → int or
+  string, Time/MicroTime → RFC 3339, Duration → Go duration, RawExtension and FieldsV1 → JSON,
+  bytes → base64, map entries → objects.
+- Embedded Go structs (``json:",inline"``, :data:`INLINE`) have their fields flattened.
+- Go's non-pointer fields are always encoded, even when empty, while their JSON form omits
+  them: empty strings, zeros, false and empty objects are left out, as ``omitempty`` does —
+  except ``replicas`` (a pointer whose 0 means "none").
+
+Responses are never protobuf (JSON is served to clients that accept it too).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import DecodeError, Message
+
+from minik8s.api import errors
+
+MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+MAGIC = b"k8s\x00"
+DESCRIPTORS = Path(__file__).with_name("k8s-api.binpb")
+#: Pointer fields whose zero value is meaningful (kept when decoded as 0).
+ZERO_KEPT = frozenset({"replicas"})
+_META = "k8s.io.apimachinery.pkg.apis.meta.v1."
+_CORE = "k8s.io.api.core.v1."
+#: Go structs embedded with ``json:",inline"``: a field in protobuf, their fields flattened in JSON.
+INLINE = frozenset({
+    _CORE + "Volume.volumeSource", _CORE + "Probe.handler", _CORE + "EphemeralContainer.ephemeralContainerCommon",
+    _CORE + "PersistentVolumeSpec.persistentVolumeSource", "k8s.io.api.networking.v1.IngressRule.ingressRuleValue",
+    *(_CORE + f"{kind}.localObjectReference" for kind in (
+        "ConfigMapEnvSource", "ConfigMapKeySelector", "ConfigMapProjection", "ConfigMapVolumeSource",
+        "SecretEnvSource", "SecretKeySelector", "SecretProjection")),
+})
+
+
+@cache
+def _pool() -> descriptor_pool.DescriptorPool:
+    pool = descriptor_pool.DescriptorPool()
+    for fd in descriptor_pb2.FileDescriptorSet.FromString(DESCRIPTORS.read_bytes()).file:
+        pool.Add(fd)
+    return pool
+
+
+def message_class(full_name: str) -> type[Message]:
+    """The generated class of a message of ``k8s-api.binpb`` (``k8s.io.api.apps.v1.Deployment``,
+    ``openapi.v2.Document``)."""
+    return message_factory.GetMessageClass(_pool().FindMessageTypeByName(full_name))
+
+
+def proto_package(api_version: str) -> str:
+    """The protobuf package of an apiVersion: ``v1`` → ``k8s.io.api.core.v1``, ``apps/v1`` → ``k8s.io.api.apps.v1``,
+    ``networking.k8s.io/v1`` → ``k8s.io.api.networking.v1``."""
+    group, _, version = api_version.rpartition("/")
+    group = group.removesuffix(".k8s.io") or "core"
+    return f"k8s.io.api.{group}.{version}"
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """The JSON form of a protobuf-encoded object (apiVersion and kind from its envelope).
+
+    Raises BadRequest (400) for a body that is not Kubernetes protobuf, and UnsupportedMediaType
+    (415) for a kind whose messages are not known here.
+    """
+    if not body.startswith(MAGIC):
+        raise errors.BadRequest("the request body could not be decoded: protobuf body without the k8s magic prefix")
+    try:
+        unknown = message_class("k8s.io.apimachinery.pkg.runtime.Unknown").FromString(body[len(MAGIC):])
+    except DecodeError as exc:
+        raise errors.BadRequest(f"the request body could not be decoded: {exc}") from None
+    type_meta = unknown.typeMeta
+    api_version, kind = type_meta.apiVersion, type_meta.kind
+    try:
+        cls = message_class(f"{proto_package(api_version)}.{kind}")
+    except KeyError:
+        raise errors.UnsupportedMediaType(
+            f"{kind} in version {api_version!r} cannot be decoded from {MEDIA_TYPE}; send application/json") from None
+    try:
+        msg = cls.FromString(unknown.raw)
+    except DecodeError as exc:
+        raise errors.BadRequest(f"the request body could not be decoded: {exc}") from None
+    try:
+        obj = to_json(msg)
+    except ValueError as exc:  # an embedded RawExtension that is not JSON
+        raise errors.BadRequest(f"the request body could not be decoded: {exc}") from None
+    return {"apiVersion": api_version, "kind": kind, **obj}
+
+
+def to_json(msg: Message) -> dict[str, Any]:
+    """The JSON form of a message of Kubernetes' API (see the module docstring)."""
+    out: dict[str, Any] = {}
+    for field, value in msg.ListFields():
+        converted = _field_json(field, value)
+        if _empty(converted) and not (field.name in ZERO_KEPT and converted == 0):
+            continue
+        if field.full_name in INLINE and isinstance(converted, dict):
+            out.update(converted)
+            continue
+        out[field.name] = converted  # Kubernetes' message fields are named as in JSON
+    return out
+
+
+def _empty(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value is False
+    return value is None or value in ("", 0) or value == {} or value == []
+
+
+def _field_json(field: FieldDescriptor, value: Any) -> Any:
+    if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.GetOptions().map_entry:
+        value_field = field.message_type.fields_by_name["value"]
+        return {key: _value_json(value_field, item) for key, item in value.items()}
+    if field.is_repeated:
+        return [_value_json(field, item) for item in value]
+    return _value_json(field, value)
+
+
+def _value_json(field: FieldDescriptor, value: Any) -> Any:
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return base64.b64encode(value).decode()
+    if field.type != FieldDescriptor.TYPE_MESSAGE:
+        return value
+    return _special(field.message_type, value)
+
+
+def _special(descriptor: Descriptor, msg: Any) -> Any:
+    name = descriptor.full_name
+    if name == "k8s.io.apimachinery.pkg.api.resource.Quantity":
+        return msg.string
+    if name == "k8s.io.apimachinery.pkg.util.intstr.IntOrString":
+        return msg.strVal if msg.type == 1 else msg.intVal
+    if name in (_META + "Time", _META + "MicroTime"):
+        if not msg.seconds and not msg.nanos:
+            return None  # Go's zero time, null in JSON
+        when = dt.datetime.fromtimestamp(msg.seconds, dt.UTC)
+        if name.endswith("MicroTime"):
+            return when.replace(microsecond=msg.nanos // 1000).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if name == _META + "Duration":
+        return f"{msg.duration / 1e9:g}s"
+    if name in ("k8s.io.apimachinery.pkg.runtime.RawExtension", _META + "FieldsV1"):
+        raw = msg.raw if hasattr(msg, "raw") else msg.Raw
+        return json.loads(raw) if raw else None
+    return to_json(msg)

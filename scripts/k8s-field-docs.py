@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Write Kubernetes' documentation of the fields minik8s' models have (``kubectl explain`` shows it).
+
+The text comes from the ``kubernetes`` Python client's models (generated from Kubernetes' OpenAPI
+document): for each OpenAPI definition minik8s serves with a Kubernetes name
+(``io.k8s.api.core.v1.PodSpec`` → ``V1PodSpec``), the type's description and those of the fields
+the minik8s model has.  Run it again when models gain fields:
+
+    .venv/bin/python scripts/k8s-field-docs.py minik8s/api/k8s-docs.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import kubernetes.client.models as k8s
+
+from minik8s.api.registry import METRICS_TYPES, default_registry
+from minik8s.api.schema import Schemas
+
+
+def client_class(definition: str) -> type | None:
+    """The kubernetes client's model of an OpenAPI definition name, if it has one."""
+    if not definition.startswith("io.k8s."):
+        return None
+    *_, version, kind = definition.split(".")
+    return getattr(k8s, f"{version[:1].upper()}{version[1:]}{kind}", None)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    from minik8s.apiserver.versions import SERVED_VERSIONS
+
+    types = default_registry().types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS]
+    docs: dict[str, dict[str, str]] = {}
+    for name, schema in sorted(Schemas(types).definitions.items()):
+        cls = client_class(name)
+        if cls is None or not hasattr(cls, "model_fields"):
+            continue
+        entry: dict[str, str] = {}
+        type_doc = (cls.__doc__ or "").strip().split("\n\n")[0]
+        if type_doc and not type_doc.startswith(cls.__name__):
+            entry[""] = " ".join(type_doc.split())
+        by_json = {info.alias or attr: info for attr, info in cls.model_fields.items()}
+        attribute_map = getattr(cls, "attribute_map", None) or {}
+        for attr, key in attribute_map.items():
+            by_json.setdefault(key, cls.model_fields.get(attr))
+        for field in schema.get("properties") or {}:
+            info = by_json.get(field)
+            if info is not None and info.description:
+                entry[field] = " ".join(info.description.split())
+        if entry:
+            docs[name] = entry
+    with open(argv[1], "w") as f:
+        json.dump(docs, f, indent=0, sort_keys=True)
+        f.write("\n")
+    print(f"{argv[1]}: {len(docs)} types, {sum(len(v) for v in docs.values())} descriptions")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
