@@ -22,6 +22,8 @@ from minik8s.api.meta import (
 )
 
 IntOrString = int | str
+#: The protocols of container ports and Service ports.
+PROTOCOLS = ("TCP", "UDP", "SCTP")
 
 
 # ---------------------------------------------------------------- Namespace

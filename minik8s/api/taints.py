@@ -14,6 +14,8 @@ TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
 TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 
 NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "PreferNoSchedule", "NoExecute"
+#: Every taint effect Kubernetes knows.
+TAINT_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
 
 
 def toleration_matches(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

@@ -7,7 +7,7 @@ import logging
 import typer
 import uvicorn
 
-from minik8s import logging as mlog
+from minik8s import logs
 from minik8s.apiserver.app import create_app
 from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdTLS, EtcdTLSRefused, check_tls, parse_etcd_servers
 from minik8s.apiserver.kubelet_client import KubeletClient
@@ -113,7 +113,7 @@ def command(
         resolution = parse_duration(metrics_resolution)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--metrics-resolution") from exc
-    mlog.setup("apiserver", v)
+    logs.setup("apiserver", v)
     run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
         token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range, resolution,
         EtcdTLS(etcd_cafile, etcd_certfile, etcd_keyfile),

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minik8s import logging as mlog
+from minik8s import logs
 from minik8s.cluster.processes import Process, etcd_command, minik8s_command, wait_http
 
 log = logging.getLogger("supervisor")
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="minik8s local-cluster supervisor (started by `minik8s up`)")
     parser.add_argument("--data-dir", required=True)
     args = parser.parse_args(argv)
-    mlog.setup("supervisor")
+    logs.setup("supervisor")
     layout = ClusterLayout.load(Path(args.data_dir))
     try:
         Supervisor(layout).run()

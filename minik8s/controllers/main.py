@@ -81,12 +81,12 @@ def command(
     import logging
     import signal
 
-    from minik8s import logging as mlog
+    from minik8s import logs
     from minik8s.client.rest import Client
     from minik8s.controllers.manager import ControllerManager, ControllerOptions, select_controllers
     from minik8s.controllers.nodeipam import CIDRSet
 
-    mlog.setup("controller-manager", v)
+    logs.setup("controller-manager", v)
     log = logging.getLogger("controller-manager")
     try:
         names = select_controllers(controllers)

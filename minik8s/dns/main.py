@@ -45,13 +45,13 @@ def command(
     import signal
     import socket
 
-    from minik8s import logging as mlog
+    from minik8s import logs
     from minik8s.client.kubeconfig import KubeconfigError
     from minik8s.client.rest import Client
     from minik8s.dns.app import ClusterDNS, DNSConfig
     from minik8s.dns.server import parse_upstream, upstreams_from
 
-    mlog.setup("dns", v)
+    logs.setup("dns", v)
     log = logging.getLogger("dns")
     namespace, sep, name = service.partition("/")
     if not sep or not namespace or not name:

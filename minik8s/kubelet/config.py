@@ -7,10 +7,10 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minik8s.api.taints import TAINT_EFFECTS
 from minik8s.auth import tls_serving_options
 from minik8s.host.errors import ConfigError
 
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_POD_CIDR = "10.244.0.0/24"
 DEFAULT_CLUSTER_CIDR = "10.244.0.0/16"
 DEFAULT_SERVICE_CIDR = "10.96.0.0/16"

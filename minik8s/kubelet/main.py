@@ -60,7 +60,7 @@ def command(
     import logging
     import signal
 
-    from minik8s import logging as mlog
+    from minik8s import logs
     from minik8s.client.kubeconfig import KubeconfigError
     from minik8s.host.errors import CommandFailed, ConfigError, HostError
     from minik8s.kubelet.config import (
@@ -78,7 +78,7 @@ def command(
     from minik8s.kubelet.kubelet import Kubelet
     from minik8s.kubelet.runtime import RuntimeErrorBase
 
-    mlog.setup("kubelet", v)
+    logs.setup("kubelet", v)
     log = logging.getLogger("kubelet")
     try:
         cfg = KubeletConfig(

@@ -31,7 +31,7 @@ def command(
     import logging
     import signal
 
-    from minik8s import logging as mlog
+    from minik8s import logs
     from minik8s.client.kubeconfig import KubeconfigError
     from minik8s.client.rest import Client
     from minik8s.host.errors import HostError
@@ -43,7 +43,7 @@ def command(
     from minik8s.proxy.proxier import Backend, Proxier
     from minik8s.proxy.routing import ServiceRoute, default_node_ip
 
-    mlog.setup("proxy", v)
+    logs.setup("proxy", v)
     log = logging.getLogger("proxy")
 
     def fail(message: str, code: int = 1) -> typer.Exit:

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minik8s.api.base import Obj
-
-PROTOCOLS = ("TCP", "UDP", "SCTP")
+from minik8s.api.core import PROTOCOLS
 
 
 @dataclass(frozen=True, order=True)

@@ -18,11 +18,11 @@ def command(
     import logging
     import signal
 
-    from minik8s import logging as mlog
+    from minik8s import logs
     from minik8s.client.rest import Client
     from minik8s.scheduler.scheduler import Scheduler
 
-    mlog.setup("scheduler", v)
+    logs.setup("scheduler", v)
     log = logging.getLogger("scheduler")
 
     async def main() -> None:

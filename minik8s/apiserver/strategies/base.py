@@ -21,8 +21,6 @@ from minik8s.api.selectors import LabelSelector
 Cause = tuple[str, Any, str]
 
 REQUIRED = "Required value"
-PROTOCOLS = ("TCP", "UDP", "SCTP")
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def unsupported(value: Any, allowed: tuple[str, ...]) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from minik8s.api import validation as v
-from minik8s.apiserver.strategies.base import REQUIRED, TAINT_EFFECTS, Cause, Obj, Strategy, unsupported
+from minik8s.api.taints import TAINT_EFFECTS
+from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
 
 
 class NodeStrategy(Strategy):

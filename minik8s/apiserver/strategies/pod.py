@@ -7,9 +7,10 @@ import copy
 from typing import Any
 
 from minik8s.api import validation as v
-from minik8s.api.core import qos_class
+from minik8s.api.core import PROTOCOLS, qos_class
 from minik8s.api.quantity import parse_quantity
-from minik8s.apiserver.strategies.base import PROTOCOLS, REQUIRED, TAINT_EFFECTS, Cause, Obj, Strategy, unsupported
+from minik8s.api.taints import TAINT_EFFECTS
+from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
 from minik8s.apiserver.strategies.podsources import default_volume_sources, env_source_errors, volume_source_errors
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")

@@ -7,8 +7,9 @@ import ipaddress
 from typing import Any
 
 from minik8s.api import validation as v
+from minik8s.api.core import PROTOCOLS
 from minik8s.apiserver.allocators import ServiceAllocator
-from minik8s.apiserver.strategies.base import PROTOCOLS, Cause, Obj, Strategy, unsupported
+from minik8s.apiserver.strategies.base import Cause, Obj, Strategy, unsupported
 
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 
