@@ -674,6 +674,8 @@ class IngressStrategy(Strategy):
 
 def default_strategies() -> dict[str, Strategy]:
     """The strategy of every kind that has special needs (others use :class:`Strategy`)."""
+    from minik8s.apiserver.serverless_strategy import serverless_strategies
+
     return {
         "Namespace": NamespaceStrategy(),
         "Pod": PodStrategy(),
@@ -684,6 +686,7 @@ def default_strategies() -> dict[str, Strategy]:
         "DNS": DNSStrategy(),
         "Ingress": IngressStrategy(),
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
+        **serverless_strategies(),
     }
 
 

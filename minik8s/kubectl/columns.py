@@ -344,6 +344,43 @@ def event_sort_key(obj: Obj) -> str:
                or _meta(obj).get("creationTimestamp") or "")
 
 
+# ------------------------------------------------------------------ serverless (minik8s.io/v1)
+def _condition(obj: Obj, type_: str) -> Obj:
+    return next((c for c in _status(obj).get("conditions") or [] if c.get("type") == type_), {})
+
+
+def function_ready(obj: Obj, at: dt.datetime) -> str:
+    """The Ready condition's status (``True``/``False``/``Unknown``)."""
+    return str(_condition(obj, "Ready").get("status") or "Unknown")
+
+
+def function_instances(obj: Obj, at: dt.datetime) -> str:
+    """``ready/desired`` instances (``0/0`` when scaled to zero)."""
+    status = _status(obj)
+    return f"{_num(status.get('readyInstances'))}/{_num(status.get('instances'))}"
+
+
+def trigger_source(obj: Obj, at: dt.datetime) -> str:
+    """Where the Trigger's events come from: ``schedule <cron>``, ``<Kind> objects`` or ``events``."""
+    spec = _spec(obj)
+    if spec.get("schedule"):
+        return f"schedule {spec['schedule']}"
+    if spec.get("objects"):
+        return f"{(spec['objects'] or {}).get('kind')} objects"
+    attrs = (spec.get("filter") or {}).get("attributes") or {}
+    return "events" + (" " + ",".join(f"{k}={v}" for k, v in sorted(attrs.items())) if attrs else "")
+
+
+def trigger_subscriber(obj: Obj, at: dt.datetime) -> str:
+    ref = (_spec(obj).get("subscriber") or {}).get("ref") or {}
+    return f"{ref.get('kind')}/{ref.get('name')}"
+
+
+def run_duration(obj: Obj, at: dt.datetime) -> str:
+    seconds = _status(obj).get("durationSeconds")
+    return f"{seconds:.3f}s" if isinstance(seconds, int | float) else NONE
+
+
 # ------------------------------------------------------------------ the table
 COLUMNS: dict[str, list[Column]] = {
     "Pod": [
@@ -430,6 +467,35 @@ COLUMNS: dict[str, list[Column]] = {
     "Secret": [
         Column("TYPE", lambda o, at: str(o.get("type") or "Opaque")),
         Column("DATA", lambda o, at: str(len(o.get("data") or {}) + len(o.get("stringData") or {}))),
+        Column("AGE", _age),
+    ],
+    "Function": [
+        Column("READY", function_ready),
+        Column("INSTANCES", function_instances),
+        Column("URL", lambda o, at: str(_status(o).get("url") or NONE)),
+        Column("AGE", _age),
+        Column("REVISION", lambda o, at: str(_status(o).get("revision") or NONE), wide=True),
+        Column("REASON", lambda o, at: str(_condition(o, "Ready").get("reason") or ""), wide=True),
+    ],
+    "Workflow": [
+        Column("START", lambda o, at: str(_spec(o).get("startAt") or "")),
+        Column("STATES", lambda o, at: str(len(_spec(o).get("states") or {}))),
+        Column("LAST RUN", lambda o, at: str(_status(o).get("lastRun") or NONE)),
+        Column("AGE", _age),
+    ],
+    "WorkflowRun": [
+        Column("WORKFLOW", lambda o, at: str((_spec(o).get("workflowRef") or {}).get("name") or "")),
+        Column("STATUS", lambda o, at: str(_status(o).get("phase") or "Running")),
+        Column("STEPS", lambda o, at: str(len(_status(o).get("steps") or []))),
+        Column("DURATION", run_duration),
+        Column("AGE", _age),
+        Column("ERROR", lambda o, at: str(_status(o).get("error") or ""), wide=True),
+    ],
+    "Trigger": [
+        Column("SUBSCRIBER", trigger_subscriber),
+        Column("SOURCE", trigger_source),
+        Column("DELIVERED", lambda o, at: _num(_status(o).get("delivered"))),
+        Column("FAILED", lambda o, at: _num(_status(o).get("failed"))),
         Column("AGE", _age),
     ],
 }
