@@ -1,5 +1,7 @@
 """Core (``v1``) kinds: Namespace, Pod, Node, Event, Binding — Kubernetes field names and meanings.
 
+ConfigMap and Secret live in :mod:`minik8s.api.config`.
+
 Quantities (cpu, memory) stay strings as on the wire (``"100m"``, ``"128Mi"``);
 use :mod:`minik8s.api.quantity` to read them in cores and bytes.
 """
@@ -37,17 +39,51 @@ class Namespace(TypedObject):
 
 
 # ---------------------------------------------------------------- Pod spec
+class ConfigMapKeySelector(Model):
+    """One key of a ConfigMap of the pod's namespace; ``optional``: a missing one is no error."""
+
+    name: str | None = None
+    key: str
+    optional: bool | None = None
+
+
+class SecretKeySelector(Model):
+    """One key of a Secret of the pod's namespace; ``optional``: a missing one is no error."""
+
+    name: str | None = None
+    key: str
+    optional: bool | None = None
+
+
 class EnvVarSource(Model):
     field_ref: dict[str, Any] | None = None
     resource_field_ref: dict[str, Any] | None = None
-    config_map_key_ref: dict[str, Any] | None = None
-    secret_key_ref: dict[str, Any] | None = None
+    config_map_key_ref: ConfigMapKeySelector | None = None
+    secret_key_ref: SecretKeySelector | None = None
 
 
 class EnvVar(Model):
     name: str
     value: str | None = None
     value_from: EnvVarSource | None = None
+
+
+class ConfigMapEnvSource(Model):
+    name: str | None = None
+    optional: bool | None = None
+
+
+class SecretEnvSource(Model):
+    name: str | None = None
+    optional: bool | None = None
+
+
+class EnvFromSource(Model):
+    """Every key of a ConfigMap or Secret as a variable, named ``prefix`` + key."""
+
+    prefix: str | None = None
+    config_map_ref: ConfigMapEnvSource | None = None
+    secret_ref: SecretEnvSource | None = None
 
 
 class ContainerPort(Model):
@@ -135,6 +171,7 @@ class Container(Model):
     working_dir: str | None = None
     ports: list[ContainerPort] | None = None
     env: list[EnvVar] | None = None
+    env_from: list[EnvFromSource] | None = None
     resources: ResourceRequirements | None = None
     volume_mounts: list[VolumeMount] | None = None
     liveness_probe: Probe | None = None
@@ -159,12 +196,38 @@ class HostPathVolumeSource(Model):
     type: str | None = None
 
 
+class KeyToPath(Model):
+    """Project ``key`` to the relative file ``path`` with permission bits ``mode`` (0-0777)."""
+
+    key: str
+    path: str
+    mode: int | None = None
+
+
+class ConfigMapVolumeSource(Model):
+    """Files from a ConfigMap; ``defaultMode`` defaults to 0644 (420)."""
+
+    name: str | None = None
+    items: list[KeyToPath] | None = None
+    default_mode: int | None = None
+    optional: bool | None = None
+
+
+class SecretVolumeSource(Model):
+    """Files from a Secret; ``defaultMode`` defaults to 0644 (420)."""
+
+    secret_name: str | None = None
+    items: list[KeyToPath] | None = None
+    default_mode: int | None = None
+    optional: bool | None = None
+
+
 class Volume(Model):
     name: str
     empty_dir: EmptyDirVolumeSource | None = None
     host_path: HostPathVolumeSource | None = None
-    config_map: dict[str, Any] | None = None
-    secret: dict[str, Any] | None = None
+    config_map: ConfigMapVolumeSource | None = None
+    secret: SecretVolumeSource | None = None
 
 
 class NodeSelectorRequirement(Model):

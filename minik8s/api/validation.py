@@ -25,6 +25,7 @@ __all__ = [
     "LABEL_VALUE_MAX_LENGTH",
     "QUALIFIED_NAME_MAX_LENGTH",
     "c_identifier_errors",
+    "config_map_key_errors",
     "dns1035_label_errors",
     "dns1123_label_errors",
     "dns1123_subdomain_errors",
@@ -79,6 +80,8 @@ _C_IDENTIFIER_MSG = (
     "a valid C identifier must start with alphabetic character or '_', "
     "followed by a string of alphanumeric characters or '_'"
 )
+_CONFIG_MAP_KEY_FMT = "[-._a-zA-Z0-9]+"
+_CONFIG_MAP_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
 _ENV_VAR_NAME_MSG = (
     "a valid environment variable name must consist only of printable ASCII characters other than '='"
 )
@@ -91,6 +94,7 @@ _DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL_FMT)
 _QUALIFIED_NAME_RE = re.compile(_QUALIFIED_NAME_FMT)
 _LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 _C_IDENTIFIER_RE = re.compile(_C_IDENTIFIER_FMT)
+_CONFIG_MAP_KEY_RE = re.compile(_CONFIG_MAP_KEY_FMT)
 _IANA_SVC_NAME_CHARSET_RE = re.compile("[-a-z0-9]+")
 _IANA_SVC_NAME_LETTER_RE = re.compile("[a-z]")
 
@@ -327,4 +331,25 @@ def iana_svc_name_errors(value: str) -> list[str]:
         errors.append("must not contain consecutive hyphens")
     if value.startswith("-") or value.endswith("-"):
         errors.append("must not begin or end with a hyphen")
+    return errors
+
+
+def config_map_key_errors(value: str) -> list[str]:
+    """Check a ConfigMap or Secret key (``IsConfigMapKey``), which becomes a file name in
+    volumes: at most 253 characters of ``[-._a-zA-Z0-9]``, not ``.`` or ``..`` and not
+    starting with ``..`` (the kubelet's ``..data`` link lives next to the keys).
+
+    Returns Kubernetes' messages (length, pattern, then the ``.`` rule), or ``[]`` when valid.
+    """
+    errors: list[str] = []
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        errors.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if not _CONFIG_MAP_KEY_RE.fullmatch(value):
+        errors.append(regex_error(_CONFIG_MAP_KEY_MSG, _CONFIG_MAP_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
+    if value == ".":
+        errors.append("must not be '.'")
+    elif value == "..":
+        errors.append("must not be '..'")
+    elif value.startswith(".."):
+        errors.append("must not start with '..'")
     return errors

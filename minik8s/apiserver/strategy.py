@@ -19,6 +19,7 @@ from minik8s.api.core import qos_class
 from minik8s.api.networking import normalize_path
 from minik8s.api.quantity import parse_quantity
 from minik8s.api.selectors import LabelSelector
+from minik8s.apiserver.config_refs import default_volume_sources, env_source_errors, volume_source_errors
 
 Cause = tuple[str, Any, str]
 Obj = dict[str, Any]
@@ -149,6 +150,7 @@ def default_probe(probe: Obj | None) -> None:
 
 def default_pod_spec(spec: Obj) -> None:
     """Kubernetes' PodSpec defaults (restartPolicy Always, grace 30 s, TCP ports, IfNotPresent...)."""
+    default_volume_sources(spec)
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("dnsPolicy", "ClusterFirst")
@@ -257,6 +259,7 @@ def validate_container(c: Obj, path: str, volume_names: set[str]) -> list[Cause]
             causes.append((f"{path}.env[{j}].name", None, REQUIRED))
         else:
             causes += [(f"{path}.env[{j}].name", ename, m) for m in v.env_var_name_errors(ename)]
+    causes += env_source_errors(c, path)
     causes += _validate_resources(c.get("resources"), f"{path}.resources")
     mount_paths: set[str] = set()
     for j, m in enumerate(c.get("volumeMounts") or []):
@@ -298,6 +301,7 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
             causes.append((f"{vp}.{sources[1]}", None, "Forbidden: may not specify more than 1 volume type"))
         if vol.get("hostPath") is not None and not (vol["hostPath"].get("path") or "").startswith("/"):
             causes.append((f"{vp}.hostPath.path", vol["hostPath"].get("path"), "must be an absolute path"))
+        causes += volume_source_errors(vol, vp)
     containers = spec.get("containers") or []
     if not containers:
         causes.append((f"{path}.containers", None, REQUIRED))
@@ -674,6 +678,7 @@ class IngressStrategy(Strategy):
 
 def default_strategies() -> dict[str, Strategy]:
     """The strategy of every kind that has special needs (others use :class:`Strategy`)."""
+    from minik8s.apiserver.config_strategy import ConfigMapStrategy, SecretStrategy
     from minik8s.apiserver.serverless_strategy import serverless_strategies
 
     return {
@@ -686,6 +691,8 @@ def default_strategies() -> dict[str, Strategy]:
         "DNS": DNSStrategy(),
         "Ingress": IngressStrategy(),
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
+        "ConfigMap": ConfigMapStrategy(),
+        "Secret": SecretStrategy(),
         **serverless_strategies(),
     }
 

@@ -6,7 +6,9 @@
 - ``env``: literal values and ``valueFrom.fieldRef`` (``metadata.name``, ``metadata.namespace``,
   ``metadata.uid``, ``metadata.labels['k']``, ``metadata.annotations['k']``, ``spec.nodeName``,
   ``spec.serviceAccountName``, ``status.podIP``, ``status.hostIP``) and
-  ``resourceFieldRef`` (``limits.cpu`` in cores rounded up, ``limits.memory`` in bytes, ...).
+  ``resourceFieldRef`` (``limits.cpu`` in cores rounded up, ``limits.memory`` in bytes, ...),
+  ``configMapKeyRef``/``secretKeyRef`` and ``envFrom`` (:mod:`minik8s.kubelet.configsources`;
+  ``envFrom`` first, then ``env``, a later definition wins).
 - Resources: ``limits.cpu`` → CFS quota (``cpu_quota = millicores × 100``, period 100 ms,
   at least 1 ms); ``requests.cpu`` → ``cpu_shares = millicores × 1024 / 1000`` (min 2, and 2
   when nothing is requested); ``limits.memory`` → memory limit in bytes (no extra swap);
@@ -20,6 +22,7 @@ from typing import Any
 
 from minik8s.api.core import qos_class
 from minik8s.api.quantity import parse_memory, parse_millicpu
+from minik8s.kubelet.configsources import Lookup, env_from, key_ref_value
 
 MIN_SHARES = 2
 MAX_SHARES = 262144
@@ -72,9 +75,19 @@ def _resource_value(container: dict[str, Any], ref: dict[str, Any]) -> str:
     return str(-(-amount // max(divisor_bytes, 1)))
 
 
-def container_env(pod: dict[str, Any], container: dict[str, Any], *, host_ip: str, pod_ip: str) -> dict[str, str]:
-    """The container's environment, in order, with ``$(VAR)`` references expanded."""
-    env: dict[str, str] = {}
+def container_env(pod: dict[str, Any], container: dict[str, Any], *, host_ip: str, pod_ip: str,
+                  lookup: Lookup | None = None, warnings: list[str] | None = None) -> dict[str, str]:
+    """The container's environment, in order, with ``$(VAR)`` references expanded.
+
+    ``lookup`` finds the ConfigMaps and Secrets that ``envFrom`` and ``valueFrom`` name (without
+    it they count as missing); messages about skipped ``envFrom`` keys are appended to
+    ``warnings``.  Raises :class:`~minik8s.kubelet.configsources.ContainerConfigError` when a
+    non-optional one (or its key) is missing.
+    """
+    lookup = lookup or (lambda kind, namespace, name: None)
+    env, skipped = env_from(pod, container, lookup)
+    if warnings is not None:
+        warnings.extend(skipped)
     for item in container.get("env") or []:
         name = item.get("name")
         if not name:
@@ -87,6 +100,10 @@ def container_env(pod: dict[str, Any], container: dict[str, Any], *, host_ip: st
             env[name] = _field_value(pod, source["fieldRef"].get("fieldPath", ""), host_ip, pod_ip)
         elif source.get("resourceFieldRef"):
             env[name] = _resource_value(container, source["resourceFieldRef"])
+        elif source.get("configMapKeyRef") or source.get("secretKeyRef"):
+            value = key_ref_value(pod, source, lookup)
+            if value is not None:
+                env[name] = value
         else:
             env[name] = ""
     return env

@@ -10,7 +10,8 @@ Start-up order (Kubernetes' kubelet does the same in spirit):
    is NotReady meanwhile, and the wait is logged every 10 s); create the pod network
    (:mod:`~minik8s.kubelet.network`) and start the pod network agent
    (:mod:`~minik8s.kubelet.podnetwork`: blackhole, netfilter, routes to the other Nodes);
-4. start the pod informer (field selector ``spec.nodeName=<node>``), the pod workers, the
+4. start the pod informer (field selector ``spec.nodeName=<node>``), the ConfigMap and Secret
+   informers (a change queues the pods that use the object), the pod workers, the
    Docker event watcher (container ``start``/``die``/``oom`` events queue their pod at once)
    and the housekeeping loop that, once the informer has synced, queues pods that have
    containers but no Pod object and removes pod directories nobody owns.
@@ -40,6 +41,7 @@ from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
 from minik8s.kubelet.commands import CommandFailed
 from minik8s.kubelet.config import KubeletConfig, check_cidr
+from minik8s.kubelet.configsources import ConfigSources, references
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager
 from minik8s.kubelet.network import NetworkError, bridge_of, ensure_pod_network, set_hairpin
@@ -80,6 +82,7 @@ class Kubelet:
         self.queue = WorkQueue("kubelet-pods", base_delay=0.5, max_delay=30.0)
         self.informer = Informer(self.client, self.pods_rt, None, field_selector=f"spec.nodeName={cfg.node_name}")
         self.nodes = Informer(self.client, self.client.kind("v1", "Node"))
+        self.config_sources = ConfigSources(self.client, self._on_config_change)
         self.pod_cidr = cfg.pod_cidr
         self.pod_cidr_known = asyncio.Event()
         self.bridge: str | None = None
@@ -127,9 +130,11 @@ class Kubelet:
         image_backoff = Backoff(cfg.crashloop_backoff_base, cfg.crashloop_backoff_max)
         probes = ProbeManager(runtime, self.queue.add, events.emit)
         self.syncer = PodSyncer(cfg, runtime, self.client, self.queue, self.informer.get,
-                                VolumeManager(cfg.root_dir), ImageManager(runtime, image_backoff, events.emit),
+                                VolumeManager(cfg.root_dir, self.config_sources.get),
+                                ImageManager(runtime, image_backoff, events.emit),
                                 probes, events, crash_backoff, read_meminfo().get("MemTotal", 0),
-                                LifecycleHooks(runtime, probes.http, events.emit), self.informer.has_synced)
+                                LifecycleHooks(runtime, probes.http, events.emit),
+                                lambda: self.informer.has_synced() and self.config_sources.has_synced())
 
         stats = StatsProvider(runtime, cfg.node_name, self.pods, self.pod_status)
         server = make_server(create_app(self, runtime, stats), cfg.bind_address, cfg.port,
@@ -167,6 +172,7 @@ class Kubelet:
             tasks += [
                 loop.create_task(self.network_agent.run(), name="kubelet-pod-network"),
                 loop.create_task(self.informer.run(), name="kubelet-informer"),
+                loop.create_task(self.config_sources.run(), name="kubelet-config-informers"),
                 loop.create_task(run_workers(self.queue, self.syncer.sync, cfg.workers, "kubelet"),
                                  name="kubelet-workers"),
                 loop.create_task(self._housekeeping(), name="kubelet-housekeeping"),
@@ -336,6 +342,12 @@ class Kubelet:
         """Queue the pod unless only its status changed (mostly the kubelet's own writes)."""
         if old is new or spec_changed(old, new):
             self.queue.add(object_key(new))
+
+    def _on_config_change(self, kind: str, namespace: str, name: str) -> None:
+        """A ConfigMap or Secret changed: queue this node's pods that use it."""
+        for pod in self.informer.list():
+            if (pod.get("metadata") or {}).get("namespace") == namespace and (kind, name) in references(pod):
+                self.queue.add(object_key(pod))
 
     def _on_docker_event(self, event: Obj) -> None:
         attrs = (event.get("Actor") or {}).get("Attributes") or {}

@@ -38,6 +38,7 @@ from minik8s.client.workqueue import WorkQueue
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
 from minik8s.kubelet.config import KubeletConfig
+from minik8s.kubelet.configsources import ContainerConfigError
 from minik8s.kubelet.container_spec import (
     command_and_args,
     container_env,
@@ -294,6 +295,10 @@ class PodSyncer:
                                                            sandbox, paths, waiting)
             if started_any:
                 containers = await self._relist(pod)
+        elif any(c.running for c in containers if not c.is_sandbox):
+            # running containers see ConfigMap/Secret changes (Kubernetes: within its sync period)
+            for failure in await self.volumes.refresh(pod):
+                self.events.emit(pod, "Warning", "FailedMount", f"MountVolume.SetUp failed: {failure}")
 
         # 4. garbage-collect dead containers, then report
         containers = await self._gc(containers)
@@ -525,6 +530,10 @@ class PodSyncer:
             pod_ip = self.cfg.node_ip
         try:
             cid = await self._create_app(pod, container, attempt, sandbox, paths, pod_ip)
+        except ContainerConfigError as exc:
+            waiting[name] = ("CreateContainerConfigError", str(exc))
+            self.events.emit(pod, "Warning", "Failed", f"Error: {exc}"[:1024], name)
+            return False
         except (RuntimeErrorBase, VolumeError, ValueError) as exc:
             msg = getattr(exc, "message", None) or str(exc)
             waiting[name] = ("CreateContainerError", msg)
@@ -549,7 +558,11 @@ class PodSyncer:
     async def _create_app(self, pod: Obj, container: Obj, attempt: int, sandbox: ContainerInfo,
                           paths: dict[str, str], pod_ip: str) -> str:
         meta, spec = pod["metadata"], pod.get("spec") or {}
-        env = container_env(pod, container, host_ip=self.cfg.node_ip, pod_ip=pod_ip)
+        warnings: list[str] = []
+        env = container_env(pod, container, host_ip=self.cfg.node_ip, pod_ip=pod_ip, lookup=self.volumes.lookup,
+                            warnings=warnings)
+        for warning in warnings:
+            self.events.emit(pod, "Warning", "InvalidEnvironmentVariableNames", warning, container["name"])
         entrypoint, cmd = command_and_args(container, env)
         security, user = security_config(container, spec)
         try:
@@ -559,7 +572,8 @@ class PodSyncer:
         host_config = self.runtime.host_config(
             network_mode=f"container:{sandbox.id}",
             ipc_mode=f"container:{sandbox.id}",
-            binds=VolumeManager.binds(container, paths) + PodFiles.binds(container, files) or None,
+            binds=VolumeManager.binds(container, paths, VolumeManager.read_only_volumes(pod))
+            + PodFiles.binds(container, files) or None,
             log_config=LOG_CONFIG,
             **resource_config(pod, container, self.memory_capacity, self.oom_score_adj_floor),
             **security,

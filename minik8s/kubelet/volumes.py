@@ -1,7 +1,14 @@
-"""Pod volumes: ``emptyDir`` directories under the kubelet's root and ``hostPath`` binds.
+"""Pod volumes: ``emptyDir`` directories under the kubelet's root, ``hostPath`` binds, and
+``configMap``/``secret`` volumes.
 
 Layout: ``ROOT/pods/<uid>/volumes/<name>`` for each emptyDir (a tmpfs when
 ``medium: Memory``), shared by the pod's containers and removed with the pod.
+``configMap`` volumes live in ``ROOT/pods/<uid>/volumes/kubernetes.io~configmap/<name>`` and
+``secret`` volumes in ``ROOT/pods/<uid>/volumes/kubernetes.io~secret/<name>`` (a tmpfs, so
+Secrets stay off the disk where mounting works; the ``kubernetes.io~secret`` directory is
+0700, so no other host user can reach them); their files are written by the
+:class:`~minik8s.kubelet.atomic_writer.AtomicWriter` and rewritten by :meth:`VolumeManager.refresh`
+when the object changes, and containers always mount them read-only.
 ``hostPath`` volumes bind the host path, checked or created per ``type`` as in
 Kubernetes (``DirectoryOrCreate`` makes a 0755 directory, ``FileOrCreate`` an empty
 0644 file, ``Directory``/``File``/``Socket``/``CharDevice``/``BlockDevice`` must exist
@@ -21,6 +28,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from minik8s.kubelet.atomic_writer import AtomicWriter, PayloadError
+from minik8s.kubelet.configsources import ConfigError, Lookup, volume_payload, volume_reference
+
 log = logging.getLogger("kubelet.volumes")
 
 
@@ -31,8 +41,13 @@ class VolumeError(Exception):
 class VolumeManager:
     """Creates, resolves and removes the volumes of the pods on this node."""
 
-    def __init__(self, root_dir: Path) -> None:
+    #: directories of the volume plugins that project API data, per source kind
+    PLUGIN_DIRS = {"ConfigMap": "kubernetes.io~configmap", "Secret": "kubernetes.io~secret"}
+
+    def __init__(self, root_dir: Path, lookup: Lookup | None = None) -> None:
         self.root = Path(root_dir)
+        #: finds the ConfigMaps and Secrets that volumes name (none: they count as missing)
+        self.lookup: Lookup = lookup or (lambda kind, namespace, name: None)
 
     def pod_dir(self, uid: str) -> Path:
         """``ROOT/pods/<uid>``."""
@@ -67,12 +82,58 @@ class VolumeManager:
                     paths[name] = self._host_path(vol["hostPath"])
                 elif vol.get("emptyDir") is not None:
                     paths[name] = self._empty_dir(uid, name, vol["emptyDir"] or {})
+                elif volume_reference(vol) is not None:
+                    paths[name] = self._projected(pod, vol)
                 else:
                     kinds = [k for k in vol if k != "name"]
                     raise VolumeError(f"volume {name!r}: unsupported volume type {', '.join(kinds) or '(none)'}")
-            except OSError as exc:
+            except (OSError, ConfigError, PayloadError) as exc:
                 raise VolumeError(f"volume {name!r}: {exc}") from exc
         return paths
+
+    async def refresh(self, pod: dict[str, Any]) -> list[str]:
+        """Rewrite the pod's ``configMap``/``secret`` volumes from the current objects (files
+        change only when the data did).  Returns one message per volume that could not be
+        updated (its files stay as they were)."""
+        return await asyncio.to_thread(self._refresh, pod)
+
+    def _refresh(self, pod: dict[str, Any]) -> list[str]:
+        failures = []
+        for vol in (pod.get("spec") or {}).get("volumes") or []:
+            if volume_reference(vol) is None:
+                continue
+            try:
+                self._projected(pod, vol)
+            except (OSError, ConfigError, PayloadError) as exc:
+                failures.append(f"volume {vol.get('name')!r}: {exc}")
+        return failures
+
+    @staticmethod
+    def read_only_volumes(pod: dict[str, Any]) -> set[str]:
+        """Names of the pod's volumes that containers mount read-only whatever they ask
+        (``configMap`` and ``secret``, as Kubernetes does)."""
+        return {vol.get("name", "") for vol in (pod.get("spec") or {}).get("volumes") or []
+                if volume_reference(vol) is not None}
+
+    def projected_dir(self, uid: str, kind: str, name: str) -> Path:
+        """``ROOT/pods/<uid>/volumes/kubernetes.io~configmap/<name>`` (or ``~secret``)."""
+        return self.pod_dir(uid) / "volumes" / self.PLUGIN_DIRS[kind] / name
+
+    def _projected(self, pod: dict[str, Any], vol: dict[str, Any]) -> str:
+        meta = pod["metadata"]
+        ref = volume_reference(vol)
+        assert ref is not None
+        payload = volume_payload(meta.get("namespace") or "", vol, self.lookup)
+        path = self.projected_dir(meta["uid"], ref[0], vol.get("name", ""))
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.chmod(path.parent, 0o700 if ref[0] == "Secret" else 0o755)
+            path.mkdir(mode=0o755)
+            os.chmod(path, 0o755)
+            if ref[0] == "Secret":
+                self._mount_tmpfs(path, None, mode="0755")
+        AtomicWriter(path).write(payload)
+        return str(path)
 
     def _empty_dir(self, uid: str, name: str, source: dict[str, Any]) -> str:
         path = self.volume_dir(uid, name)
@@ -85,8 +146,8 @@ class VolumeManager:
         return str(path)
 
     @staticmethod
-    def _mount_tmpfs(path: Path, size: str | None) -> None:
-        opts = "mode=0777"
+    def _mount_tmpfs(path: Path, size: str | None, mode: str = "0777") -> None:
+        opts = f"mode={mode}"
         if size:
             from minik8s.api.quantity import parse_memory
             with contextlib.suppress(ValueError):
@@ -129,11 +190,15 @@ class VolumeManager:
         return str(path)
 
     @staticmethod
-    def binds(container: dict[str, Any], paths: dict[str, str]) -> list[str]:
-        """Docker binds (``host:container[:ro]``) for the container's ``volumeMounts``.
+    def binds(container: dict[str, Any], paths: dict[str, str], read_only: set[str] | None = None) -> list[str]:
+        """Docker binds (``host:container[:ro]``) for the container's ``volumeMounts``;
+        volumes named in ``read_only`` are always mounted read-only.
 
         Raises VolumeError for a mount naming an unknown volume or a subPath escaping it.
+        A subPath of a ``configMap``/``secret`` volume binds the file as it is now: later
+        updates do not reach it (as in Kubernetes).
         """
+        read_only = read_only or set()
         out = []
         for mount in container.get("volumeMounts") or []:
             source = paths.get(mount.get("name", ""))
@@ -147,7 +212,7 @@ class VolumeManager:
                 if not target.exists():
                     target.mkdir(parents=True, exist_ok=True)
                 source = str(target)
-            mode = "ro" if mount.get("readOnly") else "rw"
+            mode = "ro" if mount.get("readOnly") or mount.get("name") in read_only else "rw"
             out.append(f"{source}:{mount['mountPath']}:{mode}")
         return out
 
@@ -161,7 +226,10 @@ class VolumeManager:
             return
         volumes = pod_dir / "volumes"
         if volumes.exists():
-            for vol in volumes.iterdir():
+            mounts = [vol for vol in volumes.iterdir()]
+            mounts += [vol for plugin in self.PLUGIN_DIRS.values() if (volumes / plugin).is_dir()
+                       for vol in (volumes / plugin).iterdir()]
+            for vol in mounts:
                 if os.path.ismount(vol):
                     subprocess.run(["umount", str(vol)], capture_output=True, timeout=10, check=False)
         shutil.rmtree(pod_dir, ignore_errors=True)

@@ -57,3 +57,34 @@ def _flow(apiserver: APIServer, namespace: str) -> None:
 async def test_official_client_crud_and_watch(apiserver: APIServer, namespace: str) -> None:
     # The official client is synchronous; run it off the event loop.
     await asyncio.to_thread(_flow, apiserver, namespace)
+
+
+def _config_flow(apiserver: APIServer, namespace: str) -> None:
+    api = _api(apiserver)
+    cm = api.create_namespaced_config_map(namespace, k8s.V1ConfigMap(
+        metadata=k8s.V1ObjectMeta(name="settings"), data={"mode": "fast"}, binary_data={"blob": "AAE="}))
+    assert cm.data == {"mode": "fast"} and cm.binary_data == {"blob": "AAE="}
+    read = api.read_namespaced_config_map("settings", namespace)
+    assert read.metadata.resource_version == cm.metadata.resource_version
+    patched = api.patch_namespaced_config_map("settings", namespace, {"data": {"mode": "slow"}})
+    assert patched.data == {"mode": "slow"}
+    assert [c.metadata.name for c in api.list_namespaced_config_map(namespace).items] == ["settings"]
+
+    secret = api.create_namespaced_secret(namespace, k8s.V1Secret(
+        metadata=k8s.V1ObjectMeta(name="ssh"), type="kubernetes.io/ssh-auth",
+        string_data={"ssh-privatekey": "KEY"}))
+    assert secret.type == "kubernetes.io/ssh-auth" and secret.data == {"ssh-privatekey": "S0VZ"}
+    assert secret.string_data is None
+    listed = api.list_namespaced_secret(namespace, field_selector="type=kubernetes.io/ssh-auth")
+    assert [s.metadata.name for s in listed.items] == ["ssh"]
+    with pytest.raises(ApiException) as exc:
+        api.create_namespaced_secret(namespace, k8s.V1Secret(metadata=k8s.V1ObjectMeta(name="tls"),
+                                                             type="kubernetes.io/tls"))
+    assert exc.value.status == 422 and "data[tls.crt]: Required value" in exc.value.body
+    api.delete_namespaced_secret("ssh", namespace)
+    api.delete_namespaced_config_map("settings", namespace)
+    assert api.list_namespaced_secret(namespace).items == []
+
+
+async def test_official_client_config_maps_and_secrets(apiserver: APIServer, namespace: str) -> None:
+    await asyncio.to_thread(_config_flow, apiserver, namespace)
