@@ -60,6 +60,22 @@ DEFAULT_SCALE_TO_ZERO_AFTER_SECONDS = 30
 #: must stay under Kubernetes' 1 MiB object limit with the runtime beside it.
 MAX_CODE_BYTES = 960 * 1024
 
+#: Label on a Function's ConfigMaps, Deployment, pods and Service: the Function's name.
+FUNCTION_LABEL = "minik8s.io/function"
+#: Label on a Function's ConfigMaps and pods: the code revision (``<name>-<hash>``).
+REVISION_LABEL = "minik8s.io/revision"
+#: Annotation on a Function's Deployment: when its replicas last changed (unix seconds), written
+#: by whoever scales it (the autoscaler, or the gateway starting a Function from zero).
+LAST_SCALE_ANNOTATION = "minik8s.io/last-scale-time"
+#: Label on WorkflowRuns: the Workflow's name.
+WORKFLOW_LABEL = "minik8s.io/workflow"
+
+
+def workload_name(function_name: str) -> str:
+    """Name of a Function's Deployment and Service: ``fn-<name>``."""
+    return f"fn-{function_name}"
+
+
 STATE_TYPES = ("Task", "Choice", "Parallel", "Pass", "Succeed", "Fail")
 DEFAULT_MAX_STEPS = 100
 MAX_MAX_STEPS = 10_000

@@ -1,5 +1,5 @@
 """``minik8s controller-manager``: run the ReplicaSet, Deployment, garbage-collector, endpoints,
-node IPAM, DNS, HorizontalPodAutoscaler and node lifecycle controllers.
+node IPAM, DNS, HorizontalPodAutoscaler, node lifecycle, Function and Function autoscaler controllers.
 
 Flags are named like kube-controller-manager's (``--kubeconfig``, ``--controllers``,
 ``--concurrent-workers`` standing in for the per-controller ``--concurrent-*-syncs``,
@@ -22,7 +22,8 @@ def command(
     controllers: str = typer.Option("*", help="comma list of controllers to run: '*' for all, 'name' to "
                                               "enable, '-name' to disable (replicaset, deployment, "
                                               "garbagecollector, endpoint, nodeipam, dns, "
-                                              "horizontalpodautoscaling, nodelifecycle)"),
+                                              "horizontalpodautoscaling, nodelifecycle, function, "
+                                              "functionautoscaler)"),
     concurrent_workers: int = typer.Option(5, "--concurrent-workers", min=1,
                                            help="sync loops per controller"),
     min_resync_period: float = typer.Option(300.0, "--min-resync-period", min=0,
@@ -63,6 +64,9 @@ def command(
     default_unreachable_toleration_seconds: int = typer.Option(
         300, "--default-unreachable-toleration-seconds", min=0,
         help="tolerationSeconds assumed for pods without a node.kubernetes.io/unreachable:NoExecute toleration"),
+    function_gateway_url: str = typer.Option(
+        "http://127.0.0.1:8081", "--function-gateway-url",
+        help="the serverless gateway: Functions' status.url and the function autoscaler's metrics"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
@@ -107,7 +111,7 @@ def command(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--node-monitor-*/--node-startup-grace-period") from exc
     options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
-                                node_lifecycle=node_lifecycle)
+                                node_lifecycle=node_lifecycle, function_gateway_url=function_gateway_url)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:

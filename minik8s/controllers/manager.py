@@ -20,6 +20,8 @@ from minik8s.controllers.base import Controller
 from minik8s.controllers.deployment import DeploymentController
 from minik8s.controllers.dnsrecords import DNSController
 from minik8s.controllers.endpoints import EndpointsController
+from minik8s.controllers.function import DEFAULT_GATEWAY_URL, FunctionController
+from minik8s.controllers.functionautoscaler import FunctionAutoscaler
 from minik8s.controllers.garbagecollector import GarbageCollector
 from minik8s.controllers.nodeipam import DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_CIDR_MASK_SIZE, NodeIPAMController
 from minik8s.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
@@ -34,13 +36,15 @@ class ControllerOptions:
     """Settings of individual controllers (kube-controller-manager flags of the same names):
     ``allocate_node_cidrs`` enables the node IPAM controller, which cuts ``cluster_cidr`` into
     ``/node_cidr_mask_size`` podCIDRs; ``autoscaler`` holds the ``--horizontal-pod-autoscaler-*`` flags;
-    ``node_lifecycle`` the ``--node-monitor-*``, ``--node-eviction-rate`` and default toleration flags."""
+    ``node_lifecycle`` the ``--node-monitor-*``, ``--node-eviction-rate`` and default toleration flags;
+    ``function_gateway_url`` the serverless gateway (Function URLs, the autoscaler's metrics)."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
     node_cidr_mask_size: int = DEFAULT_NODE_CIDR_MASK_SIZE
     autoscaler: AutoscalerOptions = field(default_factory=AutoscalerOptions)
     node_lifecycle: NodeLifecycleOptions = field(default_factory=NodeLifecycleOptions)
+    function_gateway_url: str = DEFAULT_GATEWAY_URL
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -56,6 +60,8 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "dns": lambda c, f, o: DNSController(c, f),
     "horizontalpodautoscaling": lambda c, f, o: HorizontalPodAutoscalerController(c, f, o.autoscaler),
     "nodelifecycle": lambda c, f, o: NodeLifecycleController(c, f, o.node_lifecycle),
+    "function": lambda c, f, o: FunctionController(c, f, o.function_gateway_url),
+    "functionautoscaler": lambda c, f, o: FunctionAutoscaler(c, f, o.function_gateway_url),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
@@ -64,7 +70,8 @@ ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "depl
            "garbage-collector-controller": "garbagecollector", "garbage-collector": "garbagecollector",
            "endpoints": "endpoint", "endpoints-controller": "endpoint", "node-ipam-controller": "nodeipam",
            "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",
-           "hpa": "horizontalpodautoscaling", "node-lifecycle-controller": "nodelifecycle"}
+           "hpa": "horizontalpodautoscaling", "node-lifecycle-controller": "nodelifecycle",
+           "function-controller": "function", "function-autoscaler": "functionautoscaler"}
 
 
 def select_controllers(spec: str | None) -> list[str]:

@@ -29,6 +29,15 @@ headers); reading one request (line, headers and body) must finish within
 ``MINIK8S_READ_TIMEOUT_SECONDS`` (30) or the connection is closed; at most
 ``MAX_CONNECTIONS`` connections are served at once (others are closed at once).
 
+On SIGTERM the server drains, as a pod being deleted must: ``/healthz`` answers 503 at once,
+new calls are still served for ``MINIK8S_DRAIN_SECONDS`` (1; the gateway stops routing to a
+terminating pod when it sees the deletion), and the process exits once no call is in flight
+(at the latest after the timeout).
+
+``python3 .minik8s-runtime.py --unpack PARTS_DIR TARGET`` is the init container of Functions
+with requirements: it joins the parts of the requirements archive (``PARTS_DIR/<i>/deps.part``,
+in order of ``i``) and unpacks the tar.gz into ``TARGET``.
+
 Loading the handler happens before the server listens.  If it fails (a syntax error, an
 import error, a missing function), one line ``minik8s-runtime: load failed: <Type>: <msg>``
 (with ``line N`` for syntax errors) goes to stderr, the details to
@@ -42,8 +51,10 @@ import importlib
 import io
 import json
 import os
+import signal
 import socket
 import sys
+import tarfile
 import threading
 import time
 import traceback
@@ -138,6 +149,8 @@ class Runtime:
         self.lock = threading.Lock()
         self.stuck = 0
         self.connections = 0
+        self.in_flight = 0
+        self.draining = False
 
     def call(self, event: Any, context: Context) -> tuple[int, Any]:
         """Run the handler in a thread of its own; (status, JSON body)."""
@@ -156,6 +169,15 @@ class Runtime:
                     if outcome.get("late"):
                         self.stuck -= 1
 
+        with self.lock:
+            self.in_flight += 1
+        try:
+            return self._wait(run, done, outcome, context)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def _wait(self, run: Any, done: threading.Event, outcome: dict[str, Any], context: Context) -> tuple[int, Any]:
         threading.Thread(target=run, name=f"call-{context.request_id}", daemon=True).start()
         if not done.wait(self.timeout):
             with self.lock:
@@ -172,7 +194,22 @@ class Runtime:
         return 200, outcome.get("result")
 
     def healthy(self) -> bool:
-        return self.stuck <= MAX_STUCK
+        return self.stuck <= MAX_STUCK and not self.draining
+
+    def drain(self, grace: float) -> None:
+        """SIGTERM: report unhealthy, keep serving for ``grace`` seconds, exit when idle."""
+        self.draining = True
+
+        def wait_and_exit() -> None:
+            time.sleep(grace)
+            deadline = time.monotonic() + self.timeout
+            while self.in_flight > self.stuck and time.monotonic() < deadline:
+                time.sleep(0.05)
+            sys.stderr.write("minik8s-runtime: drained, exiting\n")
+            sys.stderr.flush()
+            os._exit(0)
+
+        threading.Thread(target=wait_and_exit, daemon=True).start()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -215,6 +252,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path.split("?")[0] in ("/healthz", "/readyz"):
             if self.runtime.healthy():
                 self._send(200, {"status": "ok"})
+            elif self.runtime.draining:
+                self._send(503, {"status": "draining", "message": "the instance is shutting down"})
             else:
                 self._send(503, {"status": "unhealthy", "message": f"{self.runtime.stuck} calls are stuck"})
             return
@@ -304,6 +343,9 @@ def serve(host: str = "0.0.0.0", port: int | None = None, ready: threading.Event
     Server.runtime = runtime
     listen_port = port if port is not None else int(_env_number("MINIK8S_PORT", 8080))
     httpd = Server((host, listen_port), Handler)
+    grace = _env_number("MINIK8S_DRAIN_SECONDS", 1)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: runtime.drain(grace))
     sys.stderr.write(f"minik8s-runtime: serving {handler} from {code_dir} on {host}:{httpd.server_address[1]}\n")
     sys.stderr.flush()
     if ready is not None:
@@ -311,5 +353,30 @@ def serve(host: str = "0.0.0.0", port: int | None = None, ready: threading.Event
     httpd.serve_forever(poll_interval=0.5)
 
 
+def unpack(parts_dir: str, target: str) -> None:
+    """Join ``parts_dir/<i>/deps.part`` (i = 0, 1, ...) and unpack the tar.gz into ``target``."""
+    parts = sorted((int(d), d) for d in os.listdir(parts_dir) if d.isdigit())
+    os.makedirs(target, exist_ok=True)
+    archive = os.path.join(target, ".deps.tar.gz")
+    with open(archive, "wb") as out:
+        for _, d in parts:
+            with open(os.path.join(parts_dir, d, "deps.part"), "rb") as part:
+                out.write(part.read())
+    with tarfile.open(archive, "r:gz") as tar:
+        try:
+            tar.extractall(target, filter="data")
+        except TypeError:  # a Python without extraction filters (before 3.11.4): check by hand
+            for member in tar.getmembers():
+                if member.name.startswith("/") or ".." in member.name.split("/") or not (
+                        member.isfile() or member.isdir() or member.issym()):
+                    raise ValueError(f"unsafe member {member.name!r} in the requirements archive") from None
+            tar.extractall(target)
+    os.unlink(archive)
+    sys.stderr.write(f"minik8s-runtime: unpacked {len(parts)} part(s) of requirements into {target}\n")
+
+
 if __name__ == "__main__":
-    serve()
+    if len(sys.argv) == 4 and sys.argv[1] == "--unpack":
+        unpack(sys.argv[2], sys.argv[3])
+    else:
+        serve()
