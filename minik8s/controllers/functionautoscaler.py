@@ -42,7 +42,7 @@ from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
 from minik8s.controllers.function import DEFAULT_GATEWAY_URL, FUNCTION_INDEX, by_function
-from minik8s.controllers.kpa import TICK_SECONDS, Decider, ScalingParams
+from minik8s.controllers.kpa import STABLE_WINDOW_SECONDS, TICK_SECONDS, Decider, ScalingParams
 from minik8s.controllers.ownerrefs import meta_of
 from minik8s.controllers.podutil import is_pod_ready
 
@@ -106,9 +106,12 @@ class MetricsScraper:
         return self.samples.get(key, (0.0, None))
 
 
-def scaling_params(fn: Obj) -> ScalingParams:
+def scaling_params(fn: Obj, stable_window: float = STABLE_WINDOW_SECONDS) -> ScalingParams:
+    """The decider's parameters for ``fn`` (``spec.scaling`` with the autoscaler's stable window;
+    the panic window is a tenth of it, as in Knative)."""
     scaling = (fn.get("spec") or {}).get("scaling") or {}
     return ScalingParams(
+        stable_window=stable_window, panic_window=stable_window / 10,
         target_concurrency=float(scaling.get("targetConcurrency") or s.DEFAULT_TARGET_CONCURRENCY),
         min_scale=int(scaling.get("minScale") or 0),
         max_scale=int(scaling.get("maxScale") or s.DEFAULT_MAX_SCALE),
@@ -116,15 +119,17 @@ def scaling_params(fn: Obj) -> ScalingParams:
 
 
 class FunctionAutoscaler(Controller):
-    """Ticks every Function every ``tick`` seconds: scrape sample → decider → Deployment replicas."""
+    """Ticks every Function every ``tick`` seconds: scrape sample → decider → Deployment replicas.
+    ``stable_window`` (seconds, default 60) is the KPA's stable window; the panic window is a tenth."""
 
     name = "function-autoscaler"
 
     def __init__(self, client: Client, factory: SharedInformerFactory, gateway_url: str = DEFAULT_GATEWAY_URL,
                  recorder: EventRecorder | None = None, tick: float = TICK_SECONDS,
-                 clock: Callable[[], float] = time.time) -> None:
+                 stable_window: float = STABLE_WINDOW_SECONDS, clock: Callable[[], float] = time.time) -> None:
         super().__init__(client, factory, recorder)
         self.tick = tick
+        self.stable_window = stable_window
         self.clock = clock
         self.scraper = MetricsScraper(gateway_url.rstrip("/"))
         self.fn_rt = client.kind(s.API_VERSION, "Function")
@@ -165,7 +170,7 @@ class FunctionAutoscaler(Controller):
         deployment = self.deployments.get(f"{ns}/{s.workload_name(name)}")
         if deployment is None:
             return
-        params = scaling_params(fn)
+        params = scaling_params(fn, self.stable_window)
         decider = self.deciders.get(key)
         if decider is None:
             decider = self.deciders[key] = Decider(params, self.clock)

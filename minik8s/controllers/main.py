@@ -67,6 +67,9 @@ def command(
     function_gateway_url: str = typer.Option(
         "http://127.0.0.1:8081", "--function-gateway-url",
         help="the serverless gateway: Functions' status.url and the function autoscaler's metrics"),
+    function_stable_window: str = typer.Option(
+        "60s", "--function-autoscaler-stable-window",
+        help="the function autoscaler's stable window (duration); the panic window is a tenth of it"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
@@ -110,8 +113,13 @@ def command(
                                               default_unreachable_toleration_seconds)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--node-monitor-*/--node-startup-grace-period") from exc
+    try:
+        stable_window = parse_duration(function_stable_window)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--function-autoscaler-stable-window") from exc
     options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
-                                node_lifecycle=node_lifecycle, function_gateway_url=function_gateway_url)
+                                node_lifecycle=node_lifecycle, function_gateway_url=function_gateway_url,
+                                function_stable_window=stable_window)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:

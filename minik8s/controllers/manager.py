@@ -37,7 +37,8 @@ class ControllerOptions:
     ``allocate_node_cidrs`` enables the node IPAM controller, which cuts ``cluster_cidr`` into
     ``/node_cidr_mask_size`` podCIDRs; ``autoscaler`` holds the ``--horizontal-pod-autoscaler-*`` flags;
     ``node_lifecycle`` the ``--node-monitor-*``, ``--node-eviction-rate`` and default toleration flags;
-    ``function_gateway_url`` the serverless gateway (Function URLs, the autoscaler's metrics)."""
+    ``function_gateway_url`` the serverless gateway (Function URLs, the autoscaler's metrics) and
+    ``function_stable_window`` the function autoscaler's stable window (seconds; panic: a tenth)."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
@@ -45,6 +46,7 @@ class ControllerOptions:
     autoscaler: AutoscalerOptions = field(default_factory=AutoscalerOptions)
     node_lifecycle: NodeLifecycleOptions = field(default_factory=NodeLifecycleOptions)
     function_gateway_url: str = DEFAULT_GATEWAY_URL
+    function_stable_window: float = 60.0
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -61,7 +63,8 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "horizontalpodautoscaling": lambda c, f, o: HorizontalPodAutoscalerController(c, f, o.autoscaler),
     "nodelifecycle": lambda c, f, o: NodeLifecycleController(c, f, o.node_lifecycle),
     "function": lambda c, f, o: FunctionController(c, f, o.function_gateway_url),
-    "functionautoscaler": lambda c, f, o: FunctionAutoscaler(c, f, o.function_gateway_url),
+    "functionautoscaler": lambda c, f, o: FunctionAutoscaler(c, f, o.function_gateway_url,
+                                                             stable_window=o.function_stable_window),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
