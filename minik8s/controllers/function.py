@@ -148,7 +148,7 @@ def desired_deployment(fn: Obj, revision: str, deps_parts: int) -> Obj:
                                         for i, p in enumerate(parts))]})
     env += [dict(e) for e in spec.get("env") or []]
     container: Obj = {
-        "name": "function", "image": PYTHON_IMAGE, "command": ["python3", f"{CODE_DIR}/{RUNTIME_FILE}"],
+        "name": "function", "image": PYTHON_IMAGE, "command": ["python3", "-u", f"{CODE_DIR}/{RUNTIME_FILE}"],
         "env": env, "ports": [{"name": "http", "containerPort": PORT, "protocol": "TCP"}],
         "readinessProbe": {"httpGet": {"path": "/healthz", "port": PORT}, "periodSeconds": 1,
                            "failureThreshold": 1},

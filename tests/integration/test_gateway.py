@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,6 +25,7 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.client import Client
+from minik8s.client.kubeconfig import render
 from minik8s.cluster.processes import free_port
 from minik8s.controllers.manager import ControllerOptions
 from minik8s.gateway.app import Gateway, GatewayConfig, create_app
@@ -328,3 +331,51 @@ def _oversized_head(host: str, port: int) -> bytes:
         except OSError:
             pass
         return s.recv(1024).split(b"\r\n")[0]
+
+
+async def test_kubectl_serverless_verbs(kubelet: KubeletProcess, client: Client, namespace: str,
+                                        apiserver: APIServer, tmp_path: Path) -> None:
+    from tests.integration.test_kubectl import Kubectl, assert_one_error_line
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(render(apiserver.url))
+    kubectl = Kubectl(kubeconfig, namespace)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "shop.py").write_text("import util\n\ndef handler(event, context):\n    print('order', event)\n"
+                                 "    return util.total(event)\n")
+    (app / "util.py").write_text("def total(e):\n    return {'total': sum(e['items'])}\n")
+    broken = tmp_path / "broken.py"
+    broken.write_text("def handler(event, context):\n    return (\n")
+    async with serverless(client, namespace) as (gw, gateway):
+
+        def run(*args: str) -> Any:
+            return kubectl(*args, timeout=120)
+
+        res = await asyncio.to_thread(run, "function", "deploy", "shop", "--from", str(app))
+        assert res.code == 0, res.err
+        assert res.lines[0] == "function.minik8s.io/shop created" and "is ready (ScaledToZero)" in res.lines[1]
+        fn = await client.get(client.kind("minik8s.io/v1", "Function"), "shop", namespace)
+        assert fn["spec"]["handler"] == "shop.handler" and set(fn["spec"]["files"]) == {"shop.py", "util.py"}
+        res = await asyncio.to_thread(run, "function", "invoke", "shop", "-d", '{"items": [1, 2, 3]}',
+                                      "--gateway", gw)
+        assert res.code == 0, res.err
+        assert json.loads(res.out) == {"total": 6}
+        res = await asyncio.to_thread(run, "function", "invoke", "shop", "-d", "{}", "--gateway", gw)
+        assert_one_error_line(res, "500 KeyError")
+        res = await asyncio.to_thread(run, "function", "logs", "shop")
+        assert res.code == 0 and any(line.startswith("[fn-shop-") and "order {'items': [1, 2, 3]}" in line
+                                     for line in res.lines), res.out
+        res = await asyncio.to_thread(run, "function", "deploy", "bad", "--from", str(broken))
+        assert_one_error_line(res, "function bad: BuildFailed: syntax error in main.py, line 2")
+        await client.create(client.kind("minik8s.io/v1", "Workflow"), {
+            "metadata": {"name": "checkout"}, "spec": {"startAt": "Total", "states": {
+                "Total": {"type": "Task", "function": "shop", "end": True}}}}, namespace)
+        await wait_for(lambda: gateway.workflows.get(f"{namespace}/checkout") is not None, 10, what="workflow seen")
+        res = await asyncio.to_thread(run, "workflow", "run", "checkout", "-d", '{"items": [5]}', "--gateway", gw)
+        assert res.code == 0, res.err
+        assert json.loads(res.out)["output"] == {"total": 5}
+        res = await asyncio.to_thread(run, "event", "send", "--type", "nobody.listens", "-d", "{}", "--gateway", gw)
+        assert res.code == 0 and json.loads(res.out)["triggers"] == []
+        res = await asyncio.to_thread(run, "function", "invoke", "shop", "-d", "{not json")
+        assert_one_error_line(res, "the input is not JSON")
