@@ -129,6 +129,12 @@ async def test_functions_workflows_and_errors(kubelet: KubeletProcess, client: C
         await wait_for(lambda: _reason_is(client, namespace, "broken", "BuildFailed"), 30, what="BuildFailed")
         r = await http.post(f"/functions/{namespace}/broken", json={})
         assert r.status_code == 503 and r.json()["error"] == "BuildFailed" and "line 1" in r.json()["message"]
+        # a handler that cannot be imported: the instance exits, the Function says LoadFailed, calls get 503
+        await client.create(fn_rt, function("importer", "import minik8s_no_such_module\n"), namespace)
+        await wait_for(lambda: _reason_is(client, namespace, "importer", "ScaledToZero"), 30, what="importer deployed")
+        r = await http.post(f"/functions/{namespace}/importer", json={})
+        assert r.status_code == 503 and r.json()["error"] == "LoadFailed", r.text
+        assert "ModuleNotFoundError: No module named 'minik8s_no_such_module'" in r.json()["message"]
         assert (await http.get("/functions/x/y")).status_code == 405
         assert (await http.get("/nowhere")).status_code == 404
 
@@ -187,7 +193,18 @@ async def test_events_fire_triggers(kubelet: KubeletProcess, client: Client, nam
                                                "subscriber": {"ref": {"kind": "Function", "name": "missing"}},
                                                "delivery": {"retry": 1, "backoffDelaySeconds": 0.1}}}, namespace)
 
+        await client.create(trig_rt, {"metadata": {"name": "watch"},
+                                      "spec": {"objects": {"apiVersion": "v1", "kind": "ConfigMap",
+                                                           "labelSelector": "watch=me"},
+                                               "filter": {"attributes": {"type": "dev.minik8s.object.added"}},
+                                               "subscriber": sub}}, namespace)
         await wait_for(lambda: gateway.triggers.get(f"{namespace}/dead") is not None, 10, what="gateway sees triggers")
+        await wait_for(lambda: f"{namespace}/watch" in gateway.runner.sources and
+                       gateway.runner.sources[f"{namespace}/watch"][1].has_synced(), 10, what="object source")
+        cm_rt = client.kind("v1", "ConfigMap")
+        await client.create(cm_rt, {"metadata": {"name": "ignored"}, "data": {"a": "1"}}, namespace)
+        await client.create(cm_rt, {"metadata": {"name": "watched", "labels": {"watch": "me"}}, "data": {"a": "1"}},
+                            namespace)
         binary = await http.post(f"/events/{namespace}", json={"order": 1},
                                  headers={"ce-specversion": "1.0", "ce-id": "a1", "ce-type": "order.created",
                                           "ce-source": "/shop"})
@@ -210,6 +227,11 @@ async def test_events_fire_triggers(kubelet: KubeletProcess, client: Client, nam
         await wait_for(lambda: counted("orders", "delivered", 2), 30, what="two orders delivered")
         await wait_for(lambda: counted("dead", "failed", 2), 30, what="two failed deliveries counted")
         await wait_for(lambda: counted("tick", "delivered", 2), 30, what="the schedule fired twice")
+        await wait_for(lambda: counted("watch", "delivered", 1), 30, what="the object change delivered")
+        # the next labelled ConfigMap is the second delivery: the unlabelled one (created before) never came
+        await client.create(cm_rt, {"metadata": {"name": "watched2", "labels": {"watch": "me"}}}, namespace)
+        await wait_for(lambda: counted("watch", "delivered", 2), 30, what="the second object change delivered")
+        assert (await client.get(trig_rt, "watch", namespace))["status"]["delivered"] == 2
         st = (await client.get(trig_rt, "dead", namespace))["status"]
         assert "missing" in st["lastFailure"]
         events = (await client.list(client.kind("v1", "Event"), namespace))["items"]
