@@ -51,12 +51,12 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api import serverless as s
-from minik8s.api.base import now_rfc3339
 from minik8s.api.meta import object_key
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
+from minik8s.controllers.dnsrecords import HASH_ANNOTATION, ready_condition, spec_hash
 from minik8s.controllers.ownerrefs import meta_of, new_controller_ref
 from minik8s.controllers.podutil import is_pod_ready
 from minik8s.fnruntime import EXIT_LOAD_FAILED, PORT, RUNTIME_FILE, runtime_source
@@ -68,7 +68,6 @@ CODE_DIR = "/var/run/minik8s/function"
 DEPS_DIR = "/var/run/minik8s/deps"
 PARTS_DIR = "/var/run/minik8s/deps-parts"
 REQUIREMENTS_FILE = ".minik8s-requirements.txt"
-HASH_ANNOTATION = "minik8s.io/spec-hash"
 PARTS_ANNOTATION = "minik8s.io/parts"
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8081"
 FUNCTION_INDEX = "function"
@@ -113,10 +112,6 @@ def syntax_error(files: dict[str, str]) -> str | None:
         except ValueError as exc:  # NUL bytes
             return f"{name}: {exc}"
     return None
-
-
-def spec_hash(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def desired_deployment(fn: Obj, revision: str, deps_parts: int) -> Obj:
@@ -188,10 +183,8 @@ def desired_service(fn: Obj) -> Obj:
 
 
 def condition(old: list[Obj] | None, status: str, reason: str, message: str) -> Obj:
-    prev = next((c for c in old or [] if c.get("type") == "Ready"), None)
-    stamp = prev.get("lastTransitionTime") if prev and prev.get("status") == status else None
-    return {"type": "Ready", "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": stamp or now_rfc3339()}
+    """The Ready condition, keeping ``lastTransitionTime`` of the old one when the status stays."""
+    return ready_condition(next((c for c in old or [] if c.get("type") == "Ready"), None), status, reason, message)
 
 
 def load_failure(pod: Obj) -> bool:
