@@ -219,6 +219,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # headers and body leave in two writes: without TCP_NODELAY, Nagle's algorithm holds the
+        # body until the client's delayed ACK (40 ms on Linux) for every keep-alive response
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._reader = _DeadlineSocketIO(self.connection)
         self.rfile = io.BufferedReader(self._reader, 65536)
 

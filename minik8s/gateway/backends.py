@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import aiohttp
 
 from minik8s.api import serverless as s
 from minik8s.fnruntime import PORT
@@ -65,8 +65,8 @@ def routable(pod: Obj) -> bool:
 class Backends:
     """The answering pods of every Function, kept from pod events (:meth:`on_pod`, :meth:`on_pod_deleted`)."""
 
-    def __init__(self, http: httpx.AsyncClient) -> None:
-        self.http = http
+    def __init__(self, http: aiohttp.ClientSession | None = None) -> None:
+        self.http = http  # set before the first pod event is handled (Gateway.start)
         self.by_function: dict[str, dict[str, Backend]] = {}
         self.pods: dict[str, Obj] = {}
         self.probes: dict[str, asyncio.Task[None]] = {}
@@ -117,16 +117,20 @@ class Backends:
                 if pod is None or not routable(pod):
                     return
                 ip = pod["status"]["podIP"]
+                assert self.http is not None
                 try:
-                    resp = await self.http.get(f"http://{ip}:{PORT}/healthz", timeout=PROBE_TIMEOUT)
-                    if resp.status_code == 200:
+                    async with self.http.get(f"http://{ip}:{PORT}/healthz",
+                                             timeout=aiohttp.ClientTimeout(total=PROBE_TIMEOUT)) as resp:
+                        await resp.read()
+                        answered = resp.status == 200
+                    if answered:
                         meta = pod.get("metadata") or {}
                         self.by_function.setdefault(key, {})[uid] = Backend(
                             uid, str(meta.get("name")), ip, str((meta.get("labels") or {}).get(s.REVISION_LABEL)))
                         log.info("gateway function=%s pod=%s ip=%s answers", key, meta.get("name"), ip)
                         self._notify(key)
                         return
-                except httpx.HTTPError:
+                except (aiohttp.ClientError, TimeoutError):
                     pass
                 await asyncio.sleep(PROBE_INTERVAL)
         finally:
