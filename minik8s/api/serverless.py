@@ -67,6 +67,8 @@ REVISION_LABEL = "minik8s.io/revision"
 #: Annotation on a Function's Deployment: when its replicas last changed (unix seconds), written
 #: by whoever scales it (the autoscaler, or the gateway starting a Function from zero).
 LAST_SCALE_ANNOTATION = "minik8s.io/last-scale-time"
+#: Label on the one-call pods of a ``PerInvocation`` Function: the Function's name.
+INVOCATION_LABEL = "minik8s.io/invocation-of"
 #: Label on WorkflowRuns: the Workflow's name.
 WORKFLOW_LABEL = "minik8s.io/workflow"
 

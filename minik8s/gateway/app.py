@@ -9,7 +9,8 @@ Routes (JSON in and out; every error is ``{"error": <reason>, "message": <text>}
   Deployment from 0 to 1 replica (the autoscaler does everything else) — and holds the call
   until a pod answers, for at most ``activation_timeout`` seconds (then 503).  Unknown
   Function → 404; a Function whose Ready condition says BuildFailed or LoadFailed → 503 with
-  that message at once.
+  that message at once.  A ``PerInvocation`` Function gets a fresh pod per call (its pod
+  template, label ``minik8s.io/invocation-of``), deleted after the answer.
 * ``POST /workflows/{namespace}/{name}`` — run a Workflow on the body; a WorkflowRun
   ``<workflow>-<suffix>`` records it (states, inputs, outputs, durations); the answer is
   ``{"run", "status": "Succeeded"|"Failed", "output" | "error"+"cause"}`` (200 either way:
@@ -49,6 +50,7 @@ from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
+from minik8s.fnruntime import PORT
 from minik8s.gateway.backends import Backends, ConcurrencyMeter, function_key
 from minik8s.gateway.triggers import BadEvent, TriggerRunner, cloudevent_headers, parse_event
 from minik8s.gateway.workflow import TASK_FAILED, Interpreter, Step, TaskError
@@ -215,10 +217,12 @@ class Gateway:
     async def call_function(self, namespace: str, name: str, body: bytes, headers: dict[str, str] | None = None
                             ) -> tuple[int, bytes]:
         """Call a Function; returns the runtime's (status, JSON body).  Raises GatewayError."""
-        self.function(namespace, name)
+        fn = self.function(namespace, name)
         key = f"{namespace}/{name}"
         self.meter.begin(key)
         try:
+            if (fn.get("spec") or {}).get("mode") == "PerInvocation":
+                return await self._call_fresh_pod(fn, body, headers or {})
             for _attempt in range(3):
                 await self._await_backend(key, name, namespace)
                 backend = self.backends.pick(key)
@@ -241,6 +245,62 @@ class Gateway:
             raise GatewayError(502, "BadGateway", f"function {key}: no instance accepted the call")
         finally:
             self.meter.end(key)
+
+    async def _call_fresh_pod(self, fn: Obj, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        """``PerInvocation``: run the call in a new pod made from the Function's pod template
+        (without the Deployment's label, so no ReplicaSet adopts it) and delete the pod after."""
+        meta = fn["metadata"]
+        ns, name = meta["namespace"], meta["name"]
+        dep = self.deployments.get(f"{ns}/{s.workload_name(name)}")
+        if dep is None:
+            raise GatewayError(503, "Unavailable", f"function {ns}/{name} is not deployed yet")
+        template = copy.deepcopy((dep.get("spec") or {}).get("template") or {})
+        labels = {k: v for k, v in ((template.get("metadata") or {}).get("labels") or {}).items()
+                  if k != s.FUNCTION_LABEL}
+        pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"generateName": f"{name}-call-", "namespace": ns,
+                            "labels": {**labels, s.INVOCATION_LABEL: name},
+                            "ownerReferences": [{"apiVersion": s.API_VERSION, "kind": "Function", "name": name,
+                                                 "uid": meta["uid"], "controller": False}]},
+               "spec": {**(template.get("spec") or {}), "restartPolicy": "Never"}}
+        pod_rt = self.client.kind("v1", "Pod")
+        try:
+            created = await self.client.create(pod_rt, pod, ns)
+        except errors.APIError as exc:
+            raise GatewayError(503, "Unavailable", f"function {ns}/{name}: cannot start a pod: {exc}") from None
+        pod_name = created["metadata"]["name"]
+        assert self.http is not None, "Gateway.start() was not called"
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self.config.activation_timeout
+            ip = ""
+            while loop.time() < deadline:
+                if not ip:
+                    live = await self.client.get(pod_rt, pod_name, ns)
+                    status = live.get("status") or {}
+                    if status.get("phase") in ("Failed", "Succeeded"):
+                        raise GatewayError(503, "LoadFailed", f"function {ns}/{name}: the pod {pod_name} ended "
+                                                              f"({status.get('phase')}) before answering")
+                    ip = (status.get("podIP") or "") if status.get("phase") == "Running" else ""
+                else:
+                    try:
+                        async with self.http.post(f"http://{ip}:{PORT}/", data=body,
+                                                  headers={"Content-Type": "application/json", **headers}) as resp:
+                            return resp.status, await resp.read()
+                    except aiohttp.ClientConnectorError:
+                        pass  # not listening yet
+                await asyncio.sleep(0.02)
+            raise GatewayError(503, "Unavailable", f"function {ns}/{name}: the pod {pod_name} did not answer "
+                                                   f"within {self.config.activation_timeout:g}s")
+        finally:
+            self._spawn(self._delete_pod(pod_name, ns))
+
+    async def _delete_pod(self, name: str, namespace: str) -> None:
+        try:
+            await self.client.delete(self.client.kind("v1", "Pod"), name, namespace, grace_period_seconds=1)
+        except errors.APIError as exc:
+            if not isinstance(exc, errors.NotFound):
+                log.warning("gateway could not delete the one-call pod %s/%s: %s", namespace, name, exc)
 
     # ------------------------------------------------------------------ workflows
     async def run_workflow(self, namespace: str, name: str, data: Any) -> Obj:

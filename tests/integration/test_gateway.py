@@ -58,28 +58,48 @@ def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> I
         yield k
 
 
+async def start_gateway(client: Client, port: int, activation_timeout: float = 60.0
+                        ) -> tuple[Gateway, Any, asyncio.Task[None]]:
+    """A gateway serving on 127.0.0.1:``port`` in this event loop: (gateway, uvicorn server, task)."""
+    gateway = Gateway(client, GatewayConfig(activation_timeout=activation_timeout, max_body_bytes=64 * 1024))
+    server = serve(create_app(gateway), "127.0.0.1", port, header_timeout=1.0)
+    serving = asyncio.get_running_loop().create_task(server.serve())
+    await wait_for(lambda: server.started, 20, what="gateway listening")
+    return gateway, server, serving
+
+
+async def stop_gateway(server: Any, serving: asyncio.Task[None]) -> None:
+    server.should_exit = True
+    await asyncio.wait_for(serving, 20)
+
+
+@contextlib.asynccontextmanager
+async def control_plane(client: Client, namespace: str, url: str, stable_window: float = 60.0
+                        ) -> AsyncIterator[None]:
+    """The scheduler and the controller-manager (Function controllers scraping ``url``)."""
+    scheduler = Scheduler(client, "default-scheduler")
+    scheduling = asyncio.get_running_loop().create_task(scheduler.run())
+    options = ControllerOptions(function_gateway_url=url, function_stable_window=stable_window)
+    try:
+        async with controller_manager(client, namespace, CONTROLLERS, options=options):
+            yield
+    finally:
+        scheduling.cancel()
+        await asyncio.gather(scheduling, return_exceptions=True)
+
+
 @contextlib.asynccontextmanager
 async def serverless(client: Client, namespace: str, stable_window: float = 60.0,
                      activation_timeout: float = 60.0) -> AsyncIterator[tuple[str, Gateway]]:
     """Scheduler, controller-manager and gateway; yields the gateway's URL and the gateway."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    gateway = Gateway(client, GatewayConfig(activation_timeout=activation_timeout, max_body_bytes=64 * 1024))
-    server = serve(create_app(gateway), "127.0.0.1", port, header_timeout=1.0)
-    loop = asyncio.get_running_loop()
-    serving = loop.create_task(server.serve())
-    scheduler = Scheduler(client, "default-scheduler")
-    scheduling = loop.create_task(scheduler.run())
-    options = ControllerOptions(function_gateway_url=url, function_stable_window=stable_window)
+    gateway, server, serving = await start_gateway(client, port, activation_timeout)
     try:
-        await wait_for(lambda: server.started, 20, what="gateway listening")
-        async with controller_manager(client, namespace, CONTROLLERS, options=options):
+        async with control_plane(client, namespace, url, stable_window):
             yield url, gateway
     finally:
-        server.should_exit = True
-        await asyncio.wait_for(serving, 20)
-        scheduling.cancel()
-        await asyncio.gather(scheduling, return_exceptions=True)
+        await stop_gateway(server, serving)
 
 
 def function(name: str, source: str = ECHO, **spec: Any) -> Obj:
@@ -159,6 +179,22 @@ async def test_functions_workflows_and_errors(kubelet: KubeletProcess, client: C
         r = await http.post(f"/workflows/{namespace}/wf", json={"n": None})
         assert r.json()["status"] == "Failed" and r.json()["error"] == "TypeError"
         assert (await http.post(f"/workflows/{namespace}/none", json={})).status_code == 404
+
+        # PerInvocation: a fresh pod per call, deleted afterwards
+        await client.create(fn_rt, function("once", mode="PerInvocation"), namespace)
+        await wait_for(lambda: _reason_is(client, namespace, "once", "ScaledToZero"), 30, what="once deployed")
+        first = await http.post(f"/functions/{namespace}/once", json={"a": 1})
+        second = await http.post(f"/functions/{namespace}/once", json={"a": 2})
+        assert first.status_code == second.status_code == 200, (first.text, second.text)
+        assert first.json()["pod"].startswith("once-call-") and first.json()["pod"] != second.json()["pod"]
+        assert await replicas(client, namespace, "once") == 0
+
+        async def one_call_pods_gone() -> bool:
+            listed = await client.list(client.kind("v1", "Pod"), namespace,
+                                       label_selector="minik8s.io/invocation-of=once")
+            return not listed["items"]
+
+        await wait_for(one_call_pods_gone, 60, what="one-call pods deleted")
 
         # deleting a Function: its calls get 404
         await client.delete(fn_rt, "double", namespace)
@@ -401,3 +437,37 @@ async def test_kubectl_serverless_verbs(kubelet: KubeletProcess, client: Client,
         assert res.code == 0 and json.loads(res.out)["triggers"] == []
         res = await asyncio.to_thread(run, "function", "invoke", "shop", "-d", "{not json")
         assert_one_error_line(res, "the input is not JSON")
+
+
+async def test_gateway_restart_during_calls(kubelet: KubeletProcess, client: Client, namespace: str) -> None:
+    """Callers get at most an error for calls in flight; no pod leaks; scale to zero still happens."""
+    fn_rt = client.kind("minik8s.io/v1", "Function")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    gateway, server, serving = await start_gateway(client, port)
+    async with control_plane(client, namespace, url, stable_window=6.0):
+        try:
+            await client.create(fn_rt, function("steady", scaling={"scaleToZeroAfterSeconds": 2}), namespace)
+            await wait_for(lambda: _reason_is(client, namespace, "steady", "ScaledToZero"), 30, what="deployed")
+            async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+                assert (await http.post(f"/functions/{namespace}/steady", json={})).status_code == 200
+                calls = [asyncio.get_running_loop().create_task(
+                    http.post(f"/functions/{namespace}/steady", json={"sleep": 1.5})) for _ in range(3)]
+                key = f"{namespace}/steady"
+                await wait_for(lambda: sum(b.in_flight for b in gateway.backends.by_function.get(key, {}).values())
+                               == 3, 10, what="three calls at the instance")
+                await stop_gateway(server, serving)
+                outcomes = await asyncio.gather(*calls, return_exceptions=True)
+                assert all(isinstance(o, httpx.HTTPError) or o.status_code in (200, 502, 503) for o in outcomes)
+                gateway, server, serving = await start_gateway(client, port)
+                r = await http.post(f"/functions/{namespace}/steady", json={})
+                assert r.status_code == 200, r.text
+            await wait_for(lambda: _replicas_are(client, namespace, "steady", 0), 60, what="scaled to zero")
+
+            async def no_pods() -> bool:
+                return not (await client.list(client.kind("v1", "Pod"), namespace,
+                                              label_selector="minik8s.io/function=steady"))["items"]
+
+            await wait_for(no_pods, 60, what="no function pod left")
+        finally:
+            await stop_gateway(server, serving)
