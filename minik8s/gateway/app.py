@@ -223,26 +223,33 @@ class Gateway:
         try:
             if (fn.get("spec") or {}).get("mode") == "PerInvocation":
                 return await self._call_fresh_pod(fn, body, headers or {})
-            for _attempt in range(3):
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self.config.activation_timeout
+            while True:
                 await self._await_backend(key, name, namespace)
                 backend = self.backends.pick(key)
                 if backend is None:
                     continue
-                backend.in_flight += 1
                 assert self.http is not None, "Gateway.start() was not called"
+                backend.in_flight += 1
                 try:
                     async with self.http.post(f"{backend.url}/", data=body,
                                               headers={"Content-Type": "application/json", **(headers or {})}) as resp:
                         return resp.status, await resp.read()
-                except (aiohttp.ClientConnectorError, aiohttp.ServerTimeoutError):
-                    self.backends.refused(key, backend)  # never reached the pod: safe to try another
+                except (aiohttp.ClientConnectorError, aiohttp.ServerTimeoutError) as exc:
+                    # never reached the pod: drop it (it is probed again) and try another
+                    log.info("gateway function=%s pod=%s refused a call: %s", key, backend.name, exc)
+                    self.backends.refused(key, backend)
+                    if loop.time() > deadline:
+                        raise GatewayError(502, "BadGateway", f"function {key}: no instance accepted the call "
+                                                              f"within {self.config.activation_timeout:g}s") from None
                 except aiohttp.ClientError as exc:
+                    log.warning("gateway function=%s pod=%s failed during a call: %r", key, backend.name, exc)
                     self.backends.refused(key, backend)
                     raise GatewayError(502, "BadGateway", f"function {key}: the instance {backend.name} failed "
                                                           f"during the call: {type(exc).__name__}") from None
                 finally:
                     backend.in_flight -= 1
-            raise GatewayError(502, "BadGateway", f"function {key}: no instance accepted the call")
         finally:
             self.meter.end(key)
 

@@ -57,9 +57,12 @@ def test_upload_from_a_file_invoke_update_delete(cluster: Cluster, ns: str, tmp_
     res = cluster.kubectl("-n", ns, "function", "invoke", "hello", "-d", '{"name": "e2e"}', "--gateway",
                           cluster.gateway, timeout=120)
     assert json.loads(res.stdout) == {"greeting": "hello, e2e", "instance": "hello"}
-    table = cluster.kubectl("get", "functions", "-n", ns).stdout.splitlines()
-    assert table[0].split()[:4] == ["NAME", "READY", "INSTANCES", "URL"]
-    assert table[1].split()[:3] == ["hello", "True", "1/1"]
+
+    def table() -> list[str]:
+        return cluster.kubectl("get", "functions", "-n", ns).stdout.splitlines()
+
+    assert table()[0].split()[:4] == ["NAME", "READY", "INSTANCES", "URL"]
+    wait_for(lambda: table()[1].split()[:3] == ["hello", "True", "1/1"], 60, what="READY True, 1/1 instances")
     # update: a new revision answers, with no failed call meanwhile
     failures: list[str] = []
     greetings: list[str] = []
@@ -85,8 +88,9 @@ def test_upload_from_a_file_invoke_update_delete(cluster: Cluster, ns: str, tmp_
     wait_for(lambda: call(cluster, f"/functions/{ns}/hello", {}).status_code == 404, 30, what="404 after delete")
     wait_for(lambda: not cluster.get_json("pods", "-n", ns, "-l", "minik8s.io/function=hello")["items"], 90,
              what="function pods removed")
-    assert not [c for c in cluster.get_json("configmaps", "-n", ns)["items"]
-                if c["metadata"].get("labels", {}).get("minik8s.io/function") == "hello"]
+    wait_for(lambda: not [c for c in cluster.get_json("configmaps", "-n", ns)["items"]
+                          if c["metadata"].get("labels", {}).get("minik8s.io/function") == "hello"], 60,
+             what="revision ConfigMaps removed")
 
 
 def test_workflows_chain_and_branches(cluster: Cluster, ns: str) -> None:
