@@ -20,6 +20,7 @@ COMPONENTS = {
     "kubelet": "minik8s.kubelet.main",
     "proxy": "minik8s.proxy.main",
     "dns": "minik8s.dns.main",
+    "gateway": "minik8s.gateway.main",
 }
 CLUSTER = "minik8s.cluster.main"  # defines up, down, status
 

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(etcd-server etcd-client docker.io iptables iproute2 busybox-static debootstrap gcc libc6-dev openssl
-      ca-certificates curl)
+      ca-certificates curl hey)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,10 +18,9 @@ import copy
 from typing import Any
 
 from minik8s.api.autoscaling import CrossVersionObjectReference
-from minik8s.api.base import Model
+from minik8s.api.base import Model, Obj
 from minik8s.api.meta import TypedObject
 
-Obj = dict[str, Any]
 API_VERSION = "autoscaling/v1"
 V2_API_VERSION = "autoscaling/v2"
 

@@ -19,11 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from minik8s.api.base import parse_time
+from minik8s.api.base import Obj, parse_time
 from minik8s.api.metrics import cpu_nanocores, format_nanocores
 from minik8s.api.quantity import format_memory, parse_memory
 
-Obj = dict[str, Any]
 Cell = str | int
 Getter = Callable[[Obj, dt.datetime], Cell]
 
@@ -537,6 +536,39 @@ def slurmcluster_partitions(obj: Obj, at: dt.datetime) -> str:
                     for p in parts) or NONE
 
 
+# ------------------------------------------------------------------ serverless (minik8s.io/v1)
+def function_ready(obj: Obj, at: dt.datetime) -> str:
+    """The Ready condition's status (``True``/``False``/``Unknown``)."""
+    return str(_condition(obj, "Ready").get("status") or "Unknown")
+
+
+def function_instances(obj: Obj, at: dt.datetime) -> str:
+    """``ready/desired`` instances (``0/0`` when scaled to zero)."""
+    status = _status(obj)
+    return f"{_num(status.get('readyInstances'))}/{_num(status.get('instances'))}"
+
+
+def trigger_source(obj: Obj, at: dt.datetime) -> str:
+    """Where the Trigger's events come from: ``schedule <cron>``, ``<Kind> objects`` or ``events``."""
+    spec = _spec(obj)
+    if spec.get("schedule"):
+        return f"schedule {spec['schedule']}"
+    if spec.get("objects"):
+        return f"{(spec['objects'] or {}).get('kind')} objects"
+    attrs = (spec.get("filter") or {}).get("attributes") or {}
+    return "events" + (" " + ",".join(f"{k}={v}" for k, v in sorted(attrs.items())) if attrs else "")
+
+
+def trigger_subscriber(obj: Obj, at: dt.datetime) -> str:
+    ref = (_spec(obj).get("subscriber") or {}).get("ref") or {}
+    return f"{ref.get('kind')}/{ref.get('name')}"
+
+
+def run_duration(obj: Obj, at: dt.datetime) -> str:
+    seconds = _status(obj).get("durationSeconds")
+    return f"{seconds:.3f}s" if isinstance(seconds, int | float) else NONE
+
+
 # ------------------------------------------------------------------ the table
 _AGE = Column("Age", _age, description=AGE_DESCRIPTION)
 
@@ -683,6 +715,40 @@ COLUMNS: dict[str, list[Column]] = {
                description="Whether the site keeps accounting (sacct)."),
         Column("Last-Check", lambda o, at: since(_status(o).get("lastCheckTime"), at), wide=True,
                description="Time since the last reachability check."),
+    ],
+    "Function": [
+        Column("Ready", function_ready, description="The Ready condition's status."),
+        Column("Instances", function_instances, description="Ready and desired instances."),
+        Column("URL", lambda o, at: str(_status(o).get("url") or NONE), description="Where the gateway serves it."),
+        _AGE,
+        Column("Revision", lambda o, at: str(_status(o).get("revision") or NONE), wide=True,
+               description="The revision being served."),
+        Column("Reason", lambda o, at: str(_condition(o, "Ready").get("reason") or ""), wide=True,
+               description="The Ready condition's reason."),
+    ],
+    "Workflow": [
+        Column("Start", lambda o, at: str(_spec(o).get("startAt") or ""), description="The first state."),
+        Column("States", lambda o, at: len(_spec(o).get("states") or {}), type="integer",
+               description="The number of states."),
+        Column("Last Run", lambda o, at: str(_status(o).get("lastRun") or NONE), description="The latest WorkflowRun."),
+        _AGE,
+    ],
+    "WorkflowRun": [
+        Column("Workflow", lambda o, at: str((_spec(o).get("workflowRef") or {}).get("name") or ""),
+               description="The Workflow run."),
+        Column("Status", lambda o, at: str(_status(o).get("phase") or "Running"), description="The run's phase."),
+        Column("Steps", lambda o, at: len(_status(o).get("steps") or []), type="integer",
+               description="States visited."),
+        Column("Duration", run_duration, description="How long the run took."),
+        _AGE,
+        Column("Error", lambda o, at: str(_status(o).get("error") or ""), wide=True, description="Why it failed."),
+    ],
+    "Trigger": [
+        Column("Subscriber", trigger_subscriber, description="The Function or Workflow called."),
+        Column("Source", trigger_source, description="Where its events come from."),
+        Column("Delivered", lambda o, at: _num(_status(o).get("delivered")), description="Deliveries that succeeded."),
+        Column("Failed", lambda o, at: _num(_status(o).get("failed")), description="Deliveries that failed."),
+        _AGE,
     ],
     "Secret": [
         Column("Type", lambda o, at: str(o.get("type") or "Opaque"), description="The type of the secret"),

@@ -18,6 +18,7 @@ from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
 from minik8s.api.networking import DNS, Ingress
+from minik8s.api.serverless import Function, Trigger, Workflow, WorkflowRun
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -147,6 +148,14 @@ CORE_TYPES = [
     ResourceType("minik8s.io", "v1", "SlurmCluster", "slurmclusters", "slurmcluster", False, SlurmCluster,
                  subresources=frozenset({"status"})),
     ResourceType("minik8s.io", "v1", "GPUJob", "gpujobs", "gpujob", True, GPUJob, short_names=("gj",),
+                 subresources=frozenset({"status"}), categories=("all",)),
+    ResourceType("minik8s.io", "v1", "Function", "functions", "function", True, Function, short_names=("fn",),
+                 subresources=frozenset({"status"}), categories=("all",)),
+    ResourceType("minik8s.io", "v1", "Workflow", "workflows", "workflow", True, Workflow, short_names=("wf",),
+                 subresources=frozenset({"status"}), categories=("all",)),
+    ResourceType("minik8s.io", "v1", "WorkflowRun", "workflowruns", "workflowrun", True, WorkflowRun,
+                 short_names=("wfr",), subresources=frozenset({"status"})),
+    ResourceType("minik8s.io", "v1", "Trigger", "triggers", "trigger", True, Trigger,
                  subresources=frozenset({"status"}), categories=("all",)),
 ]
 

@@ -31,10 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from minik8s.api.base import Obj
 from minik8s.api.patch import MERGE_KEYS
 from minik8s.api.registry import ResourceType
-
-Obj = dict[str, Any]
 
 REF_PREFIX = "#/definitions/"
 DOCS = Path(__file__).with_name("k8s-docs.json")

@@ -25,8 +25,7 @@ from typing import Any
 import yaml
 
 from minik8s.api import columns, errors
-
-Obj = dict[str, Any]
+from minik8s.api.base import Obj
 
 JSON = "application/json"
 YAML = "application/yaml"

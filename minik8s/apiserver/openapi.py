@@ -26,10 +26,9 @@ import hashlib
 import json
 from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
 from minik8s.api.schema import REF_PREFIX, Schemas, gvk
-
-Obj = dict[str, Any]
 
 TITLE = "Kubernetes"
 JSON_PATCH = "application/json-patch+json"

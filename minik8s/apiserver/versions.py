@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from minik8s.api import autoscaling_v1
+from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -86,19 +86,21 @@ def up(
     node_name: str = typer.Option(None, help="the node's name (default: the host name)"),
     pod_cidr: str = typer.Option("10.244.0.0/24", help="the node's pod subnet"),
     network_name: str = typer.Option("minik8s-pods", help="the Docker bridge network of the pods"),
+    gateway_port: int = typer.Option(8081, help="the serverless gateway's port on 127.0.0.1"),
     kubelet_arg: list[str] = typer.Option([], help="extra kubelet flag (repeatable), e.g. --kubelet-arg=-v"),
     apiserver_arg: list[str] = typer.Option([], help="extra apiserver flag (repeatable)"),
     controller_manager_arg: list[str] = typer.Option([], help="extra controller-manager flag (repeatable)"),
     scheduler_arg: list[str] = typer.Option([], help="extra scheduler flag (repeatable)"),
     proxy_arg: list[str] = typer.Option([], help="extra proxy flag (repeatable)"),
+    gateway_arg: list[str] = typer.Option([], help="extra gateway flag (repeatable)"),
     timeout: float = typer.Option(180, help="seconds to wait for the node to become Ready"),
 ) -> None:
     """Start a local cluster (idempotent) and wait until its node is Ready."""
     layout = ClusterLayout(Path(data_dir).expanduser().resolve(), apiserver_port, etcd_port, kubelet_port,
-                           node_name, pod_cidr, network_name,
+                           node_name, pod_cidr, network_name, gateway_port,
                            {"kubelet": list(kubelet_arg), "apiserver": list(apiserver_arg),
                             "controller-manager": list(controller_manager_arg), "scheduler": list(scheduler_arg),
-                            "proxy": list(proxy_arg)})
+                            "proxy": list(proxy_arg), "gateway": list(gateway_arg)})
     if _supervisor_pid(layout) is not None:
         layout = ClusterLayout.load(layout.data_dir)
         out.print(f"minik8s is already running (data dir {layout.data_dir})")
@@ -106,7 +108,7 @@ def up(
         return
     _preflight()
     for port, what in ((apiserver_port, "apiserver"), (etcd_port, "etcd"), (etcd_port + 1, "etcd peer"),
-                       (kubelet_port, "kubelet")):
+                       (kubelet_port, "kubelet"), (gateway_port, "gateway")):
         if port_in_use(port):
             _fail(f"port {port} for the {what} is already in use on 127.0.0.1 (choose another with --help)")
     layout.save()
@@ -139,6 +141,7 @@ def up(
 def _print_where(layout: ClusterLayout) -> None:
     ready, total = _nodes_ready(layout.server)
     out.print(f"  apiserver:  {layout.server}  ({ready}/{total} nodes Ready)")
+    out.print(f"  gateway:    {layout.gateway}  (POST /functions/NS/NAME, /workflows/NS/NAME, /events/NS)")
     out.print(f"  kubeconfig: {layout.kubeconfig}")
     out.print(f"  logs:       {layout.logs}/")
     out.print(f"  try:        export KUBECONFIG={layout.kubeconfig}; kubectl get nodes")

@@ -25,7 +25,7 @@ from minik8s.cluster.processes import Process, etcd_command, minik8s_command, wa
 log = logging.getLogger("supervisor")
 
 #: The components started after etcd and the apiserver, in start order (``minik8s <name>``).
-COMPONENTS = ("scheduler", "controller-manager", "kubelet", "proxy", "dns")
+COMPONENTS = ("scheduler", "controller-manager", "kubelet", "proxy", "dns", "gateway")
 #: The pod network of a local cluster (controller-manager, kubelet and proxy agree on it).
 CLUSTER_CIDR = "10.244.0.0/16"
 #: ClusterIP of the cluster DNS Service (``minik8s dns --cluster-dns-ip``, kubelet ``--cluster-dns``).
@@ -48,10 +48,12 @@ class ClusterLayout:
     node_name: str | None = None  # default: the host name
     pod_cidr: str = "10.244.0.0/24"
     network_name: str = "minik8s-pods"
+    gateway_port: int = 8081
     #: extra flags per component (``{"kubelet": ["--crashloop-backoff-base=2"]}``), appended last
     extra_args: dict[str, list[str]] = field(default_factory=dict)
 
-    SAVED = ("apiserver_port", "etcd_port", "kubelet_port", "node_name", "pod_cidr", "network_name", "extra_args")
+    SAVED = ("apiserver_port", "etcd_port", "kubelet_port", "node_name", "pod_cidr", "network_name", "gateway_port",
+             "extra_args")
 
     @property
     def kubeconfig(self) -> Path:
@@ -77,6 +79,11 @@ class ClusterLayout:
     @property
     def server(self) -> str:
         return f"http://127.0.0.1:{self.apiserver_port}"
+
+    @property
+    def gateway(self) -> str:
+        """The serverless gateway's URL (``minik8s gateway`` on 127.0.0.1)."""
+        return f"http://127.0.0.1:{self.gateway_port}"
 
     def save(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -109,7 +116,7 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
         if not any(a.startswith("--cluster-dns") for a in kubelet_args) else []
     extra = {
         "scheduler": ["--kubeconfig", kc],
-        "controller-manager": ["--kubeconfig", kc],
+        "controller-manager": ["--kubeconfig", kc, "--function-gateway-url", layout.gateway],
         "kubelet": ["--kubeconfig", kc, "--root-dir", str(layout.data_dir / "kubelet"),
                     "--port", str(layout.kubelet_port), "--pod-cidr", layout.pod_cidr,
                     "--network-name", layout.network_name,
@@ -122,6 +129,7 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
         "dns": ["--kubeconfig", kc, "--bind-address", pod_gateway(layout.pod_cidr), "--port", "53",
                 "--cluster-dns-ip", CLUSTER_DNS_IP,
                 *(["--node-name", layout.node_name] if layout.node_name else [])],
+        "gateway": ["--kubeconfig", kc, "--bind-address", "127.0.0.1", "--port", str(layout.gateway_port)],
     }
     for name in COMPONENTS:
         argv = minik8s_command(name, *extra[name], *layout.extra_args.get(name, []))

@@ -10,12 +10,14 @@ retried with per-key exponential back-off (:func:`minik8s.client.workqueue.run_w
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from minik8s.api import errors
-from minik8s.api.base import Obj
+from minik8s.api.base import Obj, now_rfc3339
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
@@ -131,3 +133,19 @@ class Controller:
     async def sync(self, key: str) -> None:
         """Reconcile the object ``key`` names; raise to be retried with back-off."""
         raise NotImplementedError
+
+
+#: The annotation holding the hash of what a controller wants a child object to be.
+HASH_ANNOTATION = "minik8s.io/spec-hash"
+
+
+def spec_hash(value: Any) -> str:
+    """A short stable hash of a JSON-able value (what the controller wants a child to be)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def ready_condition(old: Obj | None, status: str, reason: str, message: str) -> Obj:
+    """A ``Ready`` condition; ``lastTransitionTime`` kept from ``old`` when the status did not change."""
+    stamp = old.get("lastTransitionTime") if old and old.get("status") == status else None
+    return {"type": "Ready", "status": status, "reason": reason, "message": message,
+            "lastTransitionTime": stamp or now_rfc3339()}

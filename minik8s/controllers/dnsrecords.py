@@ -31,12 +31,10 @@ Work items are ``<Kind>|<namespace>/<name>`` (``DNS|default/shop``).
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import Obj, now_rfc3339
+from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
 from minik8s.api.networking import (
     FRONTEND_LABEL,
@@ -50,20 +48,14 @@ from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
-from minik8s.controllers.base import Controller
+from minik8s.controllers.base import HASH_ANNOTATION, Controller, ready_condition, spec_hash
 from minik8s.controllers.nginxconf import LISTEN_PORT, container_command, render_config
 from minik8s.controllers.ownerrefs import meta_of
 
 NGINX_IMAGE = "minik8s/nginx:latest"
-HASH_ANNOTATION = "minik8s.io/spec-hash"
 MANAGED_BY = "dns-controller"
 #: Kinds handled, by ``kind`` → ``apiVersion``.
 KINDS = {"DNS": "minik8s.io/v1", "Ingress": "networking.k8s.io/v1"}
-
-
-def spec_hash(value: Any) -> str:
-    """A short stable hash of a JSON-able value (what the controller wants a child to be)."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def resolve_backend(route: Route, service: Obj | None) -> tuple[str, int] | None:
@@ -127,13 +119,6 @@ def desired_service(frontend: Frontend) -> Obj:
                          "labels": child_labels(frontend), "annotations": {HASH_ANNOTATION: spec_hash(spec)},
                          "ownerReferences": [owner_reference(frontend)]},
             "spec": spec}
-
-
-def ready_condition(old: Obj | None, status: str, reason: str, message: str) -> Obj:
-    """A ``Ready`` condition; ``lastTransitionTime`` kept from ``old`` when the status did not change."""
-    stamp = old.get("lastTransitionTime") if old and old.get("status") == status else None
-    return {"type": "Ready", "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": stamp or now_rfc3339()}
 
 
 class DNSController(Controller):

@@ -1,5 +1,6 @@
 """``minik8s controller-manager``: run the ReplicaSet, Deployment, garbage-collector, endpoints,
-node IPAM, DNS, HorizontalPodAutoscaler, node lifecycle and GPUJob (Slurm over SSH) controllers.
+node IPAM, DNS, HorizontalPodAutoscaler, node lifecycle, GPUJob (Slurm over SSH), Function and
+Function autoscaler controllers.
 
 Flags are named like kube-controller-manager's (``--kubeconfig``, ``--controllers``,
 ``--concurrent-workers`` standing in for the per-controller ``--concurrent-*-syncs``,
@@ -22,7 +23,8 @@ def command(
     controllers: str = typer.Option("*", help="comma list of controllers to run: '*' for all, 'name' to "
                                               "enable, '-name' to disable (replicaset, deployment, "
                                               "garbagecollector, endpoint, nodeipam, dns, "
-                                              "horizontalpodautoscaling, nodelifecycle, gpujob)"),
+                                              "horizontalpodautoscaling, nodelifecycle, gpujob, function, "
+                                              "functionautoscaler)"),
     concurrent_workers: int = typer.Option(5, "--concurrent-workers", min=1,
                                            help="sync loops per controller"),
     min_resync_period: float = typer.Option(300.0, "--min-resync-period", min=0,
@@ -72,6 +74,12 @@ def command(
              "--gpujob-max-poll-interval while nothing changes (duration)"),
     gpujob_max_poll_interval: str = typer.Option("30s", "--gpujob-max-poll-interval",
                                                  help="longest interval of Slurm polling (duration)"),
+    function_gateway_url: str = typer.Option(
+        "http://127.0.0.1:8081", "--function-gateway-url",
+        help="the serverless gateway: Functions' status.url and the function autoscaler's metrics"),
+    function_stable_window: str = typer.Option(
+        "60s", "--function-autoscaler-stable-window",
+        help="the function autoscaler's stable window (duration); the panic window is a tenth of it"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
@@ -124,8 +132,13 @@ def command(
                                max_poll_interval=parse_duration(gpujob_max_poll_interval))
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--slurm-cluster-check-period/--gpujob-*") from exc
+    try:
+        stable_window = parse_duration(function_stable_window)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--function-autoscaler-stable-window") from exc
     options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
-                                node_lifecycle=node_lifecycle, gpujob=gpujob)
+                                node_lifecycle=node_lifecycle, gpujob=gpujob,
+                                function_gateway_url=function_gateway_url, function_stable_window=stable_window)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:

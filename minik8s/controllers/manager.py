@@ -14,12 +14,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from minik8s.api.serverless import DEFAULT_GATEWAY_URL
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
 from minik8s.controllers.deployment import DeploymentController
 from minik8s.controllers.dnsrecords import DNSController
 from minik8s.controllers.endpoints import EndpointsController
+from minik8s.controllers.function import FunctionController
+from minik8s.controllers.functionautoscaler import FunctionAutoscaler
 from minik8s.controllers.garbagecollector import GarbageCollector
 from minik8s.controllers.gpujob import GPUJobController, GPUJobOptions
 from minik8s.controllers.nodeipam import DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_CIDR_MASK_SIZE, NodeIPAMController
@@ -36,7 +39,9 @@ class ControllerOptions:
     ``allocate_node_cidrs`` enables the node IPAM controller, which cuts ``cluster_cidr`` into
     ``/node_cidr_mask_size`` podCIDRs; ``autoscaler`` holds the ``--horizontal-pod-autoscaler-*`` flags;
     ``node_lifecycle`` the ``--node-monitor-*``, ``--node-eviction-rate`` and default toleration flags;
-    ``gpujob`` the timings of the GPUJob and SlurmCluster controller."""
+    ``gpujob`` the timings of the GPUJob and SlurmCluster controller;
+    ``function_gateway_url`` the serverless gateway (Function URLs, the autoscaler's metrics) and
+    ``function_stable_window`` the function autoscaler's stable window (seconds; panic: a tenth)."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
@@ -44,6 +49,8 @@ class ControllerOptions:
     autoscaler: AutoscalerOptions = field(default_factory=AutoscalerOptions)
     node_lifecycle: NodeLifecycleOptions = field(default_factory=NodeLifecycleOptions)
     gpujob: GPUJobOptions = field(default_factory=GPUJobOptions)
+    function_gateway_url: str = DEFAULT_GATEWAY_URL
+    function_stable_window: float = 60.0
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -60,6 +67,9 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "horizontalpodautoscaling": lambda c, f, o: HorizontalPodAutoscalerController(c, f, o.autoscaler),
     "nodelifecycle": lambda c, f, o: NodeLifecycleController(c, f, o.node_lifecycle),
     "gpujob": lambda c, f, o: GPUJobController(c, f, o.gpujob),
+    "function": lambda c, f, o: FunctionController(c, f, o.function_gateway_url),
+    "functionautoscaler": lambda c, f, o: FunctionAutoscaler(c, f, o.function_gateway_url,
+                                                             stable_window=o.function_stable_window),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
@@ -69,7 +79,8 @@ ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "depl
            "endpoints": "endpoint", "endpoints-controller": "endpoint", "node-ipam-controller": "nodeipam",
            "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",
            "hpa": "horizontalpodautoscaling", "node-lifecycle-controller": "nodelifecycle",
-           "gpujob-controller": "gpujob", "slurmcluster": "gpujob"}
+           "gpujob-controller": "gpujob", "slurmcluster": "gpujob",
+           "function-controller": "function", "function-autoscaler": "functionautoscaler"}
 
 
 def select_controllers(spec: str | None) -> list[str]:

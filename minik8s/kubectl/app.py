@@ -3,7 +3,8 @@
 One module per verb (``get``, ``describe``, ``apply``/``create``, ``delete``,
 ``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
 subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``, ``gpujob``
-create/script/results).
+create/script/results; the serverless ``function deploy|invoke|logs``, ``workflow run`` and
+``event send``).
 Every failure ends as one line on stderr and exit code 1 (``exec`` exits with the
 remote command's code).
 """
@@ -24,6 +25,7 @@ from minik8s.kubectl import (
     delete,
     describe,
     drain,
+    functions,
     get,
     gpujob,
     label,
@@ -83,6 +85,9 @@ app.command("label")(label.label)
 app.command("annotate")(label.annotate)
 app.add_typer(top.app, name="top")
 app.add_typer(gpujob.app, name="gpujob")
+app.add_typer(functions.function_app, name="function")
+app.add_typer(functions.workflow_app, name="workflow")
+app.add_typer(functions.event_app, name="event")
 
 #: Global flags that take a value; they may appear anywhere before ``--`` (as with kubectl).
 GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout"}

@@ -15,6 +15,7 @@ import typer
 
 from minik8s.client.rest import resource_path
 from minik8s.kubectl.gpujoboutput import gpujob_output
+from minik8s.kubectl.logquery import log_params
 from minik8s.kubectl.resolve import pod_name
 from minik8s.kubectl.session import GlobalOptions, Session
 
@@ -25,17 +26,6 @@ def gpujob_name(arg: str) -> str | None:
     """``gpujob/NAME`` (or ``gj/NAME``) → ``NAME``; None for anything else."""
     kind, slash, name = arg.partition("/")
     return name if slash and name and kind.lower() in GPUJOB_NAMES else None
-
-
-def log_params(container: str | None, follow: bool, tail: int, timestamps: bool, previous: bool,
-               since_seconds: int | None = None, limit_bytes: int | None = None) -> dict[str, Any]:
-    """The query of the log subresource (``tailLines`` only when ``tail`` >= 0)."""
-    params: dict[str, Any] = {"container": container, "follow": follow or None, "timestamps": timestamps or None,
-                              "previous": previous or None, "sinceSeconds": since_seconds,
-                              "limitBytes": limit_bytes}
-    if tail >= 0:
-        params["tailLines"] = tail
-    return {k: v for k, v in params.items() if v is not None}
 
 
 async def stream_logs(opts: GlobalOptions, name: str, params: dict[str, Any]) -> None:

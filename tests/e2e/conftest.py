@@ -19,6 +19,8 @@ from minik8s.cluster.processes import free_port
 E2E_POD_CIDR = "10.244.250.0/24"
 E2E_NETWORK = "minik8s-e2e"
 E2E_NODE = "e2e-node"
+#: The function autoscaler's stable window in the e2e cluster (seconds; 60 by default).
+E2E_STABLE_WINDOW = 20
 
 
 def _docker_ok() -> bool:
@@ -34,6 +36,7 @@ class Cluster:
     kubeconfig: Path
     server: str
     node: str
+    gateway: str = "http://127.0.0.1:8081"
 
     def minik8s(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "minik8s", *args, "--data-dir", str(self.data_dir)],
@@ -85,15 +88,18 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     if not _docker_ok():
         pytest.skip("the Docker Engine is not running (scripts/start-dockerd.sh)")
     data_dir = tmp_path_factory.mktemp("cluster")
-    api_port, etcd_port, kubelet_port = free_port(), free_port(), free_port()
-    c = Cluster(data_dir, data_dir / "kubeconfig", f"http://127.0.0.1:{api_port}", E2E_NODE)
+    api_port, etcd_port, kubelet_port, gateway_port = free_port(), free_port(), free_port(), free_port()
+    c = Cluster(data_dir, data_dir / "kubeconfig", f"http://127.0.0.1:{api_port}", E2E_NODE,
+                f"http://127.0.0.1:{gateway_port}")
     up = subprocess.run([sys.executable, "-m", "minik8s", "up", "--data-dir", str(data_dir),
                          "--apiserver-port", str(api_port), "--etcd-port", str(etcd_port),
-                         "--kubelet-port", str(kubelet_port), "--node-name", E2E_NODE,
+                         "--kubelet-port", str(kubelet_port), "--gateway-port", str(gateway_port),
+                         "--node-name", E2E_NODE,
                          "--pod-cidr", E2E_POD_CIDR, "--network-name", E2E_NETWORK, "--timeout", "120",
                          "--kubelet-arg=--crashloop-backoff-base=2", "--kubelet-arg=--crashloop-backoff-max=20",
                          "--apiserver-arg=--metrics-resolution=5s",
-                         "--controller-manager-arg=--horizontal-pod-autoscaler-sync-period=5s"],
+                         "--controller-manager-arg=--horizontal-pod-autoscaler-sync-period=5s",
+                         f"--controller-manager-arg=--function-autoscaler-stable-window={E2E_STABLE_WINDOW}s"],
                         capture_output=True, text=True, timeout=300)
     if up.returncode != 0:
         logs = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted((data_dir / "logs").glob("*.log")))

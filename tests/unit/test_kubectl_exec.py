@@ -11,7 +11,7 @@ from minik8s.api import errors
 from minik8s.client.kubeconfig import ClientConfig
 from minik8s.kubectl import exec as kexec
 from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.logs import log_params
+from minik8s.kubectl.logquery import log_params
 from minik8s.kubectl.resolve import pod_name
 
 

@@ -20,6 +20,7 @@ from minik8s.apiserver.strategies.namespace import NamespaceStrategy
 from minik8s.apiserver.strategies.node import NodeStrategy
 from minik8s.apiserver.strategies.pod import PodStrategy
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
+from minik8s.apiserver.strategies.serverless import serverless_strategies
 from minik8s.apiserver.strategies.service import ServiceStrategy
 
 __all__ = ["GENERIC", "Strategy", "default_strategies"]
@@ -47,4 +48,5 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "Secret": SecretStrategy(),
         "SlurmCluster": SlurmClusterStrategy(),
         "GPUJob": GPUJobStrategy(),
+        **serverless_strategies(),
     }
