@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,49 +20,14 @@ import yaml
 
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
-from tests.conftest import ROOT, APIServer
+from tests.support.kubectl import Kubectl, Result, assert_one_error_line
+from tests.support.processes import ROOT, APIServer
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def lines(self) -> list[str]:
-        return self.out.splitlines()
-
-    def table(self) -> list[list[str]]:
-        """Rows of a kubectl table, split on the 3-space column gaps."""
-        return [re.split(r"\s{2,}", line.strip()) for line in self.lines if line.strip()]
 
 
-class Kubectl:
-    """Runs the CLI in a subprocess with a temp kubeconfig and (by default) ``-n namespace``."""
-
-    def __init__(self, kubeconfig: Path, namespace: str) -> None:
-        self.kubeconfig = kubeconfig
-        self.namespace = namespace
-
-    def __call__(self, *args: str, stdin: str | None = None, ns: bool = True, kubeconfig: bool = True,
-                 timeout: float = 60) -> Result:
-        cmd = [sys.executable, "-m", "minik8s.kubectl"]
-        if kubeconfig:
-            cmd += ["--kubeconfig", str(self.kubeconfig)]
-        cmd += list(args)
-        if ns:
-            cmd += ["-n", self.namespace]
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                              env={**os.environ, "KUBECONFIG": "/nonexistent", "COLUMNS": "200"})
-        return Result(proc.returncode, proc.stdout, proc.stderr)
-
-    def ok(self, *args: str, **kwargs: Any) -> Result:
-        res = self(*args, **kwargs)
-        assert res.code == 0, f"kubectl {' '.join(args)} failed ({res.code}): {res.err}"
-        return res
 
 
 @pytest.fixture
@@ -90,13 +54,6 @@ def pod_yaml(name: str, labels: dict[str, str] | None = None, image: str = "busy
                                                     "ports": [{"containerPort": 80}]}]}})
 
 
-def assert_one_error_line(res: Result, *fragments: str) -> None:
-    assert res.code == 1, (res.code, res.out, res.err)
-    lines = res.err.strip().splitlines()
-    assert len(lines) == 1, res.err
-    assert "Traceback" not in res.err
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
 
 
 async def pod_names(client: Client, namespace: str) -> list[str]:
