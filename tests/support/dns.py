@@ -22,11 +22,9 @@ async def query(port: int, name: str, qtype: str = "A", tcp: bool = False, host:
     return DNSRecord.parse(raw)
 
 
-
 def answers(reply: DNSRecord) -> list[str]:
     """The rdata of every answer record, as text."""
     return [str(rr.rdata) for rr in reply.rr]
-
 
 
 @contextlib.asynccontextmanager

@@ -30,7 +30,6 @@ class Result:
         return [re.split(r"\s{2,}", line.strip()) for line in self.lines if line.strip()]
 
 
-
 class Kubectl:
     """Runs the CLI in a subprocess with a temp kubeconfig and (by default) ``-n namespace``."""
 
@@ -54,7 +53,6 @@ class Kubectl:
         res = self(*args, **kwargs)
         assert res.code == 0, f"kubectl {' '.join(args)} failed ({res.code}): {res.err}"
         return res
-
 
 
 def assert_one_error_line(res: Result, *fragments: str) -> None:

@@ -29,11 +29,9 @@ from tests.support.waiting import wait_for
 BUSYBOX = "minik8s/busybox:latest"
 
 
-
 def docker_client() -> docker.DockerClient:
     """The local Docker Engine."""
     return docker.from_env()
-
 
 
 def free_subnet() -> str:
@@ -50,10 +48,8 @@ def free_subnet() -> str:
     raise RuntimeError("no free 10.244.x.0/24 subnet for the test kubelet")
 
 
-
 LABEL_FLAGS = ["--node-labels", "minik8s.io/test=kubelet,zone=z1",
                "--register-with-taints", "minik8s.io/test=yes:PreferNoSchedule"]
-
 
 
 class KubeletProcess:
@@ -132,7 +128,6 @@ class KubeletProcess:
                         self.cluster_cidr], check=False, cwd=ROOT, capture_output=True, timeout=60)
 
 
-
 @contextlib.contextmanager
 def running_kubelet(apiserver: APIServer, workdir: Path, **kwargs: Any) -> Iterator[KubeletProcess]:
     """A started :class:`KubeletProcess` (skips without Docker); afterwards its containers,
@@ -153,7 +148,6 @@ def running_kubelet(apiserver: APIServer, workdir: Path, **kwargs: Any) -> Itera
             httpx.delete(apiserver.url + path, timeout=5)
 
 
-
 # ---------------------------------------------------------------------------- helpers
 
 
@@ -163,15 +157,12 @@ def pod_body(name: str, node: str, containers: list[Obj], **spec: Any) -> Obj:
             "spec": {"nodeName": node, "containers": containers, **spec}}
 
 
-
 async def create_pod(client: Client, ns: str, body: Obj) -> Obj:
     return await client.create(client.kind("v1", "Pod"), body, ns)
 
 
-
 async def get_pod(client: Client, ns: str, name: str) -> Obj:
     return await client.get(client.kind("v1", "Pod"), name, ns)
-
 
 
 def cstatus(pod: Obj, container: str) -> Obj:
@@ -181,10 +172,8 @@ def cstatus(pod: Obj, container: str) -> Obj:
     return {}
 
 
-
 def conditions(pod: Obj) -> dict[str, str]:
     return {c["type"]: c["status"] for c in (pod.get("status") or {}).get("conditions") or []}
-
 
 
 async def wait_phase(client: Client, ns: str, name: str, phase: str, timeout: float = 30.0) -> Obj:
@@ -194,11 +183,9 @@ async def wait_phase(client: Client, ns: str, name: str, phase: str, timeout: fl
     return await wait_for(check, timeout, what=f"pod {name} {phase}")  # type: ignore[no-any-return]
 
 
-
 async def events_of(client: Client, ns: str, name: str) -> list[Obj]:
     listed = await client.list(client.kind("v1", "Event"), ns)
     return [e for e in listed["items"] if e["involvedObject"].get("name") == name]
-
 
 
 async def pod_log(apiserver: APIServer, ns: str, name: str, **params: Any) -> str:
@@ -206,7 +193,6 @@ async def pod_log(apiserver: APIServer, ns: str, name: str, **params: Any) -> st
         resp = await http.get(f"/api/v1/namespaces/{ns}/pods/{name}/log",
                               params={k: str(v).lower() if isinstance(v, bool) else v for k, v in params.items()})
         return f"{resp.status_code} {resp.text}" if resp.status_code != 200 else resp.text
-
 
 
 async def exec_ws(apiserver: APIServer, ns: str, name: str, container: str, command: list[str],

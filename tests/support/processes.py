@@ -14,7 +14,6 @@ from minik8s.cluster.processes import etcd_command, free_port, wait_http
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 class Etcd:
     """A throwaway etcd server (Debian's etcd-server) on free ports."""
 
@@ -35,7 +34,6 @@ class Etcd:
         self.proc.terminate()
         self.proc.wait(10)
         self.log.close()
-
 
 
 class APIServer:

@@ -27,16 +27,12 @@ from tests.support.processes import ROOT
 from tests.support.waiting import wait_for_sync
 
 IMAGE = "minik8s/busybox:latest"
-
-
-
 #: The marks of every module that runs a proxy (Docker, root, iptables, iproute2).
 PROXY_MARKS = [
     pytest.mark.docker,
     pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("iptables-restore") or not shutil.which("ip"),
                        reason="needs root, iptables and iproute2"),
 ]
-
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -52,11 +48,8 @@ def http_get(host: str, port: int, timeout: float = 5.0) -> str:
     return body.decode().strip()
 
 
-
-
 def iptables_save(table: str) -> str:
     return subprocess.run(["iptables-save", "-t", table], capture_output=True, text=True, check=True).stdout
-
 
 
 def chains_with_prefix(prefix: str) -> list[str]:
@@ -66,10 +59,8 @@ def chains_with_prefix(prefix: str) -> list[str]:
     return out
 
 
-
 def link_exists(name: str) -> bool:
     return subprocess.run(["ip", "link", "show", "dev", name], capture_output=True).returncode == 0
-
 
 
 def free_slice() -> int:
@@ -78,7 +69,6 @@ def free_slice() -> int:
     used = {line.split()[0] for line in routes.splitlines()}
     candidates = [x for x in range(100, 255) if f"10.96.{x}.0/24" not in used]
     return random.choice(candidates)
-
 
 
 def create_network(engine: docker.DockerClient, name: str, labels: dict[str, str]) -> tuple[Any, str]:
@@ -102,7 +92,6 @@ def create_network(engine: docker.DockerClient, name: str, labels: dict[str, str
             raise
         return net, gateway
     raise RuntimeError("no free 10.244.x.0/24 subnet for the proxy test backends")
-
 
 
 # ---------------------------------------------------------------------------- proxy process
