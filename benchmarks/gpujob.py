@@ -33,7 +33,7 @@ from minik8s.controllers.gpujob import GPUJobOptions
 from minik8s.controllers.gpujob.site import SiteConfig, SlurmSite
 from minik8s.controllers.gpujob.ssh import Credentials
 from minik8s.controllers.manager import ControllerManager, ControllerOptions
-from tests.integration.slurm_site import SlurmSiteContainer, start_site
+from tests.support.slurm import SlurmSiteContainer, start_site
 
 Obj = dict[str, Any]
 NAMESPACE = "bench-gpu"

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, Result
+from tests.support.kubectl import Result
+from tests.support.processes import ROOT
 
 #: Where each tested version is looked for (after its MINIK8S_KUBECTL_<version> variable).
 CANDIDATES = {

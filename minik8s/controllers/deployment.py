@@ -51,16 +51,10 @@ from minik8s.controllers.ownerrefs import (
     new_controller_ref,
     recheck_owner,
     resolve_controller_ref,
+    selecting_controllers,
+    spec_selector,
 )
 from minik8s.controllers.podutil import is_pod_terminal
-
-
-def _selector(obj: Obj) -> LabelSelector | None:
-    try:
-        selector = LabelSelector.from_dict((obj.get("spec") or {}).get("selector"))
-    except ValueError:
-        return None
-    return None if selector.is_empty() else selector
 
 
 class DeploymentController(Controller):
@@ -90,14 +84,7 @@ class DeploymentController(Controller):
         return resolve_controller_ref(self.deployments, namespace, ref, "Deployment")
 
     def _matching_deployments(self, rs: Obj) -> list[Obj]:
-        meta = meta_of(rs)
-        labels = meta.get("labels") or {}
-        out = []
-        for d in self.deployments.by_index(NAMESPACE_INDEX, meta.get("namespace") or ""):
-            selector = _selector(d)
-            if selector is not None and selector.matches(labels):
-                out.append(d)
-        return out
+        return selecting_controllers(self.deployments, rs)
 
     def _add_rs(self, rs: Obj) -> None:
         if meta_of(rs).get("deletionTimestamp"):
@@ -159,7 +146,7 @@ class DeploymentController(Controller):
         if cached is None:
             return
         d = copy.deepcopy(cached)
-        selector = _selector(d)
+        selector = spec_selector(d)
         if selector is None:
             self.event(d, "Warning", "SelectingAll", "This deployment is selecting all pods. A non-empty "
                                                      "selector is required.")

@@ -18,7 +18,7 @@ from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
 from minik8s.api.selectors import LabelSelector
-from minik8s.client.informer import Informer
+from minik8s.client.informer import NAMESPACE_INDEX, Informer
 from minik8s.client.rest import Client
 
 log = logging.getLogger("controller-manager")
@@ -36,6 +36,32 @@ def controller_ref(obj: Obj) -> Obj | None:
         if ref.get("controller"):
             return dict(ref)
     return None
+
+
+def spec_selector(obj: Obj) -> LabelSelector | None:
+    """A controller's parsed ``spec.selector``; None when it is invalid or empty (an empty
+    selector would select everything, so the controller selects nothing)."""
+    try:
+        selector = LabelSelector.from_dict((obj.get("spec") or {}).get("selector"))
+    except ValueError:
+        return None
+    return None if selector.is_empty() else selector
+
+
+def selecting_controllers(cache: Informer, obj: Obj) -> list[Obj]:
+    """The cached controllers (indexed by namespace) in ``obj``'s namespace whose selector
+    matches its labels — who may adopt it as an orphan.  An object without labels has none
+    (Kubernetes' ``GetPodReplicaSets`` / ``getDeploymentsForReplicaSet``)."""
+    meta = meta_of(obj)
+    labels = meta.get("labels") or {}
+    if not labels:
+        return []
+    found = []
+    for owner in cache.by_index(NAMESPACE_INDEX, meta.get("namespace") or ""):
+        selector = spec_selector(owner)
+        if selector is not None and selector.matches(labels):
+            found.append(owner)
+    return found
 
 
 def resolve_controller_ref(cache: Informer, namespace: str, ref: Obj, kind: str, group: str = "apps") -> Obj | None:

@@ -47,6 +47,8 @@ from minik8s.controllers.ownerrefs import (
     new_controller_ref,
     recheck_owner,
     resolve_controller_ref,
+    selecting_controllers,
+    spec_selector,
 )
 from minik8s.controllers.podutil import (
     is_pod_active,
@@ -62,16 +64,6 @@ BURST_REPLICAS = 500
 SLOW_START_INITIAL_BATCH = 1
 #: Status fields this controller owns.
 STATUS_FIELDS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
-
-
-def _selector(rs: Obj) -> LabelSelector | None:
-    """The ReplicaSet's parsed ``spec.selector``; None when invalid or empty (selects nothing)."""
-    raw = (rs.get("spec") or {}).get("selector")
-    try:
-        selector = LabelSelector.from_dict(raw)
-    except ValueError:
-        return None
-    return None if selector.is_empty() else selector
 
 
 def _namespace_terminating(exc: errors.APIError) -> bool:
@@ -156,16 +148,7 @@ class ReplicaSetController(Controller):
 
     def _matching_replicasets(self, pod: Obj) -> list[Obj]:
         """ReplicaSets in the pod's namespace whose selector matches its labels (for orphans)."""
-        meta = meta_of(pod)
-        labels = meta.get("labels") or {}
-        if not labels:
-            return []
-        found = []
-        for rs in self.replicasets.by_index(NAMESPACE_INDEX, meta.get("namespace") or ""):
-            selector = _selector(rs)
-            if selector is not None and selector.matches(labels):
-                found.append(rs)
-        return found
+        return selecting_controllers(self.replicasets, pod)
 
     def _add_pod(self, pod: Obj) -> None:
         if meta_of(pod).get("deletionTimestamp"):
@@ -234,7 +217,7 @@ class ReplicaSetController(Controller):
             return
         needs_sync = self.expectations.satisfied(key)
         meta = meta_of(rs)
-        selector = _selector(rs)
+        selector = spec_selector(rs)
         if selector is None:
             self.log.warning("replicaset %s: invalid or empty selector, nothing to do", key)
             return

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from minik8s.cluster.processes import free_port
+from tests.support.waiting import wait_for_sync
 
 E2E_POD_CIDR = "10.244.250.0/24"
 E2E_NETWORK = "minik8s-e2e"
@@ -67,20 +67,10 @@ NOT_YET = (AssertionError, LookupError, TypeError, ValueError, subprocess.Called
 
 
 def wait_for(pred: Callable[[], Any], timeout: float = 60.0, interval: float = 0.5, what: str = "condition") -> Any:
-    """Poll ``pred`` until it returns something truthy; fail with ``what`` after ``timeout`` s.
-
-    An exception of :data:`NOT_YET` from ``pred`` counts as "not yet"; any other propagates."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = pred()
-            if last:
-                return last
-        except NOT_YET as exc:
-            last = exc
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+    """:func:`tests.support.waiting.wait_for_sync` with the defaults of a whole cluster (60 s,
+    every 0.5 s); an exception of :data:`NOT_YET` from ``pred`` counts as "not yet", any other
+    propagates."""
+    return wait_for_sync(pred, timeout, interval, what, not_yet=NOT_YET)
 
 
 @pytest.fixture(scope="session")

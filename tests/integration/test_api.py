@@ -10,7 +10,7 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.client import Client
-from tests.conftest import APIServer
+from tests.support.processes import APIServer
 
 POD = {
     "apiVersion": "v1", "kind": "Pod",

@@ -15,7 +15,7 @@ from minik8s.apiserver.resources import DeleteOptions, ResourceAPI
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import default_strategies
 from minik8s.client.rest import Client
-from tests.conftest import APIServer, Etcd
+from tests.support.processes import APIServer, Etcd
 
 REGISTRY = default_registry()
 SVC, EP = (REGISTRY.by_kind("v1", k) for k in ("Service", "Endpoints"))

@@ -12,7 +12,7 @@ import pytest
 from minik8s.api import errors
 from minik8s.client import Client
 from minik8s.client.kubeconfig import load, render
-from tests.conftest import APIServer, Etcd, wait_http
+from tests.support.processes import APIServer, Etcd, wait_http
 
 
 def _ctx(pki: Path, cert: str | None = None) -> ssl.SSLContext:

@@ -11,7 +11,7 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.client import Client
-from tests.conftest import APIServer
+from tests.support.processes import APIServer
 
 
 def b64(text: str) -> str:

@@ -7,16 +7,8 @@ from typing import Any
 
 from minik8s.client import Client, Informer
 from minik8s.controllers import deploymentutil as du
-from tests.integration.test_controller_support import (
-    SimulatedNode,
-    controller_manager,
-    deployment,
-    events_for,
-    is_live,
-    is_ready,
-    pods,
-    wait_for,
-)
+from tests.support.controllers import SimulatedNode, controller_manager, deployment, events_for, is_live, is_ready, pods
+from tests.support.waiting import wait_for
 
 LABELS = {"app": "web"}
 WORKLOAD = ["replicaset", "deployment"]

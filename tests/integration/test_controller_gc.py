@@ -7,15 +7,8 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.client import Client
-from tests.integration.test_controller_support import (
-    SimulatedNode,
-    controller_manager,
-    deployment,
-    owner_uids,
-    pods,
-    replicaset,
-    wait_for,
-)
+from tests.support.controllers import SimulatedNode, controller_manager, deployment, owner_uids, pods, replicaset
+from tests.support.waiting import wait_for
 
 LABELS = {"app": "web"}
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import yaml
 
 from minik8s.client import Client
-from tests.conftest import ROOT, APIServer
-from tests.integration.test_controller_support import pods, replicaset, wait_for
+from tests.support.controllers import pods, replicaset
+from tests.support.processes import ROOT, APIServer
+from tests.support.waiting import wait_for
 
 
 def _kubeconfig(path: Path, server: str) -> Path:

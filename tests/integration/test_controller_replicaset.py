@@ -8,15 +8,8 @@ from typing import Any
 
 from minik8s.client import Client
 from minik8s.controllers.replicaset import ReplicaSetController
-from tests.integration.test_controller_support import (
-    controller_manager,
-    events_for,
-    mark_running,
-    owner_uids,
-    pods,
-    replicaset,
-    wait_for,
-)
+from tests.support.controllers import controller_manager, events_for, mark_running, owner_uids, pods, replicaset
+from tests.support.waiting import wait_for
 
 LABELS = {"app": "web"}
 

@@ -23,7 +23,7 @@ import pytest
 from minik8s.api.networking import Route, frontend_of
 from minik8s.controllers.dnsrecords import NGINX_IMAGE, desired_deployment
 from minik8s.controllers.nginxconf import render_config
-from tests.integration.test_proxy import _create_network
+from tests.support.proxy import create_network
 
 pytestmark = pytest.mark.docker
 BUSYBOX = "minik8s/busybox:latest"
@@ -57,7 +57,7 @@ def test_two_paths_reach_their_own_backends(engine: Any) -> None:
     labels = {"minik8s.test": f"dns-nginx-{tag}"}
     name = f"mk8s-dn-{tag}"
     with contextlib.ExitStack() as cleanup:
-        net, _gateway = _create_network(engine, name, labels)
+        net, _gateway = create_network(engine, name, labels)
         cleanup.callback(net.remove)
 
         def run(image: str, command: list[str], cname: str, **kwargs: Any) -> Any:

@@ -10,8 +10,9 @@ import pytest
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client import Client
-from tests.integration.test_controller_support import SimulatedNode, controller_manager, wait_for
-from tests.integration.test_dns_server import answers, dns_server, query
+from tests.support.controllers import SimulatedNode, controller_manager
+from tests.support.dns import answers, dns_server, query
+from tests.support.waiting import wait_for
 
 CONTROLLERS = ["dns", "deployment", "replicaset", "garbagecollector", "endpoint"]
 

@@ -19,12 +19,10 @@ import docker
 import pytest
 
 from minik8s.client import Client
-from tests.integration.test_dns_server import answers, dns_server, query
-from tests.integration.test_proxy import IMAGE, ProxyProcess, _create_network
-from tests.integration.test_proxy import proxy as proxy  # noqa: F401 - the proxy process fixture, reused
-from tests.integration.test_proxy import pytestmark as proxy_marks
+from tests.support.dns import answers, dns_server, query
+from tests.support.proxy import IMAGE, PROXY_MARKS, ProxyProcess, create_network
 
-pytestmark = proxy_marks
+pytestmark = PROXY_MARKS
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +31,7 @@ def bridge() -> Iterator[tuple[Any, str, str]]:
     engine = docker.from_env()
     tag = os.urandom(3).hex()
     name = f"mk8s-dp-{tag}"
-    net, gateway = _create_network(engine, name, {"minik8s.test": f"dns-proxy-{tag}"})
+    net, gateway = create_network(engine, name, {"minik8s.test": f"dns-proxy-{tag}"})
     try:
         yield engine, name, gateway
     finally:

@@ -9,14 +9,10 @@ process.  Forwarding goes only to a fake upstream on 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import random
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 from dnslib import QTYPE, RCODE, RR, A, DNSRecord
 
@@ -24,37 +20,9 @@ from minik8s.api import errors
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
 from minik8s.cluster.processes import free_port
-from minik8s.dns.app import ClusterDNS, DNSConfig
-from tests.conftest import ROOT, APIServer
-from tests.integration.test_controller_support import wait_for
-
-
-async def query(port: int, name: str, qtype: str = "A", tcp: bool = False, host: str = "127.0.0.1") -> DNSRecord:
-    """One real query to ``host:port`` (dnslib's client, in a thread)."""
-    packet = DNSRecord.question(name, qtype)
-    raw = await asyncio.to_thread(packet.send, host, port, tcp, 5)
-    return DNSRecord.parse(raw)
-
-
-def answers(reply: DNSRecord) -> list[str]:
-    return [str(rr.rdata) for rr in reply.rr]
-
-
-@contextlib.asynccontextmanager
-async def dns_server(client: Client, namespace: str, **config: Any) -> AsyncIterator[ClusterDNS]:
-    settings: dict[str, Any] = {"port": 0, "service_namespace": namespace, "service_name": "kube-dns",
-                                "cluster_dns_ip": f"10.96.{random.randint(200, 250)}.{random.randint(2, 250)}",
-                                "node_name": "node-1", "register_period": 0.5, **config}
-    cfg = DNSConfig(**settings)
-    server = ClusterDNS(client, cfg)
-    stop = asyncio.Event()
-    task = asyncio.get_running_loop().create_task(server.run(stop))
-    try:
-        await asyncio.wait_for(server.ready.wait(), 20)
-        yield server
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 20)
+from tests.support.dns import answers, dns_server, query
+from tests.support.processes import ROOT, APIServer
+from tests.support.waiting import wait_for
 
 
 async def test_answers_cluster_names_over_udp_and_tcp_and_registers_itself(client: Client, namespace: str) -> None:

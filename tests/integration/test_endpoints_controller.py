@@ -13,14 +13,8 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client import Client
-from tests.integration.test_controller_support import (
-    SimulatedNode,
-    controller_manager,
-    finish_deletion,
-    mark_running,
-    replicaset,
-    wait_for,
-)
+from tests.support.controllers import SimulatedNode, controller_manager, finish_deletion, mark_running, replicaset
+from tests.support.waiting import wait_for
 
 _ips = itertools.count(10)
 

@@ -2,7 +2,7 @@
 
 A real etcd (Debian's etcd-server) listens on ``https://127.0.0.1:<free port>`` with
 ``--cert-file --key-file --trusted-ca-file --client-cert-auth``; certificates come from a
-throwaway CA (:mod:`tests.pki`).  An apiserver with kube-apiserver's ``--etcd-cafile
+throwaway CA (:mod:`tests.support.pki`).  An apiserver with kube-apiserver's ``--etcd-cafile
 --etcd-certfile --etcd-keyfile`` serves create/get/list/watch from it; with a missing or
 untrusted client certificate, or distrusting etcd's CA, it exits at start with one clear
 log line instead of serving errors forever.
@@ -22,8 +22,8 @@ import pytest
 
 from minik8s.client import Client, ClientConfig
 from minik8s.cluster.processes import etcd_command, free_port
-from tests.conftest import APIServer, Etcd, wait_http
-from tests.pki import CA, KeyPair
+from tests.support.pki import CA, KeyPair
+from tests.support.processes import APIServer, Etcd, wait_http
 
 
 class PKI:

@@ -12,7 +12,8 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.client import Client
 from minik8s.fnruntime import RUNTIME_FILE
-from tests.integration.test_controller_support import SimulatedNode, controller_manager, wait_for
+from tests.support.controllers import SimulatedNode, controller_manager
+from tests.support.waiting import wait_for
 
 Obj = dict[str, Any]
 CONTROLLERS = ["function", "deployment", "replicaset", "garbagecollector"]

@@ -31,9 +31,10 @@ from minik8s.controllers.manager import ControllerOptions
 from minik8s.gateway.app import Gateway, GatewayConfig, create_app
 from minik8s.gateway.server import serve
 from minik8s.scheduler.scheduler import Scheduler
-from tests.conftest import APIServer
-from tests.integration.test_controller_support import controller_manager, wait_for
-from tests.integration.test_kubelet import KubeletProcess, running_kubelet
+from tests.support.controllers import controller_manager
+from tests.support.kubelet import KubeletProcess, running_kubelet
+from tests.support.processes import APIServer
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.docker
 Obj = dict[str, Any]
@@ -393,7 +394,7 @@ def _oversized_head(host: str, port: int) -> bytes:
 
 async def test_kubectl_serverless_verbs(kubelet: KubeletProcess, client: Client, namespace: str,
                                         apiserver: APIServer, tmp_path: Path) -> None:
-    from tests.integration.test_kubectl import Kubectl, assert_one_error_line
+    from tests.support.kubectl import Kubectl, assert_one_error_line
 
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(render(apiserver.url))

@@ -26,9 +26,10 @@ from minik8s.api.gpujobs import config_map_files
 from minik8s.client import Client
 from minik8s.controllers.gpujob import GPUJobOptions
 from minik8s.controllers.manager import ControllerOptions
-from tests.conftest import ROOT, APIServer
-from tests.integration.slurm_site import SlurmSiteContainer, start_site
-from tests.integration.test_controller_support import controller_manager, wait_for
+from tests.support.controllers import controller_manager
+from tests.support.processes import ROOT, APIServer
+from tests.support.slurm import SlurmSiteContainer, start_site
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.docker
 Obj = dict[str, Any]
@@ -345,7 +346,7 @@ async def test_unreachable_site_is_reported_and_retried_without_double_submissio
 
 
 async def test_refused_key_is_reported_and_fixed_by_updating_the_secret(env: Env) -> None:
-    from tests.integration.slurm_site import new_key
+    from tests.support.slurm import new_key
 
     await env.setup(private_key=new_key()[0])
     async with running_controller(env):

@@ -1,9 +1,9 @@
 """The HorizontalPodAutoscaler controller against a real apiserver, etcd and metrics API.
 
-The metrics come from :class:`~tests.integration.test_metrics_support.SummaryStandIn` (a
+The metrics come from :class:`~tests.support.metrics.SummaryStandIn` (a
 stand-in kubelet stats endpoint whose per-app usage the test sets), scraped by the
 apiserver every second; pods are bound and reported Running by
-:class:`~tests.integration.test_controller_support.SimulatedNode`; the ReplicaSet and
+:class:`~tests.support.controllers.SimulatedNode`; the ReplicaSet and
 Deployment controllers run in-process.  The HPA controller syncs every second and scales
 through the targets' ``scale`` subresource.
 """
@@ -22,16 +22,10 @@ from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
-from tests.conftest import APIServer, Etcd
-from tests.integration.test_controller_support import (
-    SimulatedNode,
-    controller_manager,
-    deployment,
-    events_for,
-    replicaset,
-    wait_for,
-)
-from tests.integration.test_metrics_support import SummaryStandIn, start_apiserver
+from tests.support.controllers import SimulatedNode, controller_manager, deployment, events_for, replicaset
+from tests.support.metrics import SummaryStandIn, start_apiserver
+from tests.support.processes import APIServer, Etcd
+from tests.support.waiting import wait_for
 
 MIB = 1024 * 1024
 

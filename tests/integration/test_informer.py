@@ -8,7 +8,7 @@ import aetcd
 
 from minik8s.client import Client, Informer
 from minik8s.client.informer import pods_by_node
-from tests.conftest import APIServer, Etcd
+from tests.support.processes import APIServer, Etcd
 
 
 def _pod(name: str, node: str | None = None) -> dict:

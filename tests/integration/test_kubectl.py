@@ -20,39 +20,13 @@ import yaml
 
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
-from tests.conftest import ROOT, Result
+from tests.support.kubectl import Kubectl, Result, assert_one_error_line
+from tests.support.processes import ROOT
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
-class Kubectl:
-    """Runs the CLI in a subprocess with a temp kubeconfig and (by default) ``-n namespace``."""
 
-    def __init__(self, kubeconfig: Path, namespace: str) -> None:
-        self.kubeconfig = kubeconfig
-        self.namespace = namespace
-
-    def __call__(self, *args: str, stdin: str | None = None, ns: bool = True, kubeconfig: bool = True,
-                 timeout: float = 60) -> Result:
-        cmd = [sys.executable, "-m", "minik8s.kubectl"]
-        if kubeconfig:
-            cmd += ["--kubeconfig", str(self.kubeconfig)]
-        cmd += list(args)
-        if ns:
-            cmd += ["-n", self.namespace]
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                              env={**os.environ, "KUBECONFIG": "/nonexistent", "COLUMNS": "200"})
-        return Result(proc.returncode, proc.stdout, proc.stderr)
-
-    def ok(self, *args: str, **kwargs: Any) -> Result:
-        res = self(*args, **kwargs)
-        assert res.code == 0, f"kubectl {' '.join(args)} failed ({res.code}): {res.err}"
-        return res
-
-
-@pytest.fixture
-def kubectl(kubeconfig: Path, namespace: str) -> Kubectl:
-    return Kubectl(kubeconfig, namespace)
 
 
 def pod_yaml(name: str, labels: dict[str, str] | None = None, image: str = "busybox",
@@ -67,13 +41,6 @@ def pod_yaml(name: str, labels: dict[str, str] | None = None, image: str = "busy
                                                     "ports": [{"containerPort": 80}]}]}})
 
 
-def assert_one_error_line(res: Result, *fragments: str) -> None:
-    assert res.code == 1, (res.code, res.out, res.err)
-    lines = res.err.strip().splitlines()
-    assert len(lines) == 1, res.err
-    assert "Traceback" not in res.err
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
 
 
 async def pod_names(client: Client, namespace: str) -> list[str]:
@@ -531,7 +498,7 @@ def test_global_flags_anywhere_and_help(kubectl: Kubectl, kubeconfig: Path) -> N
 # ---------------------------------------------------------------------------------- pure helpers
 # (no services needed; kept here with the CLI tests they support)
 def test_human_duration_matches_kubectl() -> None:
-    from minik8s.api.columns import human_duration
+    from minik8s.kubectl.printing import human_duration
 
     cases = {0: "0s", 45: "45s", 119: "119s", 192: "3m12s", 600: "10m", 3 * 3600: "3h", 5 * 3600 + 120: "5h2m",
              20 * 3600: "20h", 2 * 86400 + 3 * 3600: "2d3h", 30 * 86400: "30d", 3 * 365 * 86400: "3y", -5: "<invalid>"}
@@ -540,7 +507,8 @@ def test_human_duration_matches_kubectl() -> None:
 
 
 def test_pod_status_column() -> None:
-    from minik8s.api.columns import pod_restarts, pod_status
+    from minik8s.kubectl.columns import pod_restarts, pod_status
+
     from minik8s.kubectl.printing import now
 
     def pod(*states: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -569,13 +537,14 @@ def test_pod_status_column() -> None:
 
 
 def test_columns_of_kinds_not_served_yet() -> None:
-    from minik8s.api.columns import columns_for
+    from minik8s.kubectl.columns import columns_for
+
     from minik8s.kubectl.printing import now
 
     at = now()
 
     def row(kind: str, obj: dict[str, Any], wide: bool = False) -> dict[str, str]:
-        return {c.header: str(c.value(obj, at)) for c in columns_for(kind, wide)}
+        return {c.header: c.value(obj, at) for c in columns_for(kind, wide)}
 
     svc = {"metadata": {}, "spec": {"type": "NodePort", "clusterIP": "10.96.0.10", "selector": {"app": "web"},
                                     "ports": [{"port": 80, "nodePort": 30080}, {"port": 53, "protocol": "UDP"}]}}

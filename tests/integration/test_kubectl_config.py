@@ -13,9 +13,7 @@ import yaml
 
 from minik8s.api import errors
 from minik8s.client import Client
-from tests.integration.test_kubectl import Kubectl, assert_one_error_line, kubeconfig, kubectl
-
-__all__ = ["kubeconfig", "kubectl"]  # the fixtures this module uses
+from tests.support.kubectl import Kubectl, assert_one_error_line
 
 
 def b64(raw: bytes) -> str:

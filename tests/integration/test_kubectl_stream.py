@@ -27,7 +27,7 @@ from websockets.http11 import Request, Response
 
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
-from tests.conftest import ROOT, APIServer, free_port
+from tests.support.processes import ROOT, APIServer, free_port
 
 
 class FakeKubelet:

@@ -3,7 +3,7 @@
 ``scale``, ``rollout status|history|undo|restart|pause|resume``, ``cordon``/``uncordon``,
 ``drain``, ``taint``, ``label`` and ``annotate``.  The real controller-manager (ReplicaSet and
 Deployment controllers) runs in-process, so Deployments really make ReplicaSets and pods;
-:class:`~tests.integration.test_controller_support.SimulatedNode` plays the scheduler and
+:class:`~tests.support.controllers.SimulatedNode` plays the scheduler and
 kubelet through the API (bind, report Running/Ready, finish graceful deletions).  kubectl
 runs in a thread (or as a streamed child process) so the event loop keeps those running.
 """
@@ -23,8 +23,7 @@ import yaml
 from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
-from tests.conftest import ROOT, APIServer
-from tests.integration.test_controller_support import (
+from tests.support.controllers import (
     SimulatedNode,
     controller_manager,
     deployment,
@@ -32,16 +31,17 @@ from tests.integration.test_controller_support import (
     mark_running,
     pods,
     replicaset,
-    wait_for,
 )
-from tests.integration.test_kubectl import Kubectl, Result, assert_one_error_line
+from tests.support.kubectl import Kubectl, Result, assert_one_error_line
+from tests.support.processes import ROOT, APIServer
+from tests.support.waiting import wait_for
 
 LABELS = {"app": "web"}
 WORKLOAD = ["replicaset", "deployment"]
 
 
 class AsyncKubectl:
-    """:class:`~tests.integration.test_kubectl.Kubectl` run in a worker thread, plus a streamed form."""
+    """:class:`~tests.support.kubectl.Kubectl` run in a worker thread, plus a streamed form."""
 
     def __init__(self, kubectl: Kubectl) -> None:
         self.sync = kubectl

@@ -10,243 +10,68 @@ is removed at the end.  Traffic goes only to loopback and to the pods' container
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ipaddress
-import json
 import os
-import signal
-import ssl
-import subprocess
-import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
 
 import docker
 import httpx
 import pytest
-import websockets
 
-from minik8s.api.base import Obj
 from minik8s.client import Client
-from minik8s.client.kubeconfig import render
-from tests.conftest import ROOT, APIServer, free_port, wait_http
+from tests.support.kubelet import (
+    BUSYBOX,
+    KubeletProcess,
+    conditions,
+    create_pod,
+    cstatus,
+    docker_client,
+    events_of,
+    exec_ws,
+    get_pod,
+    pod_body,
+    pod_log,
+    wait_phase,
+)
+from tests.support.processes import APIServer, free_port
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.docker
 
-BUSYBOX = "minik8s/busybox:latest"
 
 
-def _docker() -> docker.DockerClient:
-    return docker.from_env()
 
 
-def _free_subnet() -> str:
-    used = []
-    for net in _docker().networks.list():
-        for cfg in (net.attrs.get("IPAM") or {}).get("Config") or []:
-            if cfg.get("Subnet"):
-                used.append(ipaddress.ip_network(cfg["Subnet"], strict=False))
-    for third in range(200, 255):
-        cand = ipaddress.ip_network(f"10.244.{third}.0/24")
-        if not any(cand.overlaps(u) for u in used):
-            return str(cand)
-    raise RuntimeError("no free 10.244.x.0/24 subnet for the test kubelet")
 
 
-LABEL_FLAGS = ["--node-labels", "minik8s.io/test=kubelet,zone=z1",
-               "--register-with-taints", "minik8s.io/test=yes:PreferNoSchedule"]
 
 
-class KubeletProcess:
-    """``minik8s kubelet`` as a subprocess with test-sized periods; ``start``/``stop`` keep the same node.
-
-    ``cidr``: its ``--pod-cidr`` (default: a free 10.244.x.0/24; ``""``: no flag, the kubelet
-    waits for the Node's podCIDR); ``extra``: more flags.  Its ``--cluster-cidr`` is the /20
-    around the pod CIDR unless ``extra`` names one, so its blackhole route and netfilter rules
-    stay apart from a real cluster's 10.244.0.0/16; :meth:`cleanup` removes them.
-    ``tls``: for a kubelet started with ``--tls-cert-file`` in ``extra``, the client context
-    that may call its ``/healthz`` over HTTPS (trusting its CA, with an allowed certificate).
-    """
-
-    def __init__(self, apiserver: APIServer, workdir: Path, cidr: str | None = None,
-                 extra: list[str] | None = None, tls: ssl.SSLContext | None = None) -> None:
-        self.node = f"kt-{os.urandom(3).hex()}"
-        self.network = f"mk8s-{self.node}"
-        self.cidr = _free_subnet() if cidr is None else cidr
-        self.extra = list(extra or [])
-        if "--cluster-cidr" in self.extra:
-            self.cluster_cidr = self.extra[self.extra.index("--cluster-cidr") + 1]
-        else:
-            self.cluster_cidr = str(ipaddress.ip_network(self.cidr).supernet(new_prefix=20))
-            self.extra += ["--cluster-cidr", self.cluster_cidr]
-        self.port = free_port()
-        self.tls = tls
-        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
-        self.root = workdir / "root"
-        self.kubeconfig = workdir / "kubeconfig"
-        self.kubeconfig.write_text(render(apiserver.url))
-        self.api_url = apiserver.url
-        self.log_path = workdir / "kubelet.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        """Start the process; return once its Node is Ready and its Lease exists."""
-        log = open(self.log_path, "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "minik8s", "kubelet", "--kubeconfig", str(self.kubeconfig),
-             "--node-name", self.node, "--node-ip", "127.0.0.1", "--port", str(self.port),
-             *(["--pod-cidr", self.cidr] if self.cidr else []), "--network-name", self.network,
-             "--root-dir", str(self.root), *self.extra,
-             "--crashloop-backoff-base", "1", "--crashloop-backoff-max", "4",
-             "--node-status-update-frequency", "2", "--node-lease-duration-seconds", "8",
-             "--sync-frequency", "2", "-v"],
-            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-        wait_http(f"{self.url}/healthz", 30, **({"verify": self.tls} if self.tls else {}))
-        wait_http(f"{self.api_url}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{self.node}", 30)
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-
-    def containers(self, **labels: str) -> list[Any]:
-        filters = [f"minik8s.io/node={self.node}"] + [f"{k}={v}" for k, v in labels.items()]
-        return _docker().containers.list(all=True, filters={"label": filters})
-
-    def cleanup(self) -> None:
-        for c in self.containers():
-            try:
-                c.remove(force=True)
-            except docker.errors.NotFound:
-                pass
-        for net in _docker().networks.list(names=[self.network]):
-            try:
-                net.remove()
-            except docker.errors.APIError:
-                pass
-        subprocess.run(["rm", "-rf", str(self.root)], check=False)
-        subprocess.run([sys.executable, "-m", "minik8s", "kubelet", "--cleanup-network", "--cluster-cidr",
-                        self.cluster_cidr], check=False, cwd=ROOT, capture_output=True, timeout=60)
 
 
-@contextlib.contextmanager
-def running_kubelet(apiserver: APIServer, workdir: Path, **kwargs: Any) -> Iterator[KubeletProcess]:
-    """A started :class:`KubeletProcess` (skips without Docker); afterwards its containers,
-    Node and Lease are removed."""
-    try:
-        _docker().ping()
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"the Docker Engine does not answer: {exc}")
-    k = KubeletProcess(apiserver, workdir, **kwargs)
-    k.start()
-    try:
-        yield k
-    finally:
-        k.stop()
-        k.cleanup()
-        for path in (f"/api/v1/nodes/{k.node}",
-                     f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{k.node}"):
-            httpx.delete(apiserver.url + path, timeout=5)
 
 
-@pytest.fixture(scope="module")
-def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeletProcess]:
-    with running_kubelet(apiserver, tmp_path_factory.mktemp("kubelet"), extra=LABEL_FLAGS) as k:
-        yield k
 
 
-# ---------------------------------------------------------------------------- helpers
-async def wait_for(fn: Callable[[], Awaitable[Any]], timeout: float = 30.0, interval: float = 0.2,
-                   what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = await fn()
-        except Exception as exc:  # noqa: BLE001
-            last = exc
-        else:
-            if last:
-                return last
-        await asyncio.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
 
 
-def pod_body(name: str, node: str, containers: list[Obj], **spec: Any) -> Obj:
-    spec.setdefault("terminationGracePeriodSeconds", 1)
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": {"nodeName": node, "containers": containers, **spec}}
 
 
-async def create_pod(client: Client, ns: str, body: Obj) -> Obj:
-    return await client.create(client.kind("v1", "Pod"), body, ns)
 
 
-async def get_pod(client: Client, ns: str, name: str) -> Obj:
-    return await client.get(client.kind("v1", "Pod"), name, ns)
 
 
-def cstatus(pod: Obj, container: str) -> Obj:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        if cs["name"] == container:
-            return cs
-    return {}
 
 
-def conditions(pod: Obj) -> dict[str, str]:
-    return {c["type"]: c["status"] for c in (pod.get("status") or {}).get("conditions") or []}
 
 
-async def wait_phase(client: Client, ns: str, name: str, phase: str, timeout: float = 30.0) -> Obj:
-    async def check() -> Obj | None:
-        pod = await get_pod(client, ns, name)
-        return pod if (pod.get("status") or {}).get("phase") == phase else None
-    return await wait_for(check, timeout, what=f"pod {name} {phase}")  # type: ignore[no-any-return]
 
 
-async def events_of(client: Client, ns: str, name: str) -> list[Obj]:
-    listed = await client.list(client.kind("v1", "Event"), ns)
-    return [e for e in listed["items"] if e["involvedObject"].get("name") == name]
 
 
-async def pod_log(apiserver: APIServer, ns: str, name: str, **params: Any) -> str:
-    async with httpx.AsyncClient(base_url=apiserver.url, timeout=10) as http:
-        resp = await http.get(f"/api/v1/namespaces/{ns}/pods/{name}/log",
-                              params={k: str(v).lower() if isinstance(v, bool) else v for k, v in params.items()})
-        return f"{resp.status_code} {resp.text}" if resp.status_code != 200 else resp.text
 
 
-async def exec_ws(apiserver: APIServer, ns: str, name: str, container: str, command: list[str],
-                  stdin: bytes | None = None, protocol: str = "v5.channel.k8s.io") -> tuple[bytes, bytes, Obj]:
-    """Exec through the apiserver; returns (stdout, stderr, status on channel 3)."""
-    params: list[tuple[str, str | int | float | bool | None]] = [
-        ("container", container), ("stdout", "true"), ("stderr", "true")]
-    params += [("command", c) for c in command]
-    if stdin is not None:
-        params.append(("stdin", "true"))
-    query = str(httpx.QueryParams(params))
-    url = apiserver.url.replace("http://", "ws://") + f"/api/v1/namespaces/{ns}/pods/{name}/exec?{query}"
-    out, err, status = b"", b"", {}
-    async with websockets.connect(url, subprotocols=[protocol], open_timeout=10) as ws:  # type: ignore[list-item]
-        assert ws.subprotocol == protocol
-        if stdin is not None:
-            await ws.send(b"\x00" + stdin)
-            await ws.send(bytes([255, 0]))
-        async for msg in ws:
-            assert isinstance(msg, bytes)
-            if msg[0] == 1:
-                out += msg[1:]
-            elif msg[0] == 2:
-                err += msg[1:]
-            elif msg[0] == 3:
-                status = json.loads(msg[1:])
-    return out, err, status
 
 
 # ---------------------------------------------------------------------------- node
@@ -611,7 +436,7 @@ async def test_orphan_containers_are_removed(kubelet: KubeletProcess, client: Cl
               "io.kubernetes.pod.uid": "0000-orphan", "io.kubernetes.pod.name": "ghost",
               "io.kubernetes.pod.namespace": namespace, "io.kubernetes.container.name": "POD",
               "io.kubernetes.container.restartCount": "0"}
-    orphan = _docker().containers.run("minik8s/pause:latest", detach=True, network_mode="none", labels=labels,
+    orphan = docker_client().containers.run("minik8s/pause:latest", detach=True, network_mode="none", labels=labels,
                                       name=f"k8s_POD_ghost_{namespace}_0000-orphan_0")
 
     async def removed() -> bool:

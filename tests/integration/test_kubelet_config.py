@@ -15,8 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from minik8s.client import Client
-from tests.conftest import APIServer
-from tests.integration.test_kubelet import (
+from tests.support.kubelet import (
     BUSYBOX,
     KubeletProcess,
     create_pod,
@@ -26,9 +25,10 @@ from tests.integration.test_kubelet import (
     get_pod,
     pod_body,
     running_kubelet,
-    wait_for,
     wait_phase,
 )
+from tests.support.processes import APIServer
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.docker
 

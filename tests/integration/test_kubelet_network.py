@@ -42,15 +42,9 @@ from minik8s.client import Client
 from minik8s.client.informer import Informer
 from minik8s.host.commands import netns_runner
 from minik8s.kubelet.network.podnetwork import PodNetworkAgent
-from tests.conftest import APIServer
-from tests.integration.test_kubelet import (
-    BUSYBOX,
-    KubeletProcess,
-    create_pod,
-    pod_body,
-    wait_for,
-    wait_phase,
-)
+from tests.support.kubelet import BUSYBOX, KubeletProcess, create_pod, pod_body, wait_phase
+from tests.support.processes import APIServer
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.docker
 

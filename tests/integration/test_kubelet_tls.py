@@ -1,6 +1,6 @@
 """The kubelet's server over TLS with client-certificate authentication, and the apiserver reaching it.
 
-A throwaway CA (:mod:`tests.pki`) signs the kubelet's serving certificate and the client
+A throwaway CA (:mod:`tests.support.pki`) signs the kubelet's serving certificate and the client
 certificates: ``kube-apiserver-kubelet-client`` (the apiserver's, as kubeadm names it), an
 admin in ``system:masters``, and another node ``system:node:other`` in ``system:nodes``; a
 second CA signs a rogue certificate.  One real kubelet process runs with
@@ -23,18 +23,10 @@ import pytest
 import websockets
 
 from minik8s.client import Client
-from tests.conftest import APIServer, Etcd, wait_http
-from tests.integration.test_kubelet import (  # noqa: F401 - fixtures and helpers
-    KubeletProcess,
-    create_pod,
-    exec_ws,
-    pod_body,
-    pod_log,
-    running_kubelet,
-    wait_for,
-    wait_phase,
-)
-from tests.pki import CA, KeyPair
+from tests.support.kubelet import KubeletProcess, create_pod, exec_ws, pod_body, pod_log, running_kubelet, wait_phase
+from tests.support.pki import CA, KeyPair
+from tests.support.processes import APIServer, Etcd, wait_http
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.docker
 

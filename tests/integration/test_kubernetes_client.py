@@ -9,7 +9,7 @@ from kubernetes import client as k8s
 from kubernetes import watch
 from kubernetes.client.rest import ApiException
 
-from tests.conftest import APIServer
+from tests.support.processes import APIServer
 
 
 def _api(apiserver: APIServer) -> k8s.CoreV1Api:

@@ -1,7 +1,7 @@
 """The metrics API (``metrics.k8s.io/v1beta1``) served by the apiserver from a real kubelet's ``/stats/summary``.
 
 This module's ``apiserver`` fixture overrides the session one with an apiserver that
-scrapes every 2 s; the real kubelet process comes from ``tests/integration/test_kubelet.py``'s
+scrapes every 2 s; the real kubelet process comes from ``tests/integration/conftest.py``'s
 ``kubelet`` fixture (which then runs against this apiserver).  A CPU-burning busybox pod
 (limited to 200m) and an idle one run on Docker; their usage must show up in PodMetrics,
 the node's in NodeMetrics, and ``kubectl top`` must print them.  An unreachable kubelet
@@ -21,9 +21,10 @@ from minik8s.api.metrics import milli_value
 from minik8s.client import Client
 from minik8s.kubectl import top
 from minik8s.kubectl.session import GlobalOptions
-from tests.conftest import APIServer, Etcd, free_port
-from tests.integration.test_kubelet import KubeletProcess, create_pod, kubelet, pod_body, wait_for, wait_phase  # noqa: F401
-from tests.integration.test_metrics_support import _micro_now, _now, start_apiserver
+from tests.support.kubelet import KubeletProcess, create_pod, pod_body, wait_phase
+from tests.support.metrics import _micro_now, _now, start_apiserver
+from tests.support.processes import APIServer, Etcd, free_port
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.docker
 

@@ -11,8 +11,9 @@ import pytest
 from minik8s.api import errors
 from minik8s.client import Client, ClientConfig
 from minik8s.controllers.manager import ControllerManager
-from tests.conftest import APIServer, Etcd
-from tests.integration.test_controller_support import controller_manager, wait_for
+from tests.support.controllers import controller_manager
+from tests.support.processes import APIServer, Etcd
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture(scope="module")

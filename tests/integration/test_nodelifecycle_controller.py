@@ -27,9 +27,10 @@ from minik8s.client import Client, ClientConfig
 from minik8s.controllers.manager import ControllerManager, ControllerOptions
 from minik8s.controllers.nodelifecycle import TAINT_UNREACHABLE, NodeLifecycleOptions
 from minik8s.scheduler.scheduler import Scheduler
-from tests.conftest import APIServer, Etcd
-from tests.integration.test_controller_support import controller_manager as support_controller_manager
-from tests.integration.test_controller_support import events_for, replicaset, wait_for
+from tests.support.controllers import controller_manager as support_controller_manager
+from tests.support.controllers import events_for, replicaset
+from tests.support.processes import APIServer, Etcd
+from tests.support.waiting import wait_for
 
 GRACE = 3.0
 SUBNETS = itertools.count(1)  # a /24 of pod IPs per fake node

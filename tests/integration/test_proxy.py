@@ -15,89 +15,56 @@ failure.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import random
-import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import docker
 import pytest
-from docker.types import IPAMConfig, IPAMPool
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client import Client, ClientConfig
 from minik8s.client.kubeconfig import render
-from minik8s.proxy.config import ProxyConfig
-from minik8s.proxy.iptables import programmed_endpoints, svc_chain
+from minik8s.proxy.iptables import svc_chain
 from minik8s.proxy.ipvs import ipvs_unavailable_reason
 from minik8s.proxy.routing import default_node_ip
 from minik8s.proxy.servicemap import ServicePortName
-from tests.conftest import ROOT, APIServer, Etcd
+from tests.support.processes import ROOT, APIServer, Etcd
+from tests.support.proxy import (
+    IMAGE,
+    PROXY_MARKS,
+    ProxyProcess,
+    chains_with_prefix,
+    create_network,
+    http_get,
+    iptables_save,
+    link_exists,
+)
+from tests.support.waiting import wait_for_sync
 
-IMAGE = "minik8s/busybox:latest"
-
-pytestmark = [
-    pytest.mark.docker,
-    pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("iptables-restore") or not shutil.which("ip"),
-                       reason="needs root, iptables and iproute2"),
-]
-
-
-# ---------------------------------------------------------------------------- helpers
-def http_get(host: str, port: int, timeout: float = 5.0) -> str:
-    """One HTTP/1.0 GET / on a new connection; returns the body (stripped).  Raises OSError."""
-    with socket.create_connection((host, port), timeout=timeout) as s:
-        s.sendall(b"GET / HTTP/1.0\r\nHost: test\r\n\r\n")
-        data = b""
-        while chunk := s.recv(4096):
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1."), head[:40]
-    return body.decode().strip()
+pytestmark = PROXY_MARKS
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float, interval: float = 0.01) -> float:
-    """Poll until ``predicate()``; returns the seconds it took.  Raises TimeoutError."""
-    t0 = time.perf_counter()
-    while not predicate():
-        if time.perf_counter() - t0 > timeout:
-            raise TimeoutError(f"condition not met in {timeout}s")
-        time.sleep(interval)
-    return time.perf_counter() - t0
 
 
-def iptables_save(table: str) -> str:
-    return subprocess.run(["iptables-save", "-t", table], capture_output=True, text=True, check=True).stdout
 
 
-def chains_with_prefix(prefix: str) -> list[str]:
-    out = []
-    for table in ("nat", "filter"):
-        out += [line for line in iptables_save(table).splitlines() if f"{prefix}-" in line]
-    return out
 
 
-def link_exists(name: str) -> bool:
-    return subprocess.run(["ip", "link", "show", "dev", name], capture_output=True).returncode == 0
 
 
-def free_slice() -> int:
-    """A third octet X such that 10.96.X.0/24 has no route on this machine yet."""
-    routes = subprocess.run(["ip", "-4", "route", "show"], capture_output=True, text=True).stdout
-    used = {line.split()[0] for line in routes.splitlines()}
-    candidates = [x for x in range(100, 255) if f"10.96.{x}.0/24" not in used]
-    return random.choice(candidates)
+
+
+
+
 
 
 # ---------------------------------------------------------------------------- backends
@@ -114,26 +81,6 @@ class Backends:
         return code, out.decode(errors="replace").strip()
 
 
-def _create_network(engine: docker.DockerClient, name: str, labels: dict[str, str]) -> tuple[Any, str]:
-    used = [ipaddress.ip_network(c["Subnet"], strict=False) for n in engine.networks.list()
-            for c in ((n.attrs.get("IPAM") or {}).get("Config") or []) if c.get("Subnet")]
-    thirds = list(range(230, 255))
-    random.shuffle(thirds)
-    for third in thirds:
-        subnet = ipaddress.ip_network(f"10.244.{third}.0/24")
-        if any(subnet.overlaps(u) for u in used):
-            continue
-        gateway = str(subnet.network_address + 1)
-        try:
-            net = engine.networks.create(name, driver="bridge", labels=labels,
-                                         ipam=IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet), gateway=gateway)]),
-                                         options={"com.docker.network.bridge.name": name})
-        except docker.errors.APIError as exc:  # raced with another test for the subnet
-            if "overlap" in str(exc).lower():
-                continue
-            raise
-        return net, gateway
-    raise RuntimeError("no free 10.244.x.0/24 subnet for the proxy test backends")
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +90,7 @@ def backends() -> Iterator[Backends]:
     tag = os.urandom(3).hex()
     labels = {"minik8s.test": f"proxy-{tag}"}
     name = f"mk8s-pt-{tag}"
-    net, gateway = _create_network(engine, name, labels)
+    net, gateway = create_network(engine, name, labels)
     containers: list[Any] = []
     try:
         for i in range(3):
@@ -156,7 +103,7 @@ def backends() -> Iterator[Backends]:
             c.reload()
             ips.append(c.attrs["NetworkSettings"]["Networks"][name]["IPAddress"])
         for ip in ips:
-            wait_for(lambda ip=ip: _answers(ip, 8080), timeout=20, interval=0.1)  # type: ignore[misc]
+            wait_for_sync(lambda ip=ip: _answers(ip, 8080), timeout=20, interval=0.1)  # type: ignore[misc]
         # hairpin mode on our bridge's ports, as a pod network must set it (CNI bridge ``hairpinMode``):
         # with br_netfilter a pod DNATed to itself is bridged back out the port it came in on
         for port in Path(f"/sys/class/net/{name}/brif").iterdir():
@@ -178,92 +125,9 @@ def _answers(ip: str, port: int) -> bool:
         return False
 
 
-# ---------------------------------------------------------------------------- proxy process
-class ProxyProcess:
-    """``minik8s proxy`` as a subprocess with a test prefix and service CIDR slice."""
-
-    def __init__(self, server: str, workdir: Path, extra: list[str] | None = None) -> None:
-        self.prefix = "KT" + os.urandom(3).hex()[:5]
-        self.third = free_slice()
-        self.cidr = f"10.96.{self.third}.0/24"
-        self.cfg = ProxyConfig(chain_prefix=self.prefix, service_cidr=self.cidr).validate()
-        self.kubeconfig = workdir / f"kubeconfig-{self.prefix}"
-        self.kubeconfig.write_text(render(server))
-        self.log_path = workdir / f"proxy-{self.prefix}.log"
-        self.extra = extra or []
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def args(self) -> list[str]:
-        return ["--chain-prefix", self.prefix, "--service-cluster-ip-range", self.cidr,
-                "--cluster-cidr", "10.244.0.0/16"]
-
-    def start(self, wait: bool = True) -> int:
-        """Start; with ``wait``, return once the first sync has written rules (the log says
-        ``synced mode=``).  Returns the log offset where this run's lines begin."""
-        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        log = open(self.log_path, "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "minik8s", "proxy", "--kubeconfig", str(self.kubeconfig), *self.args(),
-             *self.extra, "-v"], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-        log.close()
-        if not wait:
-            return offset
-        try:
-            wait_for(lambda: " synced mode=" in self.log()[offset:] or self.proc is None
-                     or self.proc.poll() is not None, timeout=30, interval=0.05)
-        except TimeoutError:
-            raise AssertionError(f"proxy did not sync:\n{self.log()[-3000:]}") from None
-        assert self.proc.poll() is None, self.log()[-3000:]
-        return offset
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.proc = None
-
-    def cleanup(self) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "minik8s", "proxy", "--cleanup", *self.args()],
-                              capture_output=True, text=True, cwd=ROOT, timeout=60)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def programmed(self) -> dict[str, list[str]]:
-        return programmed_endpoints(iptables_save("nat"), self.cfg)
-
-    def wait_programmed(self, cluster_ip: str, port: int, want: list[str] | None, timeout: float = 10) -> float:
-        """Seconds until the nat table shows exactly ``want`` endpoints (None: no DNAT rules at all)."""
-        key = f"{cluster_ip}:{port}/tcp"
-        want_sorted = sorted(want) if want is not None else None
-        try:
-            return wait_for(lambda: self.programmed().get(key) == want_sorted, timeout=timeout)
-        except TimeoutError:
-            raise AssertionError(f"{key} not programmed as {want_sorted}: {self.programmed().get(key)}\n"
-                                 f"{self.log()[-2000:]}") from None
 
 
 ROUTE_LOCALNET = "/proc/sys/net/ipv4/conf/all/route_localnet"
-
-
-@pytest.fixture(scope="module")
-def proxy(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
-    mode = "auto" if ipvs_unavailable_reason() else "iptables"
-    p = ProxyProcess(apiserver.url, tmp_path_factory.mktemp("proxy"), ["--proxy-mode", mode, "--sync-period", "10"])
-    localnet = Path(ROUTE_LOCALNET).read_text()  # the proxy sets it for localhost NodePorts, as kube-proxy
-    try:
-        p.start()
-        yield p
-    finally:
-        p.stop()
-        p.cleanup()
-        Path(ROUTE_LOCALNET).write_text(localnet)  # leave this machine as it was
-        left = chains_with_prefix(p.prefix)
-        assert not left, left
 
 
 # ---------------------------------------------------------------------------- API helpers
@@ -415,7 +279,7 @@ async def test_service_without_endpoints_is_refused_fast(proxy: ProxyProcess, cl
     svc = await create_service(client, namespace, "empty", proxy.third, node_port=True)
     ip, node_port = svc["spec"]["clusterIP"], svc["spec"]["ports"][0]["nodePort"]
     await set_endpoints(client, namespace, "empty", [])
-    wait_for(lambda: f"{namespace}/empty:http has no endpoints" in iptables_save("filter"), timeout=10)
+    wait_for_sync(lambda: f"{namespace}/empty:http has no endpoints" in iptables_save("filter"), timeout=10)
     t0 = time.perf_counter()
     with pytest.raises(ConnectionRefusedError):
         http_get(ip, 80, timeout=5)
@@ -437,7 +301,7 @@ async def test_deleting_the_service_removes_its_chains(proxy: ProxyProcess, back
     seps = {line.split()[-1] for line in nat.splitlines() if line.startswith(f"-A {chain} ") and "-SEP-" in line}
     assert len(seps) == 3
     await client.delete(client.kind("v1", "Service"), "gone", namespace)
-    wait_for(lambda: chain not in iptables_save("nat"), timeout=10)
+    wait_for_sync(lambda: chain not in iptables_save("nat"), timeout=10)
     nat = iptables_save("nat")
     assert not any(sep in nat for sep in seps) and ip not in nat
     assert ip not in iptables_save("filter")

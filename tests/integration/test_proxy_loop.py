@@ -18,6 +18,7 @@ from minik8s.proxy.config import ProxyConfig
 from minik8s.proxy.iptables import SyncResult
 from minik8s.proxy.proxier import Proxier
 from minik8s.proxy.servicemap import Endpoint, ProxyState, ServicePortName
+from tests.support.waiting import wait_for
 
 
 class RecordingBackend:
@@ -36,14 +37,6 @@ class RecordingBackend:
 
     def cleanup(self) -> int:
         return 0
-
-
-async def wait_until(predicate: object, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise TimeoutError
-        await asyncio.sleep(0.01)
 
 
 def endpoints_of(state: ProxyState, ns: str) -> tuple[Endpoint, ...] | None:
@@ -67,7 +60,7 @@ async def test_loop_coalesces_rate_limits_resyncs_and_retries(client: Client, na
             ep["subsets"] = [{"addresses": [{"ip": f"10.244.9.{i}"}], "ports": [{"name": "http", "port": 8080}]}]
             ep = await client.update(ep_rt, ep)
         want = (Endpoint("10.244.9.11", 8080),)
-        await wait_until(lambda: bool(backend.calls) and endpoints_of(backend.calls[-1][2], namespace) == want)
+        await wait_for(lambda: bool(backend.calls) and endpoints_of(backend.calls[-1][2], namespace) == want)
         burst = backend.calls[before:]
         assert len(burst) < 10, len(burst)  # coalesced
         starts = [c[0] for c in backend.calls]
@@ -83,7 +76,7 @@ async def test_loop_coalesces_rate_limits_resyncs_and_retries(client: Client, na
         ep["subsets"] = [{"addresses": [{"ip": "10.244.9.99"}], "ports": [{"name": "http", "port": 8080}]}]
         await client.update(ep_rt, ep)
         latest = (Endpoint("10.244.9.99", 8080),)
-        await wait_until(lambda: proxier.failures == 2 and proxier.state is not None
+        await wait_for(lambda: proxier.failures == 2 and proxier.state is not None
                          and endpoints_of(proxier.state, namespace) == latest)
         assert backend.fail_next == 0 and backend.calls[-1][1] is True  # the retry was a full sync
         assert endpoints_of(backend.calls[-1][2], namespace) == latest

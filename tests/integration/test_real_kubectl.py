@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import yaml
 
-from tests.conftest import APIServer
 from tests.realkubectl import RealKubectl, real_kubectl  # noqa: F401 - the fixture
+from tests.support.processes import APIServer
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "labels": {"app": "web", "tier": "front"}},
        "spec": {"containers": [{"name": "c", "image": "minik8s/busybox", "ports": [{"containerPort": 80}]}]}}

@@ -29,7 +29,7 @@ from minik8s.client.kubeconfig import render
 from minik8s.scheduler.nodeinfo import PodInfo
 from minik8s.scheduler.queue import QueuedPodInfo
 from minik8s.scheduler.scheduler import Scheduler
-from tests.conftest import ROOT, APIServer
+from tests.support.processes import ROOT, APIServer
 
 GROUP_LABEL = "scheduler-test.minik8s.io/group"
 

@@ -10,7 +10,7 @@ import yaml
 
 from minik8s.api import errors
 from minik8s.client import Client
-from tests.integration.test_kubectl import Kubectl, assert_one_error_line, kubeconfig, kubectl  # noqa: F401
+from tests.support.kubectl import Kubectl, assert_one_error_line
 
 HELLO = {"apiVersion": "minik8s.io/v1", "kind": "Function", "metadata": {"name": "hello"},
          "spec": {"source": "def handler(event, context):\n    return {'hi': event}\n"}}

@@ -10,8 +10,8 @@ import pytest
 from minik8s.controllers.gpujob import slurm
 from minik8s.controllers.gpujob.site import SiteConfig, SlurmSite, SlurmSites
 from minik8s.controllers.gpujob.ssh import Credentials, SiteError
-from tests.integration.slurm_site import SlurmSiteContainer as SiteContainer
-from tests.integration.slurm_site import new_key, start_site
+from tests.support.slurm import SlurmSiteContainer as SiteContainer
+from tests.support.slurm import new_key, start_site
 
 pytestmark = pytest.mark.docker
 

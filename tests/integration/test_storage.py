@@ -9,7 +9,7 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.apiserver.storage import Store
-from tests.conftest import Etcd
+from tests.support.processes import Etcd
 
 
 @pytest.fixture

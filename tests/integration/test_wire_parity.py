@@ -8,7 +8,7 @@ import json
 import httpx
 
 from minik8s.apiserver import protobuf
-from tests.conftest import APIServer
+from tests.support.processes import APIServer
 
 TABLE_V1 = "application/json;as=Table;v=v1;g=meta.k8s.io"
 TABLE_V1BETA1 = "application/json;as=Table;v=v1beta1;g=meta.k8s.io"

@@ -10,17 +10,10 @@ from __future__ import annotations
 import pytest
 
 from minik8s.api.base import Obj
-from minik8s.controllers.podautoscaler import (
-    Autoscaler,
-    AutoscalerOptions,
-    History,
-    Plan,
-    ScaleEvent,
-    rate_limit,
-    rfc3339,
-    set_condition,
-    store_scale_event,
-)
+from minik8s.controllers.podautoscaler.autoscaler import Autoscaler
+from minik8s.controllers.podautoscaler.behavior import History, ScaleEvent, rate_limit, store_scale_event
+from minik8s.controllers.podautoscaler.options import AutoscalerOptions
+from minik8s.controllers.podautoscaler.status import Plan, rfc3339, set_condition
 
 T0 = 1_800_000_000.0
 

@@ -13,7 +13,7 @@ from minik8s.auth import Authenticator, TLSInfoProtocol, UserInfo, tls_serving_o
 from minik8s.host.errors import ConfigError
 from minik8s.kubelet.authorization import KubeletAuthorizer, request_attributes
 from minik8s.kubelet.config import check_serving_tls
-from tests.pki import CA, KeyPair
+from tests.support.pki import CA, KeyPair
 
 
 @pytest.fixture(scope="module")

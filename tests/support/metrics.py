@@ -1,4 +1,4 @@
-"""Shared helpers for the metrics API and HPA integration tests (this module holds no tests).
+"""Helpers for the metrics API and HPA integration tests.
 
 - :func:`start_apiserver`: a real ``minik8s apiserver`` whose metrics scraper runs every
   ``resolution`` seconds (the session fixture's apiserver scrapes every 15 s).
@@ -27,7 +27,7 @@ import httpx
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client import Client
-from tests.conftest import APIServer, Etcd, free_port, wait_http
+from tests.support.processes import APIServer, Etcd, free_port, wait_http
 
 
 def start_apiserver(etcd: Etcd, log_dir: Path, resolution: str) -> APIServer:

@@ -1,4 +1,4 @@
-"""Shared helpers for the controller integration tests (this module holds no tests).
+"""Helpers for the controller integration tests.
 
 There is no kubelet and no scheduler in these tests, so pods never run on their own.  The
 helpers below do, over the API, exactly what those components would do: bind a pod to a
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 from minik8s.api import errors
@@ -23,22 +23,6 @@ from minik8s.controllers.manager import ControllerManager, ControllerOptions
 
 def now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-async def wait_for(pred: Callable[[], Awaitable[bool]] | Callable[[], bool], timeout: float = 15.0,
-                   interval: float = 0.05, what: str = "condition") -> None:
-    """Poll ``pred`` (sync or async) until it is true; AssertionError after ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        result = pred()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        if loop.time() > deadline:
-            raise AssertionError(f"{what} not reached within {timeout}s")
-        await asyncio.sleep(interval)
 
 
 @contextlib.asynccontextmanager
