@@ -58,8 +58,18 @@ class Cluster:
         return int(json.loads((self.data_dir / "components.json").read_text())[name])
 
 
+# What a poll may meet while the cluster is still changing: a half-built object (a pod not yet
+# bound, without podIP or containerStatuses; Endpoints without subsets) makes a lookup fail, and
+# kubectl may fail or print nothing for a moment (an object not created yet, the apiserver
+# restarting). A wait treats these as "not yet" and reports the last one if it times out.
+NOT_YET = (AssertionError, LookupError, TypeError, ValueError, subprocess.CalledProcessError,
+           subprocess.TimeoutExpired)
+
+
 def wait_for(pred: Callable[[], Any], timeout: float = 60.0, interval: float = 0.5, what: str = "condition") -> Any:
-    """Poll ``pred`` until it returns something truthy; fail with ``what`` after ``timeout`` s."""
+    """Poll ``pred`` until it returns something truthy; fail with ``what`` after ``timeout`` s.
+
+    An exception of :data:`NOT_YET` from ``pred`` counts as "not yet"; any other propagates."""
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
@@ -67,7 +77,7 @@ def wait_for(pred: Callable[[], Any], timeout: float = 60.0, interval: float = 0
             last = pred()
             if last:
                 return last
-        except AssertionError as exc:
+        except NOT_YET as exc:
             last = exc
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -246,12 +247,18 @@ spec:
 def test_kubelet_restart_adopts_containers(examples: Cluster) -> None:
     before = {c["ID"] for c in docker_containers("hello")}
     restarts = cstatus(examples, "hello", "hello")["restartCount"]
-    os.kill(examples.component_pid("kubelet"), signal.SIGKILL)
-    # the supervisor restarts it; give it time to adopt and resync
-    wait_for(lambda: examples.component_pid("kubelet") and _alive(examples.component_pid("kubelet")), 30,
+    old_pid = examples.component_pid("kubelet")
+    killed_at = datetime.now(UTC)
+    os.kill(old_pid, signal.SIGKILL)
+    # the supervisor restarts it; the new kubelet has registered once it renews the node's Lease
+    wait_for(lambda: (pid := examples.component_pid("kubelet")) != old_pid and _alive(pid), 30,
              what="kubelet restarted")
-    time.sleep(8)
-    assert {c["ID"] for c in docker_containers("hello")} == before
+    wait_for(lambda: _lease_renewed_after(examples, killed_at), 60, what="the new kubelet renewing its Lease")
+    # then watch it adopt and resync: the pod's containers must stay the same the whole time
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline:
+        assert {c["ID"] for c in docker_containers("hello")} == before
+        time.sleep(0.5)
     assert cstatus(examples, "hello", "hello")["restartCount"] == restarts
     assert phase(examples, "hello") == "Running"
 
@@ -274,6 +281,12 @@ spec:
   containers: [{name: app, image: "minik8s/busybox:latest", command: ["sleep", "600"]}]
 """)
     wait_for(lambda: phase(examples, "after-outage") == "Running", 60, what="new pod after the outage")
+
+
+def _lease_renewed_after(c: Cluster, when: datetime) -> bool:
+    lease = c.get_json("lease", E2E_NODE, "-n", "kube-node-lease")
+    renewed = (lease.get("spec") or {}).get("renewTime")
+    return bool(renewed) and datetime.fromisoformat(renewed.replace("Z", "+00:00")) > when
 
 
 def _alive(pid: int) -> bool:

@@ -82,7 +82,8 @@ def test_replicaset_survives_a_killed_container(cluster: Cluster, ns: str) -> No
 
     def restarted() -> bool:
         p = cluster.get_json("pod", name, "-n", ns)
-        return ready(p) and p["status"]["containerStatuses"][0]["restartCount"] >= 1
+        statuses = (p.get("status") or {}).get("containerStatuses") or [{}]
+        return ready(p) and statuses[0].get("restartCount", 0) >= 1
 
     wait_for(restarted, 60, what="the killed container restarted")
     assert len(pods(cluster, ns, "app=hello")) == 3
@@ -177,6 +178,16 @@ class ReplicaSteps:
         return replicas
 
 
+def _limited_at_max(hpa: Obj) -> Obj | None:
+    """``hpa`` once its status shows 3 current replicas, a cpu metric and ScalingLimited=True."""
+    status = hpa.get("status") or {}
+    limited = [c for c in status.get("conditions") or [] if c.get("type") == "ScalingLimited"]
+    if status.get("currentReplicas") == 3 and status.get("currentMetrics") and limited \
+            and limited[0].get("status") == "True":
+        return hpa
+    return None
+
+
 def test_hpa_scales_a_cpu_burner_up_and_back_down(cluster: Cluster, ns: str) -> None:
     started = time.monotonic()
     switch = tempfile.mkdtemp(prefix="minik8s-e2e-load-")
@@ -185,7 +196,9 @@ def test_hpa_scales_a_cpu_burner_up_and_back_down(cluster: Cluster, ns: str) -> 
         Path(switch, "on").touch()
         steps = ReplicaSteps(cluster, ns)
         wait_for(lambda: steps.poll() == 3, 150, 0.5, "scale-up to maxReplicas 3")
-        hpa = cluster.get_json("hpa", "cpu-burner", "-n", ns)
+        # the HPA writes the scale first and its own status after: wait for that status
+        hpa = wait_for(lambda: _limited_at_max(cluster.get_json("hpa", "cpu-burner", "-n", ns)), 60,
+                       what="HPA status: 3 replicas, ScalingLimited TooManyReplicas")
         table = cluster.kubectl("get", "hpa", "cpu-burner", "-n", ns).stdout.splitlines()
         Path(switch, "on").unlink()
         load_off = time.monotonic()
