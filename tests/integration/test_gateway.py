@@ -75,10 +75,11 @@ async def stop_gateway(server: Any, serving: asyncio.Task[None]) -> None:
 
 
 @contextlib.asynccontextmanager
-async def control_plane(client: Client, namespace: str, url: str, stable_window: float = 60.0
+async def control_plane(client: Client, namespace: str, url: str, node: str, stable_window: float = 60.0
                         ) -> AsyncIterator[None]:
-    """The scheduler and the controller-manager (Function controllers scraping ``url``)."""
-    scheduler = Scheduler(client, "default-scheduler")
+    """The scheduler (placing pods on this module's kubelet only, whatever other Nodes earlier
+    tests left) and the controller-manager (Function controllers scraping ``url``)."""
+    scheduler = Scheduler(client, "default-scheduler", node_label_selector=f"kubernetes.io/hostname={node}")
     scheduling = asyncio.get_running_loop().create_task(scheduler.run())
     options = ControllerOptions(function_gateway_url=url, function_stable_window=stable_window)
     try:
@@ -90,14 +91,14 @@ async def control_plane(client: Client, namespace: str, url: str, stable_window:
 
 
 @contextlib.asynccontextmanager
-async def serverless(client: Client, namespace: str, stable_window: float = 60.0,
+async def serverless(client: Client, namespace: str, node: str, stable_window: float = 60.0,
                      activation_timeout: float = 60.0) -> AsyncIterator[tuple[str, Gateway]]:
     """Scheduler, controller-manager and gateway; yields the gateway's URL and the gateway."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     gateway, server, serving = await start_gateway(client, port, activation_timeout)
     try:
-        async with control_plane(client, namespace, url, stable_window):
+        async with control_plane(client, namespace, url, node, stable_window):
             yield url, gateway
     finally:
         await stop_gateway(server, serving)
@@ -122,7 +123,8 @@ async def replicas(client: Client, ns: str, name: str) -> int:
 async def test_functions_workflows_and_errors(kubelet: KubeletProcess, client: Client, namespace: str) -> None:
     fn_rt, wf_rt = client.kind("minik8s.io/v1", "Function"), client.kind("minik8s.io/v1", "Workflow")
     run_rt = client.kind("minik8s.io/v1", "WorkflowRun")
-    async with serverless(client, namespace) as (gw, gateway), httpx.AsyncClient(base_url=gw, timeout=60) as http:
+    async with serverless(client, namespace, kubelet.node) as (gw, gateway), \
+            httpx.AsyncClient(base_url=gw, timeout=60) as http:
         await client.create(fn_rt, function("echo"), namespace)
         await client.create(fn_rt, function("double", "def handler(e, c):\n    return {'n': e['n'] * 2}\n"),
                             namespace)
@@ -215,7 +217,8 @@ async def _reason_is(client: Client, namespace: str, name: str, reason: str) -> 
 
 async def test_events_fire_triggers(kubelet: KubeletProcess, client: Client, namespace: str) -> None:
     fn_rt, trig_rt = client.kind("minik8s.io/v1", "Function"), client.kind("minik8s.io/v1", "Trigger")
-    async with serverless(client, namespace) as (gw, gateway), httpx.AsyncClient(base_url=gw, timeout=60) as http:
+    async with serverless(client, namespace, kubelet.node) as (gw, gateway), \
+            httpx.AsyncClient(base_url=gw, timeout=60) as http:
         await client.create(fn_rt, function("echo", scaling={"minScale": 1}), namespace)
         await wait_for(lambda: _reason_is(client, namespace, "echo", "Ready"), 60, what="echo ready")
         sub = {"ref": {"kind": "Function", "name": "echo"}}
@@ -277,7 +280,7 @@ async def test_events_fire_triggers(kubelet: KubeletProcess, client: Client, nam
 
 async def test_scale_out_under_load_and_back_to_zero(kubelet: KubeletProcess, client: Client, namespace: str) -> None:
     fn_rt = client.kind("minik8s.io/v1", "Function")
-    async with serverless(client, namespace, stable_window=10.0) as (gw, _gateway), \
+    async with serverless(client, namespace, kubelet.node, stable_window=10.0) as (gw, _gateway), \
             httpx.AsyncClient(base_url=gw, timeout=60, limits=httpx.Limits(max_connections=50)) as http:
         await client.create(fn_rt, function("busy", scaling={"targetConcurrency": 1, "maxScale": 4,
                                                              "scaleToZeroAfterSeconds": 3}), namespace)
@@ -309,7 +312,8 @@ async def _replicas_are(client: Client, namespace: str, name: str, n: int) -> bo
 
 async def test_rolling_update_has_no_failed_calls(kubelet: KubeletProcess, client: Client, namespace: str) -> None:
     fn_rt = client.kind("minik8s.io/v1", "Function")
-    async with serverless(client, namespace) as (gw, gateway), httpx.AsyncClient(base_url=gw, timeout=60) as http:
+    async with serverless(client, namespace, kubelet.node) as (gw, gateway), \
+            httpx.AsyncClient(base_url=gw, timeout=60) as http:
         await client.create(fn_rt, function("roll", scaling={"minScale": 1}), namespace)
         await wait_for(lambda: _reason_is(client, namespace, "roll", "Ready"), 60, what="ready")
         versions: list[int] = []
@@ -344,7 +348,7 @@ async def test_rolling_update_has_no_failed_calls(kubelet: KubeletProcess, clien
 
 
 async def test_gateway_refuses_hostile_clients(kubelet: KubeletProcess, client: Client, namespace: str) -> None:
-    async with serverless(client, namespace) as (gw, _gateway):
+    async with serverless(client, namespace, kubelet.node) as (gw, _gateway):
         host, port = gw.removeprefix("http://").split(":")
         # blocking sockets run in a thread: the gateway serves on this test's event loop
         closed_after = await asyncio.to_thread(_trickle_head, host, int(port))
@@ -406,7 +410,7 @@ async def test_kubectl_serverless_verbs(kubelet: KubeletProcess, client: Client,
     (app / "util.py").write_text("def total(e):\n    return {'total': sum(e['items'])}\n")
     broken = tmp_path / "broken.py"
     broken.write_text("def handler(event, context):\n    return (\n")
-    async with serverless(client, namespace) as (gw, gateway):
+    async with serverless(client, namespace, kubelet.node) as (gw, gateway):
 
         def run(*args: str) -> Any:
             return kubectl(*args, timeout=120)
@@ -446,7 +450,7 @@ async def test_gateway_restart_during_calls(kubelet: KubeletProcess, client: Cli
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     gateway, server, serving = await start_gateway(client, port)
-    async with control_plane(client, namespace, url, stable_window=6.0):
+    async with control_plane(client, namespace, url, kubelet.node, stable_window=6.0):
         try:
             await client.create(fn_rt, function("steady", scaling={"scaleToZeroAfterSeconds": 2}), namespace)
             await wait_for(lambda: _reason_is(client, namespace, "steady", "ScaledToZero"), 30, what="deployed")
