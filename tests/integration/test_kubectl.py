@@ -498,7 +498,7 @@ def test_global_flags_anywhere_and_help(kubectl: Kubectl, kubeconfig: Path) -> N
 # ---------------------------------------------------------------------------------- pure helpers
 # (no services needed; kept here with the CLI tests they support)
 def test_human_duration_matches_kubectl() -> None:
-    from minik8s.kubectl.printing import human_duration
+    from minik8s.api.columns import human_duration
 
     cases = {0: "0s", 45: "45s", 119: "119s", 192: "3m12s", 600: "10m", 3 * 3600: "3h", 5 * 3600 + 120: "5h2m",
              20 * 3600: "20h", 2 * 86400 + 3 * 3600: "2d3h", 30 * 86400: "30d", 3 * 365 * 86400: "3y", -5: "<invalid>"}
@@ -507,7 +507,7 @@ def test_human_duration_matches_kubectl() -> None:
 
 
 def test_pod_status_column() -> None:
-    from minik8s.kubectl.columns import pod_restarts, pod_status
+    from minik8s.api.columns import pod_restarts, pod_status
 
     from minik8s.kubectl.printing import now
 
@@ -537,14 +537,14 @@ def test_pod_status_column() -> None:
 
 
 def test_columns_of_kinds_not_served_yet() -> None:
-    from minik8s.kubectl.columns import columns_for
+    from minik8s.api.columns import columns_for
 
     from minik8s.kubectl.printing import now
 
     at = now()
 
     def row(kind: str, obj: dict[str, Any], wide: bool = False) -> dict[str, str]:
-        return {c.header: c.value(obj, at) for c in columns_for(kind, wide)}
+        return {c.header: str(c.value(obj, at)) for c in columns_for(kind, wide)}
 
     svc = {"metadata": {}, "spec": {"type": "NodePort", "clusterIP": "10.96.0.10", "selector": {"app": "web"},
                                     "ports": [{"port": 80, "nodePort": 30080}, {"port": 53, "protocol": "UDP"}]}}
