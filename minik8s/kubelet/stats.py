@@ -98,20 +98,28 @@ class StatsProvider:
         self.pod_status = pod_status
         self._prev: dict[str, tuple[float, int]] = {}
 
-    async def _usage(self, container_id: str) -> tuple[int | None, int | None, int | None]:
-        cpu, mem, ws = await asyncio.to_thread(cgroup_usage, container_id)
+    async def _usage(self, container_id: str) -> tuple[int | None, int | None, int | None, float]:
+        """``(cpu ns, memory bytes, working set bytes, when)``: ``when`` is the monotonic time the
+        counters were read, so a rate divides by the time between two reads (not by when a busy
+        event loop got round to them)."""
+
+        def read() -> tuple[int | None, int | None, int | None, float]:
+            return (*cgroup_usage(container_id), time.monotonic())
+
+        cpu, mem, ws, when = await asyncio.to_thread(read)
         if cpu is None and mem is None:
             try:
                 raw = await self.runtime.call(self.runtime.api.stats, container_id, stream=False, one_shot=True)
             except RuntimeErrorBase:
-                return None, None, None
+                return None, None, None, time.monotonic()
+            when = time.monotonic()
             cpu = ((raw.get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage") or None
             memstats = raw.get("memory_stats") or {}
             mem = memstats.get("usage")
             inactive = (memstats.get("stats") or {}).get("total_inactive_file",
                                                          (memstats.get("stats") or {}).get("inactive_file", 0))
             ws = max(mem - inactive, 0) if mem is not None else None
-        return cpu, mem, ws
+        return cpu, mem, ws, when
 
     def _rate(self, key: str, now: float, cpu: int | None) -> int | None:
         if cpu is None:
@@ -133,28 +141,26 @@ class StatsProvider:
         usage = {}
         for _, _, cid, _ in targets:
             usage[cid] = await self._usage(cid)
-        node_cpu = node_cpu_nanoseconds()
+        node_cpu, node_at = node_cpu_nanoseconds(), time.monotonic()
         if any(cid not in self._prev for _, _, cid, _ in targets) or "__node__" not in self._prev:
-            first = time.monotonic()
-            for cid, (cpu, _, _) in usage.items():
-                self._rate(cid, first, cpu)
-            self._rate("__node__", first, node_cpu)
+            for cid, (cpu, _, _, at) in usage.items():
+                self._rate(cid, at, cpu)
+            self._rate("__node__", node_at, node_cpu)
             await asyncio.sleep(SAMPLE_GAP)
             for _, _, cid, _ in targets:
                 usage[cid] = await self._usage(cid)
-            node_cpu = node_cpu_nanoseconds()
-        now = time.monotonic()
+            node_cpu, node_at = node_cpu_nanoseconds(), time.monotonic()
         stamp = now_rfc3339()
         pods: dict[str, Obj] = {}
         for pod, name, cid, started in targets:
-            cpu, mem, ws = usage[cid]
+            cpu, mem, ws, at = usage[cid]
             meta = pod["metadata"]
             entry = pods.setdefault(meta["uid"], {
                 "podRef": {"name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"]},
                 "startTime": (pod.get("status") or {}).get("startTime"), "containers": []})
             entry["containers"].append({
                 "name": name, "startTime": started,
-                "cpu": _clean({"time": stamp, "usageNanoCores": self._rate(cid, now, cpu),
+                "cpu": _clean({"time": stamp, "usageNanoCores": self._rate(cid, at, cpu),
                                "usageCoreNanoSeconds": cpu}),
                 "memory": _clean({"time": stamp, "usageBytes": mem, "workingSetBytes": ws}),
             })
@@ -169,7 +175,7 @@ class StatsProvider:
         mem_info = read_meminfo()
         total, available = mem_info.get("MemTotal", 0), mem_info.get("MemAvailable", 0)
         node = {"nodeName": self.node_name,
-                "cpu": _clean({"time": stamp, "usageNanoCores": self._rate("__node__", now, node_cpu),
+                "cpu": _clean({"time": stamp, "usageNanoCores": self._rate("__node__", node_at, node_cpu),
                                "usageCoreNanoSeconds": node_cpu}),
                 "memory": {"time": stamp, "availableBytes": available, "usageBytes": total - available,
                            "workingSetBytes": total - available}}

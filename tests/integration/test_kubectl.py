@@ -508,7 +508,6 @@ def test_human_duration_matches_kubectl() -> None:
 
 def test_pod_status_column() -> None:
     from minik8s.api.columns import pod_restarts, pod_status
-
     from minik8s.kubectl.printing import now
 
     def pod(*states: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -538,7 +537,6 @@ def test_pod_status_column() -> None:
 
 def test_columns_of_kinds_not_served_yet() -> None:
     from minik8s.api.columns import columns_for
-
     from minik8s.kubectl.printing import now
 
     at = now()
