@@ -9,7 +9,8 @@ def command(
     kubeconfig: str = typer.Option(None, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, "
                                               "~/.minik8s/kubeconfig)"),
     context: str = typer.Option(None, help="kubeconfig context to use"),
-    bind_address: str = typer.Option("127.0.0.1", help="address to listen on"),
+    bind_address: str = typer.Option("127.0.0.1", help="address to listen on (loopback only: the gateway has "
+                                                        "no authentication yet)"),
     port: int = typer.Option(8081, min=1, max=65535, help="port to listen on"),
     activation_timeout: float = typer.Option(60.0, min=1, help="seconds a call waits for a Function scaled to "
                                                                "zero to answer"),
@@ -21,6 +22,7 @@ def command(
     CloudEvents for Triggers (POST /events/NS); scales Functions from zero and publishes the
     in-flight requests the function autoscaler reads (GET /metrics)."""
     import asyncio
+    import ipaddress
     import logging
 
     from minik8s import logs
@@ -29,6 +31,15 @@ def command(
     from minik8s.gateway.app import Gateway, GatewayConfig, create_app
     from minik8s.gateway.server import serve
 
+    try:
+        loopback = ipaddress.ip_address(bind_address).is_loopback
+    except ValueError:
+        loopback = bind_address == "localhost"
+    if not loopback:
+        # Every listener off loopback must authenticate; the gateway cannot yet, so it refuses.
+        typer.echo(f"minik8s gateway: --bind-address {bind_address} is not a loopback address, and the gateway "
+                   "has no authentication yet", err=True)
+        raise typer.Exit(2)
     logs.setup("gateway", v)
     log = logging.getLogger("gateway")
     try:
