@@ -11,14 +11,17 @@ examples' hostPath switch in a per-test directory; it keeps at most 3 pods × 20
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
@@ -164,17 +167,45 @@ def burner_manifests(switch_dir: str) -> str:
 
 
 class ReplicaSteps:
-    """Records ``(monotonic time, spec.replicas)`` of the Deployment whenever it changes."""
+    """Records ``(monotonic time, spec.replicas)`` of the Deployment whenever it changes, stamped
+    as each watch event arrives (a watch, not a kubectl poll: a poll on a busy machine sees a
+    step a second or two late, and unevenly, which would blur the policy periods measured)."""
 
-    def __init__(self, cluster: Cluster, ns: str) -> None:
-        self.cluster, self.ns = cluster, ns
+    def __init__(self, cluster: Cluster, ns: str, name: str) -> None:
+        self.url = f"{cluster.server}/apis/apps/v1/namespaces/{ns}/deployments"
+        self.name = name
         self.changes: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
 
-    def poll(self) -> int:
-        replicas = int(self.cluster.get_json("deployment", "cpu-burner", "-n", self.ns)["spec"]["replicas"])
-        if not self.changes or self.changes[-1][1] != replicas:
-            self.changes.append((time.monotonic(), replicas))
-        return replicas
+    def _watch(self) -> None:
+        version = ""
+        while not self._stop.is_set():
+            params = {"watch": "true", "fieldSelector": f"metadata.name={self.name}", "timeoutSeconds": "30",
+                      "allowWatchBookmarks": "false", **({"resourceVersion": version} if version else {})}
+            try:
+                with httpx.stream("GET", self.url, params=params, timeout=httpx.Timeout(5, read=60)) as resp:
+                    for line in resp.iter_lines():
+                        if not line.strip():
+                            continue
+                        event = json.loads(line)
+                        if event.get("type") == "ERROR":  # 410 Gone: start over from a fresh list
+                            version = ""
+                            break
+                        obj = event["object"]
+                        version = obj["metadata"]["resourceVersion"]
+                        replicas = int(obj["spec"]["replicas"])
+                        if not self.changes or self.changes[-1][1] != replicas:
+                            self.changes.append((time.monotonic(), replicas))
+            except (httpx.HTTPError, ValueError, KeyError):
+                time.sleep(0.2)  # the apiserver busy or restarting: watch again
+
+    def current(self) -> int | None:
+        return self.changes[-1][1] if self.changes else None
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 def _limited_at_max(hpa: Obj) -> Obj | None:
@@ -191,18 +222,19 @@ def test_hpa_scales_a_cpu_burner_up_and_back_down(cluster: Cluster, ns: str) -> 
     started = time.monotonic()
     switch = tempfile.mkdtemp(prefix="minik8s-e2e-load-")
     try:
+        steps = ReplicaSteps(cluster, ns, "cpu-burner")
         cluster.kubectl("apply", "-n", ns, "-f", "-", input=burner_manifests(switch))
         Path(switch, "on").touch()
-        steps = ReplicaSteps(cluster, ns)
-        wait_for(lambda: steps.poll() == 3, 150, 0.5, "scale-up to maxReplicas 3")
+        wait_for(lambda: steps.current() == 3, 150, 0.5, "scale-up to maxReplicas 3")
         # the HPA writes the scale first and its own status after: wait for that status
         hpa = wait_for(lambda: _limited_at_max(cluster.get_json("hpa", "cpu-burner", "-n", ns)), 60,
                        what="HPA status: 3 replicas, ScalingLimited TooManyReplicas")
         table = cluster.kubectl("get", "hpa", "cpu-burner", "-n", ns).stdout.splitlines()
         Path(switch, "on").unlink()
         load_off = time.monotonic()
-        wait_for(lambda: steps.poll() == 1, 150, 0.5, "scale-down to minReplicas 1")
+        wait_for(lambda: steps.current() == 1, 150, 0.5, "scale-down to minReplicas 1")
     finally:
+        steps.stop()
         Path(switch, "on").unlink(missing_ok=True)
         cluster.kubectl("delete", "hpa,deployment", "cpu-burner", "-n", ns, "--wait=false", check=False)
         shutil.rmtree(switch, ignore_errors=True)
