@@ -4,8 +4,8 @@ Debian 12 systemd containers (each with its own dockerd) are created, ``site.yml
 deploys minik8s onto three of them, a second converge must change nothing, the verify
 playbooks check the cluster with real requests (see ``molecule/default/verify.yml``:
 TLS and authentication, pods and Services across nodes, DNS, restarts under traffic,
-node failure and recovery, a fourth host joining, ``playbooks/remove-node.yml``), and
-the containers are destroyed.  The figures (``benchmarks/appliance.py``) are printed.
+node failure and recovery, a fourth host joining, the matmul GPUJob on the Slurm login
+node, ``playbooks/remove-node.yml``), and the containers are destroyed.  The figures (``benchmarks/appliance.py``) are printed.
 
 Needs Docker (skipped without it), root (debootstrap builds the host image once), and
 molecule, molecule-plugins[docker] and ansible in this interpreter's environment.

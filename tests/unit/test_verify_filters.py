@@ -62,4 +62,7 @@ def test_dig(f: ModuleType) -> None:
     assert f.kube_dig({"spec": {"taints": None}}, "spec.taints", []) == []
     assert f.kube_dig({"spec": "x"}, "spec.podCIDR") is None
     assert f.kube_dig({"spec": {"podCIDR": "10.244.0.0/24"}}, "spec.podCIDR") == "10.244.0.0/24"
+    assert f.kube_condition({}, "Reachable") == ""
+    assert f.kube_condition({"status": {"conditions": None}}, "Reachable") == ""
+    assert f.kube_condition({"status": {"conditions": [{"type": "Reachable", "status": "False"}]}}, "Reachable") == "False"
     assert set(f.FilterModule().filters()) >= {"kube_items", "kube_ready", "kube_off_node", "kube_addresses"}

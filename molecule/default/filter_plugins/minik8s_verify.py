@@ -13,6 +13,7 @@ missing field as "not there yet", so a condition keeps waiting:
 - ``stdout | kube_object``: the object, ``{}`` when the output is empty or not JSON.
 - ``items | kube_live``: those without ``metadata.deletionTimestamp``.
 - ``items | kube_ready``: those with a ``Ready`` condition whose status is ``"True"``.
+- ``obj | kube_condition('Reachable')``: that condition's status, ``""`` while missing.
 - ``items | kube_bound``: pods with a ``spec.nodeName``.
 - ``items | kube_on_node(name)`` / ``kube_off_node(name)``: bound pods on / not on a node
   (an unbound pod is on neither).
@@ -66,13 +67,19 @@ def kube_live(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [item for item in items if not kube_dig(item, "metadata.deletionTimestamp")]
 
 
+def kube_condition(obj: Any, ctype: str) -> str:
+    """The status (``"True"``, ``"False"``, ``"Unknown"``) of the condition ``ctype`` of one
+    object, ``""`` while it has none."""
+    conditions = kube_dig(obj, "status.conditions", []) if isinstance(obj, dict) else []
+    for c in conditions if isinstance(conditions, list) else []:
+        if isinstance(c, dict) and c.get("type") == ctype:
+            return str(c.get("status") or "")
+    return ""
+
+
 def kube_ready(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Objects (pods, nodes) whose ``Ready`` condition is ``"True"``."""
-    return [
-        item for item in items
-        if any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in kube_dig(item, "status.conditions", []) if isinstance(c, dict))
-    ]
+    return [item for item in items if kube_condition(item, "Ready") == "True"]
 
 
 def kube_bound(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -122,6 +129,7 @@ class FilterModule:
         return {
             "kube_addresses": kube_addresses,
             "kube_bound": kube_bound,
+            "kube_condition": kube_condition,
             "kube_dig": kube_dig,
             "kube_items": kube_items,
             "kube_labelled": kube_labelled,
