@@ -44,6 +44,8 @@ from minik8s.apiserver.versions import SERVED_VERSIONS, ServedVersion, served_ve
 from minik8s.auth import Authenticator, AuthMiddleware
 
 log = logging.getLogger("apiserver")
+#: Paths anyone may GET with authentication on (kube-apiserver's ``system:public-info-viewer``).
+PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
 
 @dataclass
 class Target:
@@ -103,7 +105,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                   lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)  # type: ignore[arg-type]
     app.state.api = api
     if authenticator is not None and authenticator.enabled:
-        app.add_middleware(AuthMiddleware, authenticator=authenticator)
+        # kube-apiserver's system:public-info-viewer role lets anyone read health and version
+        app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=PUBLIC_PATHS)
 
     @app.exception_handler(errors.APIError)
     async def api_error(request: Request, exc: errors.APIError) -> JSONResponse:

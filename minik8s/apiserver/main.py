@@ -12,7 +12,8 @@ from minik8s.apiserver.app import create_app
 from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdTLS, EtcdTLSRefused, check_tls, parse_etcd_servers
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.storage import Store
-from minik8s.auth import Authenticator, load_token_file, tls_serving_options
+from minik8s.auth import Authenticator, load_token_file
+from minik8s.serving.http import server_config, tls_serving_options
 
 log = logging.getLogger("apiserver")
 
@@ -76,9 +77,7 @@ def run(
                      metrics_resolution=metrics_resolution, kubelet_client=kubelet)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, kubelets over %s)", scheme, bind_address, port,
              endpoint.url, "on" if auth.enabled else "off", kubelet.scheme)
-    options = {"http": "httptools", "ws": "auto", **serving}
-    config = uvicorn.Config(app, host=bind_address, port=port, log_level="warning", access_log=False,
-                            timeout_keep_alive=30, timeout_graceful_shutdown=2, **options)
+    config = server_config(app, bind_address, port, serving, timeout_keep_alive=30, timeout_graceful_shutdown=2)
     uvicorn.Server(config).run()
 
 

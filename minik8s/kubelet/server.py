@@ -42,10 +42,11 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response, Streami
 from starlette.types import ASGIApp
 
 from minik8s.api.base import Obj
-from minik8s.auth import Authenticator, AuthMiddleware, tls_serving_options
+from minik8s.auth import Authenticator, AuthMiddleware
 from minik8s.kubelet.authorization import KubeletAuthorizer
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 from minik8s.kubelet.stats import StatsProvider
+from minik8s.serving.http import server_config, tls_serving_options
 
 log = logging.getLogger("kubelet.server")
 
@@ -301,7 +302,8 @@ class Server(uvicorn.Server):
 
 def make_server(app: FastAPI, host: str, port: int, tls_cert_file: str | None = None,
                 tls_private_key_file: str | None = None, client_ca_file: str | None = None) -> Server:
-    """A uvicorn server for ``app`` on ``host:port`` (no access log, quick shutdown).
+    """A uvicorn server for ``app`` on ``host:port`` (no access log, quick shutdown, request heads
+    bounded in size and time: :func:`minik8s.serving.http.server_config`).
 
     HTTPS with ``tls_cert_file`` and ``tls_private_key_file``; ``client_ca_file`` (needs them)
     adds x509 client-certificate authentication and the kubelet's authorization (see the
@@ -312,7 +314,5 @@ def make_server(app: FastAPI, host: str, port: int, tls_cert_file: str | None = 
     asgi: ASGIApp = app
     if client_ca_file:
         asgi = AuthMiddleware(app, Authenticator(client_certs=True), KubeletAuthorizer(), plain_text=True)
-    options = {"ws": "auto", **serving}
-    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", access_log=False,
-                            lifespan="off", timeout_graceful_shutdown=1, **options)
+    config = server_config(asgi, host, port, serving, lifespan="off", timeout_graceful_shutdown=1)
     return Server(config)
