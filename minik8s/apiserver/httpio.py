@@ -1,7 +1,9 @@
 """HTTP in and out for the apiserver's handlers: request bodies and query options in, Status out.
 
 :func:`read_body` decodes a JSON, YAML or Kubernetes protobuf body of at most 3 MiB (kube-apiserver's default
-limit: 413 RequestEntityTooLarge beyond it, 400 BadRequest when it does not parse);
+limit: 413 RequestEntityTooLarge beyond it, 400 BadRequest when it does not parse, nests too deep or
+expands too far through YAML aliases: :mod:`minik8s.api.decoding`; large bodies are decoded off the
+event loop);
 :func:`list_options` and :func:`delete_options` read ``metav1.ListOptions`` /
 ``metav1.DeleteOptions`` from the query (and the body); :func:`status_response` answers an
 :class:`~minik8s.api.errors.APIError` as a ``kind: Status`` body with its HTTP code.
@@ -9,18 +11,19 @@ limit: 413 RequestEntityTooLarge beyond it, 400 BadRequest when it does not pars
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
-import yaml
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
 
-from minik8s.api import errors
+from minik8s.api import decoding, errors
 from minik8s.apiserver import protobuf
 from minik8s.apiserver.resources import DeleteOptions, FieldValidation, ListOptions
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default request size limit (3 MiB)
+THREAD_DECODE_BYTES = 64 * 1024  # bodies larger than this are decoded in a worker thread
 #: Request body media types decoded (patch bodies: their own +json / +yaml types).
 BODY_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 
@@ -67,18 +70,21 @@ async def read_body(request: Request) -> Any:
         return None
     ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
     if ctype == protobuf.MEDIA_TYPE:
+        if len(raw) > THREAD_DECODE_BYTES:
+            return await asyncio.to_thread(protobuf.decode, raw)
         return protobuf.decode(raw)  # what kubectl's generators send for Kubernetes' kinds
     if not (ctype in ("", "application/json", "application/yaml", "*/*") or ctype.endswith(("+json", "+yaml"))):
         # A 415 with a Status, as kube-apiserver answers a media type it has no decoder for (CBOR...).
         raise errors.UnsupportedMediaType(
             f'the body of the request was in an unknown format - accepted media types include: '
             f'{", ".join(BODY_MEDIA_TYPES)}')
+    decode = decoding.load_yaml if "yaml" in ctype else decoding.load_json
     try:
-        if "yaml" in ctype:
-            return yaml.safe_load(raw)
-        return json.loads(raw)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise errors.BadRequest(f"the request body could not be decoded: {str(exc).splitlines()[0]}") from None
+        if len(raw) > THREAD_DECODE_BYTES:  # seconds of CPU for the largest bodies: not on the event loop
+            return await asyncio.to_thread(decode, raw)
+        return decode(raw)
+    except decoding.DecodeError as exc:
+        raise errors.BadRequest(f"the request body could not be decoded: {exc}") from None
 
 
 def list_options(params: Any) -> ListOptions:
