@@ -18,6 +18,8 @@ their own error (the apiserver: 400 BadRequest; kubectl: ``error parsing FILE``)
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,35 +40,77 @@ def _too_deep() -> DecodeError:
     return DecodeError(f"the document is nested more than {MAX_DEPTH} levels deep")
 
 
-def check_depth(doc: Any) -> None:
-    """Raise :class:`DecodeError` when ``doc`` (decoded JSON) nests deeper than :data:`MAX_DEPTH`.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
-    Iterative: a value nested thousands deep is measured without recursion."""
+
+def check_document(doc: Any) -> None:
+    """Check a decoded document in place, iteratively (a value nested thousands deep is measured
+    without recursion): DecodeError when it nests deeper than :data:`MAX_DEPTH` or holds a
+    non-finite number (YAML's ``.inf``, ``.nan``: not JSON); lone UTF-16 surrogates in strings
+    (``"\\ud800"``, which UTF-8 cannot encode) become U+FFFD, as Go's decoder (and so
+    kube-apiserver) reads them."""
     stack: list[tuple[Any, int]] = [(doc, 0)]
     while stack:
         value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: Any = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
         if depth >= MAX_DEPTH:
             raise _too_deep()
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+        if isinstance(value, dict):
+            for key in [k for k in value if not isinstance(k, str) or not k.isascii() and _SURROGATE.search(k)]:
+                value[_json_key(key)] = value.pop(key)
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        for key, child in items:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif isinstance(child, str):
+                if not child.isascii() and _SURROGATE.search(child):
+                    value[key] = _SURROGATE.sub("\ufffd", child)
+            elif isinstance(child, float) and not math.isfinite(child):
+                raise DecodeError(f"{child} is not a JSON number")
+            elif child is not None and not isinstance(child, bool | int | float):
+                raise DecodeError(f"a value of type {type(child).__name__} has no JSON form")
+
+
+def _json_key(key: Any) -> str:
+    """A mapping key as JSON has it: YAML's scalar keys as sigs.k8s.io/yaml writes them."""
+    if isinstance(key, str):
+        return _SURROGATE.sub("\ufffd", key)
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, int | float):
+        return str(key)
+    raise DecodeError(f"a mapping key of type {type(key).__name__} has no JSON form")
 
 
 def load_json(raw: bytes | str) -> Any:
     """``raw`` decoded as JSON; DecodeError for invalid JSON (the decoder's message; the
     ``json.JSONDecodeError`` is its ``__cause__``) or too deep nesting."""
     try:
-        doc = json.loads(raw)
+        doc = json.loads(raw, parse_float=_finite_float, parse_constant=_no_constant)
     except RecursionError:
         raise _too_deep() from None
+    except DecodeError:
+        raise
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
         raise DecodeError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
-    check_depth(doc)
+    check_document(doc)
     return doc
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise DecodeError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise DecodeError(f"{text} is not a JSON value")
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -97,6 +141,12 @@ class _BoundedLoader(yaml.SafeLoader):
     def construct_document(self, node: Node) -> Any:
         _check_expansion(node, self._budget)
         return super().construct_document(node)
+
+
+# Timestamps stay strings, as in Kubernetes' YAML-to-JSON conversion.
+_BoundedLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
 def _check_expansion(root: Node, budget: int) -> None:
@@ -144,7 +194,9 @@ def load_yaml(raw: bytes | str) -> Any:
     """The single YAML document in ``raw`` (None when empty); DecodeError for invalid YAML, too deep
     nesting or too much alias expansion (see the module docstring)."""
     try:
-        return yaml.load(raw, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
+        doc = yaml.load(raw, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader
+        check_document(doc)
+        return doc
     except yaml.YAMLError as exc:
         raise DecodeError(str(exc).splitlines()[0]) from exc
     except RecursionError:
@@ -157,7 +209,9 @@ def load_yaml_all(text: str) -> list[Any]:
     Raises :class:`DecodeError`; a YAML syntax error keeps its ``yaml.YAMLError`` as ``__cause__``
     (with the line it was found on)."""
     try:
-        return list(yaml.load_all(text, Loader=_BoundedLoader))  # noqa: S506 - a SafeLoader
+        docs = list(yaml.load_all(text, Loader=_BoundedLoader))  # noqa: S506 - a SafeLoader
+        check_document(docs)
+        return docs
     except yaml.YAMLError as exc:
         raise DecodeError(str(exc).splitlines()[0]) from exc
     except RecursionError:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,7 @@ from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_
 from minik8s.apiserver import discovery, negotiation
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.httpio import (
+    InternalErrors,
     delete_options,
     list_options,
     parse_bool,
@@ -43,7 +43,6 @@ from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
 from minik8s.apiserver.versions import SERVED_VERSIONS, ServedVersion, served_version
 from minik8s.auth import Authenticator, AuthMiddleware
 
-log = logging.getLogger("apiserver")
 #: Paths anyone may GET with authentication on (kube-apiserver's ``system:public-info-viewer``).
 PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
 
@@ -107,15 +106,12 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     if authenticator is not None and authenticator.enabled:
         # kube-apiserver's system:public-info-viewer role lets anyone read health and version
         app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=PUBLIC_PATHS)
+    app.add_middleware(InternalErrors)  # outermost: a 500 is one log line and keeps the connection
 
     @app.exception_handler(errors.APIError)
     async def api_error(request: Request, exc: errors.APIError) -> JSONResponse:
         return status_response(exc)
 
-    @app.exception_handler(Exception)
-    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("apiserver internal error on %s %s", request.method, request.url.path)
-        return status_response(errors.InternalError(f"Internal error occurred: {exc}"))
 
     # ------------------------------------------------------------ health, version, discovery
     # (each discovery path also answers with a trailing slash, as kube-apiserver does)

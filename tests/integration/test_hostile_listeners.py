@@ -8,19 +8,34 @@ tests/integration/test_gateway.py.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
 
-from minik8s.serving.http import HEADER_TIMEOUT, MAX_HEAD_BYTES
+from minik8s.apiserver.httpio import InternalErrors
+from minik8s.cluster.processes import free_port
+from minik8s.serving.http import HEADER_TIMEOUT, MAX_HEAD_BYTES, server_config
 from tests.support.hostile import oversized_head, trickled_head
 from tests.support.processes import APIServer
+from tests.support.waiting import wait_for
 
 
 def _address(url: str) -> tuple[str, int]:
     parts = urlsplit(url)
     return parts.hostname or "127.0.0.1", parts.port or 80
+
+
+async def _response(reader: asyncio.StreamReader) -> bytes:
+    """One HTTP/1.1 response with a content-length, head and body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length"))
+    return head + await reader.readexactly(length)
 
 
 async def test_oversized_request_head_gets_431(apiserver: APIServer) -> None:
@@ -49,3 +64,41 @@ async def test_slow_request_heads_are_closed_and_healthz_stays_fast(apiserver: A
     idle_writer.close()
     latencies.sort()
     assert latencies[len(latencies) * 99 // 100] < 0.5, latencies[-5:]
+
+
+async def test_an_internal_error_is_one_log_line_and_keeps_the_connection(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The apiserver's last line of defence (:class:`minik8s.apiserver.httpio.InternalErrors`) on a
+    real uvicorn server: a handler that fails answers a 500 Status, logs one line without a
+    traceback, and the kept-alive connection serves the next request."""
+    app = FastAPI()
+
+    @app.get("/boom")
+    async def boom() -> None:
+        raise KeyError("x" * 10_000)
+
+    @app.get("/ok")
+    async def ok() -> dict[str, str]:
+        return {"ok": "yes"}
+
+    app.add_middleware(InternalErrors)
+    port = free_port()
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, lifespan="off"))
+    serving = asyncio.create_task(server.serve())
+    try:
+        await wait_for(lambda: server.started, 10, what="server started")
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        with caplog.at_level(logging.ERROR):
+            writer.write(b"GET /boom HTTP/1.1\r\nHost: x\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+            first = await asyncio.wait_for(_response(reader), 5)
+            second = await asyncio.wait_for(_response(reader), 5)
+        writer.close()
+        assert first.startswith(b"HTTP/1.1 500") and b'"reason":"InternalError"' in first
+        assert len(first) < 1000
+        assert second.startswith(b"HTTP/1.1 200") and second.endswith(b'{"ok":"yes"}')
+        errors_logged = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert len(errors_logged) == 1 and errors_logged[0].exc_info is None
+        assert len(errors_logged[0].getMessage()) < 500
+    finally:
+        server.should_exit = True
+        await serving
