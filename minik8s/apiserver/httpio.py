@@ -134,10 +134,14 @@ def list_options(params: Any) -> ListOptions:
     match, rv = params.get("resourceVersionMatch", ""), params.get("resourceVersion", "")
     if match:
         problem = None
-        if match not in ("Exact", "NotOlderThan"):
-            problem = f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"'
-        elif parse_bool(params.get("watch")):
-            problem = "Forbidden: resourceVersionMatch is forbidden for watch"
+        watch = parse_bool(params.get("watch"))
+        if match not in (("NotOlderThan",) if watch else ("Exact", "NotOlderThan")):
+            supported = '"NotOlderThan"' if watch else '"Exact", "NotOlderThan"'
+            problem = f'Unsupported value: "{match}": supported values: {supported}'
+        elif watch and params.get("sendInitialEvents") is None:
+            problem = "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+        elif watch:
+            pass  # a watch-list: client-go's reflectors since 1.32
         elif not rv:
             problem = "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
         elif params.get("continue"):
