@@ -167,9 +167,13 @@ def list_options(params: Any) -> ListOptions:
 
 
 def with_warnings(response: Response, validation: FieldValidation) -> Response:
-    """``response`` with one ``Warning: 299 - "..."`` header per warning (RFC 7234), as kube-apiserver."""
+    """``response`` with one ``Warning: 299 - "..."`` header per warning (RFC 7234), as kube-apiserver:
+    the text in UTF-8, control characters as spaces, each warning cut at 256 characters."""
     for text in validation.warnings:
-        response.headers.append("Warning", '299 - "{}"'.format(text.replace("\\", "\\\\").replace('"', '\\"')))
+        text = "".join(" " if ch < " " or ch == "\x7f" else ch for ch in text[:256])
+        quoted = '299 - "{}"'.format(text.replace("\\", "\\\\").replace('"', '\\"'))
+        # header values go out as latin-1: these code points are the UTF-8 bytes
+        response.headers.append("Warning", quoted.encode("utf-8", "replace").decode("latin-1"))
     return response
 
 

@@ -157,6 +157,17 @@ async def test_lone_surrogates_are_read_as_replacement_characters(http: httpx.As
     assert [i["metadata"]["name"] for i in (await http.get(cms)).json()["items"]] == ["a"]
 
 
+async def test_warnings_about_unknown_fields_are_utf8_headers(http: httpx.AsyncClient, namespace: str) -> None:
+    cms = f"/api/v1/namespaces/{namespace}/configmaps"
+    await http.post(cms, json=_cm("c"))
+    r = await http.put(f"{cms}/c", json={**_cm("c"), "\u0100\n": None, "x" * 1000: 1},
+                       params={"fieldValidation": "Warn"})
+    assert r.status_code == 200, r.text[:300]
+    warnings = r.headers.get_list("warning")
+    assert any('unknown field \\"\u0100 \\"' in w for w in warnings), warnings
+    assert all(len(w) < 300 for w in warnings)
+
+
 async def test_out_of_range_integers_get_422(http: httpx.AsyncClient, namespace: str) -> None:
     rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "r"},
           "spec": {"replicas": 2**63, "selector": {"matchLabels": {"a": "b"}},
