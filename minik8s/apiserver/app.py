@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from minik8s.apiserver.httpio import (
     status_response,
     with_warnings,
 )
+from minik8s.apiserver.inflight import MutatingInflight
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
 from minik8s.apiserver.openapi import V2_PROTOBUF, V2_PROTOBUF_RETURNED, OpenAPI
@@ -65,7 +67,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                server_address: str = "127.0.0.1:6443", service_cidr: str = "10.96.0.0/16",
                node_port_range: tuple[int, int] = (30000, 32767),
                metrics_resolution: float | None = DEFAULT_RESOLUTION,
-               kubelet_client: KubeletClient | None = None) -> FastAPI:
+               kubelet_client: KubeletClient | None = None, max_mutating_inflight: int = 4) -> FastAPI:
     """Build the ASGI application over ``store``.  The system namespaces and the ``kubernetes``
     Service (advertised at ``server_address``) are kept in place (:mod:`minik8s.apiserver.bootstrap`).
 
@@ -74,6 +76,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     reads the kubelets (:mod:`minik8s.apiserver.metrics`).  ``kubelet_client`` reaches the
     kubelets for ``pods/log``, ``pods/exec`` and the scraper (default: plain HTTP, see
     :mod:`minik8s.apiserver.kubelet_client`); the application closes it at shutdown.
+    ``max_mutating_inflight``: writes processed at once, the others wait
+    (:mod:`minik8s.apiserver.inflight`).
     """
     registry = registry or default_registry()
     served = Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])  # what discovery lists
@@ -92,6 +96,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             await bootstrap.ensure()
         stop = asyncio.Event()
         loop_task = asyncio.get_running_loop().create_task(bootstrap.run(stop))
+        # What start-up built (schemas, OpenAPI documents, protobuf descriptors) lives as long as
+        # the process: out of the collector's sight, full collections stay short (no latency spikes).
+        gc.freeze()
         async with running(scraper if metrics_resolution else None):
             yield
         stop.set()
@@ -103,7 +110,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     app = FastAPI(title="minik8s apiserver", version=discovery.VERSION_INFO["gitVersion"],
                   lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)  # type: ignore[arg-type]
     app.state.api = api
-    if authenticator is not None and authenticator.enabled:
+    app.add_middleware(MutatingInflight, limit=max_mutating_inflight)  # writes cannot starve reads
+    if authenticator is not None and authenticator.enabled:  # (outside: who may not write waits for nothing)
         # kube-apiserver's system:public-info-viewer role lets anyone read health and version
         app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=PUBLIC_PATHS)
     app.add_middleware(InternalErrors)  # outermost: a 500 is one log line and keeps the connection

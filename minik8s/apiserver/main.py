@@ -34,6 +34,7 @@ def run(
     kubelet_client_certificate: str | None = None,
     kubelet_client_key: str | None = None,
     kubelet_certificate_authority: str | None = None,
+    max_mutating_requests_inflight: int = 4,
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -74,7 +75,8 @@ def run(
     low, _, high = service_node_port_range.partition("-")
     app = create_app(store, authenticator=auth, server_address=f"{advertise_address or bind_address}:{port}",
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
-                     metrics_resolution=metrics_resolution, kubelet_client=kubelet)
+                     metrics_resolution=metrics_resolution, kubelet_client=kubelet,
+                     max_mutating_inflight=max_mutating_requests_inflight)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, kubelets over %s)", scheme, bind_address, port,
              endpoint.url, "on" if auth.enabled else "off", kubelet.scheme)
     config = server_config(app, bind_address, port, serving, timeout_keep_alive=30, timeout_graceful_shutdown=2)
@@ -103,6 +105,9 @@ def command(
     service_node_port_range: str = typer.Option("30000-32767", help="range nodePorts are allocated from"),
     metrics_resolution: str = typer.Option("15s", help="how often the metrics API reads the kubelets' stats "
                                                        "(a duration: 15s, 2s; 0 turns it off)"),
+    max_mutating_requests_inflight: int = typer.Option(
+        4, min=1, help="writes processed at once; more wait their turn (bodies received first), so that "
+                       "writes cannot starve reads"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
@@ -116,4 +121,5 @@ def command(
     run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
         token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range, resolution,
         EtcdTLS(etcd_cafile, etcd_certfile, etcd_keyfile),
-        kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority)
+        kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority,
+        max_mutating_requests_inflight)

@@ -153,7 +153,7 @@ async def test_lone_surrogates_are_read_as_replacement_characters(http: httpx.As
     assert r.status_code == 200 and r.json()["data"] == {"a": "\ufffd"}
     r = await http.post(cms, content="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"b\\ud800\"}\n",
                         headers={"content-type": "application/yaml"})
-    _status(r, 422)
+    assert r.status_code in (400, 422), r.text  # libyaml refuses the escape; PyYAML reads U+FFFD
     assert [i["metadata"]["name"] for i in (await http.get(cms)).json()["items"]] == ["a"]
 
 
@@ -240,3 +240,26 @@ async def test_patch_without_resource_version_never_conflicts(client: Client, na
     await asyncio.gather(*(writer(w) for w in range(16)))
     assert conflicts == []
     assert len((await http.get(f"{cms}/n")).json()["data"]) == 1 + 16 * 25
+
+
+async def test_slow_bodies_do_not_hold_up_other_writes(http: httpx.AsyncClient, apiserver: APIServer,
+                                                       namespace: str) -> None:
+    """Writes take turns (minik8s.apiserver.inflight) only once their body is in: clients that
+    trickle a body hold no turn, and a normal create is answered at once."""
+    host, port = "127.0.0.1", apiserver.port
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    slow = []
+    for _ in range(12):
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: 1000\r\n\r\n{{".encode())
+        slow.append((reader, writer))
+    try:
+        started = time.monotonic()
+        for i in range(5):
+            r = await http.post(path, json=_cm(f"c{i}"))
+            assert r.status_code == 201, r.text
+        assert time.monotonic() - started < 3
+    finally:
+        for _, writer in slow:
+            writer.close()
