@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from minik8s.api.registry import ResourceType, default_registry
@@ -138,12 +138,16 @@ def fuzz_namespace(apiserver: APIServer) -> Iterator[str]:
 def test_no_route_answers_5xx(apiserver: APIServer, fuzz_namespace: str) -> None:
     http = httpx.Client(base_url=apiserver.url, timeout=30)
     answered: Counter[tuple[str, int]] = Counter()
+    cms = f"/api/v1/namespaces/{fuzz_namespace}/configmaps"
 
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("FUZZ_RANDOM") is None,
               database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.function_scoped_fixture])
     @given(requests(fuzz_namespace))
+    @example(("POST", cms, {}, b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fz-d"}}',
+              "application/json"))  # the success paths are always among the examples
+    @example(("PATCH", f"{cms}/fz-d", {}, b'{"data":{"a":"b"}}', "application/merge-patch+json"))
     def check(request: tuple[str, str, dict[str, str], bytes | None, str]) -> None:
         method, path, params, body, ctype = request
         headers = {"content-type": ctype} if ctype else {}
