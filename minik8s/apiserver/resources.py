@@ -521,7 +521,7 @@ class ResourceAPI:
             return await self._delete_namespace(name, opts)
         strategy = self.strategy(rt.kind)
         key = self._key(rt, namespace, name)
-        for _ in range(20):
+        async for _ in _conflict_retries():  # a conflict here is another writer's: read again, decide again
             old = await self.get(rt, namespace, name)
             meta = old["metadata"]
             if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):

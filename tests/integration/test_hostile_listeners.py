@@ -18,6 +18,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from minik8s.apiserver.httpio import InternalErrors
+from minik8s.apiserver.inflight import MutatingInflight
 from minik8s.cluster.processes import free_port
 from minik8s.serving.http import HEADER_TIMEOUT, MAX_HEAD_BYTES, server_config
 from tests.support.hostile import oversized_head, trickled_head
@@ -99,6 +100,49 @@ async def test_an_internal_error_is_one_log_line_and_keeps_the_connection(
         errors_logged = [r for r in caplog.records if r.levelno >= logging.ERROR]
         assert len(errors_logged) == 1 and errors_logged[0].exc_info is None
         assert len(errors_logged[0].getMessage()) < 500
+    finally:
+        server.should_exit = True
+        await serving
+
+
+async def test_writes_take_turns_and_reads_pass() -> None:
+    """:class:`minik8s.apiserver.inflight.MutatingInflight` on a real uvicorn server: one write at a
+    time here, one waiting, the next refused 429 with Retry-After; reads pass meanwhile; a body
+    that does not arrive in time answers 504."""
+    app = FastAPI()
+    release = asyncio.Event()
+
+    @app.post("/slow")
+    async def slow() -> dict[str, str]:
+        await release.wait()
+        return {"done": "yes"}
+
+    @app.get("/read")
+    async def read() -> dict[str, str]:
+        return {"read": "yes"}
+
+    app.add_middleware(MutatingInflight, limit=1, queue_length=1, body_timeout=1.0)
+    port = free_port()
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, lifespan="off"))
+    serving = asyncio.create_task(server.serve())
+    try:
+        await wait_for(lambda: server.started, 10, what="server started")
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+            first = asyncio.create_task(http.post("/slow", content=b"{}"))
+            await asyncio.sleep(0.2)
+            second = asyncio.create_task(http.post("/slow", content=b"{}"))
+            await asyncio.sleep(0.2)
+            third = await http.post("/slow", content=b"{}")
+            assert third.status_code == 429 and third.headers["retry-after"] == "1"
+            assert third.json()["reason"] == "TooManyRequests"
+            assert (await http.get("/read")).json() == {"read": "yes"}
+            release.set()
+            assert [(await t).status_code for t in (first, second)] == [200, 200]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{")
+        answer = await asyncio.wait_for(_response(reader), 5)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 504") and b"was not received within 1 s" in answer
     finally:
         server.should_exit = True
         await serving
