@@ -756,6 +756,11 @@ COLUMNS: dict[str, list[Column]] = {
                description="The number of keys in data."),
         _AGE,
     ],
+    "ServiceAccount": [
+        Column("Secrets", lambda o, at: len(o.get("secrets") or []), type="integer",
+               description="The number of secrets listed in secrets."),
+        _AGE,
+    ],
     "Ingress": [
         Column("Class", lambda o, at: str(_spec(o).get("ingressClassName") or NONE),
                description="The name of the IngressClass resource."),

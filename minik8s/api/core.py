@@ -1,4 +1,5 @@
-"""Core (``v1``) kinds: Namespace, Pod, Node, Event, Binding — Kubernetes field names and meanings.
+"""Core (``v1``) kinds: Namespace, Pod, Node, Event, Binding, Service, Endpoints, ServiceAccount,
+ReplicationController — Kubernetes field names and meanings.
 
 ConfigMap and Secret live in :mod:`minik8s.api.config`.
 
@@ -574,3 +575,19 @@ class EndpointSubset(Model):
 
 class Endpoints(TypedObject):
     subsets: list[EndpointSubset] | None = None
+
+
+# ---------------------------------------------------------------- ServiceAccount
+class LocalObjectReference(Model):
+    """An object of the same namespace, by ``name``."""
+
+    name: str | None = None
+
+
+class ServiceAccount(TypedObject):
+    """``corev1.ServiceAccount``: an identity for processes in pods.  The ``serviceaccount``
+    controller keeps a ``default`` one in every namespace (tokens are not issued yet)."""
+
+    secrets: list[ObjectReference] | None = None
+    image_pull_secrets: list[LocalObjectReference] | None = None
+    automount_service_account_token: bool | None = None

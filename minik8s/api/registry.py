@@ -13,7 +13,7 @@ from minik8s.api.apps import Deployment, ReplicaSet
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.config import ConfigMap, Secret
 from minik8s.api.coordination import Lease
-from minik8s.api.core import Binding, Endpoints, Event, Namespace, Node, Pod, Service
+from minik8s.api.core import Binding, Endpoints, Event, Namespace, Node, Pod, Service, ServiceAccount
 from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
@@ -133,6 +133,8 @@ CORE_TYPES = [
     ResourceType("", "v1", "Endpoints", "endpoints", "endpoints", True, Endpoints, short_names=("ep",)),
     ResourceType("", "v1", "ConfigMap", "configmaps", "configmap", True, ConfigMap, short_names=("cm",)),
     ResourceType("", "v1", "Secret", "secrets", "secret", True, Secret),
+    ResourceType("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, ServiceAccount,
+                 short_names=("sa",)),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),
