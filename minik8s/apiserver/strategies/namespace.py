@@ -6,7 +6,6 @@ from __future__ import annotations
 from minik8s.api import validation as v
 from minik8s.apiserver.strategies.base import Obj, Strategy
 
-
 #: The label every namespace carries, set to its name by the apiserver (immutable: a write that
 #: changes or drops it gets it back, as kube-apiserver's namespace strategy does).
 NAME_LABEL = "kubernetes.io/metadata.name"
