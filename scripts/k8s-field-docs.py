@@ -36,10 +36,8 @@ def client_class(definition: str) -> type | None:
     return getattr(k8s, f"{version[:1].upper()}{version[1:]}{kind}", None)
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
+def collect() -> tuple[dict[str, dict[str, str]], dict[str, list[str]]]:
+    """(definition → {field: Kubernetes' text}, definition → required JSON field names)."""
     from minik8s.apiserver.versions import SERVED_VERSIONS
 
     types = default_registry().types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS]
@@ -69,6 +67,14 @@ def main(argv: list[str]) -> int:
                 entry[field] = " ".join(info.description.split())
         if entry:
             docs[name] = entry
+    return docs, required
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    docs, required = collect()
     with open(argv[1], "w") as f:
         json.dump(docs, f, indent=0, sort_keys=True)
         f.write("\n")

@@ -13,7 +13,17 @@ from minik8s.api.apps import Deployment, ReplicaSet
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.config import ConfigMap, Secret
 from minik8s.api.coordination import Lease
-from minik8s.api.core import Binding, Endpoints, Event, Namespace, Node, Pod, Service, ServiceAccount
+from minik8s.api.core import (
+    Binding,
+    Endpoints,
+    Event,
+    Namespace,
+    Node,
+    Pod,
+    ReplicationController,
+    Service,
+    ServiceAccount,
+)
 from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
@@ -135,6 +145,9 @@ CORE_TYPES = [
     ResourceType("", "v1", "Secret", "secrets", "secret", True, Secret),
     ResourceType("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, ServiceAccount,
                  short_names=("sa",)),
+    ResourceType("", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", True,
+                 ReplicationController, short_names=("rc",), subresources=frozenset({"status", "scale"}),
+                 categories=("all",)),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),

@@ -208,11 +208,11 @@ class ScaleSubresource:
 
     @staticmethod
     def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
-        from minik8s.api.selectors import LabelSelector
+        from minik8s.api.selectors import workload_selector
 
         meta = obj["metadata"]
         selector = (obj.get("spec") or {}).get("selector")
-        selector_text = str(LabelSelector.from_dict(selector)) if selector else ""
+        selector_text = str(workload_selector(obj)) if selector else ""
         return {
             "apiVersion": "autoscaling/v1", "kind": "Scale",
             "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")

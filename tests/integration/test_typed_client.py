@@ -52,6 +52,7 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
     ("v1", "ConfigMap"): ({"data": {"k": "v"}}, None),
     ("v1", "Secret"): ({"stringData": {"k": "v"}}, None),
     ("v1", "ServiceAccount"): ({"automountServiceAccountToken": False}, None),
+    ("v1", "ReplicationController"): ({"spec": {"replicas": 0, "template": TEMPLATE}}, {"observedGeneration": 1}),
     ("coordination.k8s.io/v1", "Lease"): ({"spec": {"holderIdentity": "typed", "leaseDurationSeconds": 40}}, None),
     ("apps/v1", "ReplicaSet"): ({"spec": {"replicas": 0, "selector": {"matchLabels": {"app": "typed"}},
                                           "template": TEMPLATE}}, None),
@@ -155,8 +156,8 @@ async def test_every_served_kind_deserializes_into_the_official_models(apiserver
 
 #: The typed list calls of kinds minik8s serves: every one must deserialize.
 SERVED_LISTS = {
-    "CoreV1Api": ["config_map", "endpoints", "event", "namespace", "node", "pod", "secret", "service",
-                  "service_account"],
+    "CoreV1Api": ["config_map", "endpoints", "event", "namespace", "node", "pod", "replication_controller", "secret",
+                  "service", "service_account"],
     "AppsV1Api": ["deployment", "replica_set"],
     "AutoscalingV2Api": ["horizontal_pod_autoscaler"],
 }

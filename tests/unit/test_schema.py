@@ -145,3 +145,21 @@ def test_fill_required_gives_missing_required_fields_their_zero_values() -> None
     assert p["status"]["containerStatuses"] == [{"name": "c", "image": "", "imageID": "", "ready": False,
                                                  "restartCount": 0}]
     assert p["status"]["conditions"] == [{"type": "Ready", "status": ""}]  # times stay absent (null in Go)
+
+
+def test_k8s_required_json_is_current() -> None:
+    """``k8s-required.json`` is what scripts/k8s-field-docs.py derives now from the official client's
+    models (Kubernetes' OpenAPI): a kind or field added without running it again fails here."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from minik8s.api.schema import REQUIRED
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "k8s-field-docs.py"
+    spec = importlib.util.spec_from_file_location("k8s_field_docs", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _docs, required = module.collect()
+    assert required == json.loads(REQUIRED.read_text()), "run scripts/k8s-field-docs.py again"
