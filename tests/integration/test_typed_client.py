@@ -195,3 +195,177 @@ async def test_typed_list_calls_of_served_kinds_succeed(apiserver: APIServer, na
         print(f"\ntyped list calls: {len(ok)} of {len(results)} succeed "
               f"({len(_served_list_methods()) - len(failed)} of the {len(_served_list_methods())} of served kinds)")
     assert not failed, json.dumps(failed, indent=1)
+
+
+# ---------------------------------------------------------------- typed CRUD and watch, every kind
+#: The typed API class of each group/version minik8s serves Kubernetes kinds in.
+API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": k8s.AutoscalingV2Api,
+               "autoscaling/v1": k8s.AutoscalingV1Api, "coordination.k8s.io/v1": k8s.CoordinationV1Api,
+               "networking.k8s.io/v1": k8s.NetworkingV1Api}
+
+
+def snake(kind: str) -> str:
+    """``HorizontalPodAutoscaler`` → ``horizontal_pod_autoscaler`` (the typed methods' spelling)."""
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(kind))
+
+
+class TypedKind:
+    """The typed calls of one kind: ``call("read", name)`` is ``read_namespaced_pod(name, namespace)``
+    for a namespaced kind and ``read_node(name)`` for a cluster-scoped one."""
+
+    def __init__(self, api_client: k8s.ApiClient, rt: Any, namespace: str) -> None:
+        self.api = API_CLASSES[rt.api_version](api_client)
+        self.rt = rt
+        self.namespace = namespace
+
+    def method(self, verb: str) -> Any:
+        scope = "namespaced_" if self.rt.namespaced else ""
+        return getattr(self.api, f"{verb}_{scope}{snake(self.rt.kind)}")
+
+    def call(self, verb: str, *args: Any, **kwargs: Any) -> Any:
+        if self.rt.namespaced:
+            if verb in ("create", "list"):
+                return self.method(verb)(self.namespace, *args, **kwargs)
+            return self.method(verb)(args[0], self.namespace, *args[1:], **kwargs)
+        return self.method(verb)(*args, **kwargs)
+
+
+def _crud_one(api_client: k8s.ApiClient, rt: Any, namespace: str) -> None:
+    """create, read, list, patch (seen by a watch), replace, delete — every answer typed."""
+    from kubernetes import watch
+
+    typed = TypedKind(api_client, rt, namespace)
+    body, _status = copy.deepcopy(SAMPLES[(rt.api_version, rt.kind)])
+    name = f"crud-{rt.version}-{rt.plural}" if rt.namespaced else f"crud-{namespace}-{rt.plural}"
+    body = {"apiVersion": rt.api_version, "kind": rt.kind, **body,
+            "metadata": {**body.get("metadata", {}), "name": name}}
+    created = typed.call("create", body)
+    assert created.metadata.name == name and created.metadata.uid, rt.kind
+    read = typed.call("read", name)
+    assert read.metadata.uid == created.metadata.uid, rt.kind  # (a controller may have written its status)
+    listed = typed.call("list")
+    assert name in [i.metadata.name for i in listed.items], rt.kind
+
+    patched = typed.call("patch", name, {"metadata": {"labels": {"patched": "yes"}}})
+    assert patched.metadata.labels["patched"] == "yes", rt.kind
+    w = watch.Watch()
+    seen = []
+    list_args = (namespace,) if rt.namespaced else ()
+    for event in w.stream(typed.method("list"), *list_args, resource_version=listed.metadata.resource_version,
+                          timeout_seconds=5):
+        if event["object"].metadata.name == name:  # (a controller's status writes come too)
+            seen.append((event["type"], (event["object"].metadata.labels or {}).get("patched")))
+            if seen[-1] == ("MODIFIED", "yes"):
+                w.stop()
+    assert seen and seen[-1] == ("MODIFIED", "yes"), (rt.kind, seen)
+
+    for attempt in range(5):  # read-modify-write, again on a 409 (a controller wrote meanwhile)
+        current = typed.call("read", name)
+        current.metadata.labels["replaced"] = "yes"
+        try:
+            replaced = typed.call("replace", name, current)
+            break
+        except k8s.ApiException as exc:
+            assert exc.status == 409 and attempt < 4, (rt.kind, exc.body)
+    assert replaced.metadata.labels == {**(current.metadata.labels or {}), "replaced": "yes"}, rt.kind
+    assert int(replaced.metadata.resource_version) > int(current.metadata.resource_version), rt.kind
+
+    typed.call("delete", name)
+    try:
+        gone = typed.call("read", name)
+    except k8s.ApiException as exc:
+        assert exc.status == 404, rt.kind
+    else:  # a namespace is emptied first: Terminating until then
+        assert rt.kind == "Namespace" and gone.status.phase == "Terminating", rt.kind
+
+
+def _crud_flow(url: str, namespace: str) -> None:
+    cfg = k8s.Configuration()
+    cfg.host = url
+    api_client = k8s.ApiClient(cfg)
+    for rt in served_kubernetes_kinds():
+        _crud_one(api_client, rt, namespace)
+    # what the service account controller keeps, read typed
+    sa = k8s.CoreV1Api(api_client).read_namespaced_service_account("default", namespace)
+    assert sa.metadata.name == "default"
+
+
+async def test_typed_crud_and_watch_of_every_served_kind(apiserver: APIServer, client: Any, namespace: str) -> None:
+    from tests.support.controllers import controller_manager
+    from tests.support.waiting import wait_for
+
+    sa_rt = client.kind("v1", "ServiceAccount")
+    async with controller_manager(client, namespace, ["serviceaccount", "replicaset", "replicationcontroller",
+                                                      "deployment"]):
+        await wait_for(lambda: client.get(sa_rt, "default", namespace), timeout=10, what="the default ServiceAccount")
+        await asyncio.to_thread(_crud_flow, apiserver.url, namespace)
+
+
+MANIFESTS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {mode: fast}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: builder}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: minik8s/busybox, command: [sleep, "3600"]}]
+---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy}
+spec:
+  replicas: 0
+  template:
+    metadata: {labels: {app: legacy}}
+    spec:
+      containers: [{name: main, image: minik8s/busybox, command: [sleep, "3600"]}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 3
+"""
+
+
+def _yaml_flow(url: str, namespace: str, path: str) -> None:
+    from kubernetes import utils
+
+    cfg = k8s.Configuration()
+    cfg.host = url
+    api_client = k8s.ApiClient(cfg)
+    created = utils.create_from_yaml(api_client, path, namespace=namespace)
+    objects = [o for group in created for o in (group if isinstance(group, list) else [group])]
+    assert [(type(o).__name__, o.metadata.name) for o in objects] == [
+        ("V1ConfigMap", "settings"), ("V1ServiceAccount", "builder"), ("V1Service", "web"),
+        ("V1Deployment", "web"), ("V1ReplicationController", "legacy"), ("V2HorizontalPodAutoscaler", "web")]
+    service = objects[2]
+    assert service.status.load_balancer is not None and service.spec.cluster_ip
+    rc = k8s.CoreV1Api(api_client).read_namespaced_replication_controller("legacy", namespace)
+    assert rc.spec.selector == {"app": "legacy"}
+
+
+async def test_create_from_yaml_multi_document(apiserver: APIServer, namespace: str, tmp_path: Any) -> None:
+    path = tmp_path / "app.yaml"
+    path.write_text(MANIFESTS)
+    await asyncio.to_thread(_yaml_flow, apiserver.url, namespace, str(path))
