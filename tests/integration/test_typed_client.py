@@ -66,7 +66,22 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
         "minReplicas": 1, "maxReplicas": 3}}, {"currentReplicas": 1, "desiredReplicas": 1}),
     ("autoscaling/v1", "HorizontalPodAutoscaler"): ({"spec": {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "typed"},
-        "maxReplicas": 3}}, None),
+        "maxReplicas": 3}}, None),  # status as created: {currentReplicas: 0, desiredReplicas: 0}
+}
+#: The stanzas Kubernetes always sends, as the typed models show them (checked on the samples).
+STANZAS: dict[tuple[str, str], Any] = {
+    ("v1", "Namespace"): lambda o: o.status.phase == "Active"
+    and o.metadata.labels["kubernetes.io/metadata.name"] == o.metadata.name,
+    ("v1", "Service"): lambda o: o.status.load_balancer is not None,
+    ("v1", "Node"): lambda o: o.status.node_info.kube_proxy_version == "" and o.status.node_info.kubelet_version
+    and o.status.daemon_endpoints.kubelet_endpoint.port == 0,
+    ("v1", "Pod"): lambda o: o.status.container_statuses[0].image_id == "",
+    ("v1", "ReplicationController"): lambda o: o.status.replicas == 0,
+    ("apps/v1", "ReplicaSet"): lambda o: o.status.replicas == 0,
+    ("apps/v1", "Deployment"): lambda o: o.status is not None,
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): lambda o: o.status.desired_replicas == 1,
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): lambda o: (o.status.current_replicas, o.status.desired_replicas)
+    == (0, 0),
 }
 #: Served kinds the typed client has no model of a stored object for (``Binding`` is a create-only verb).
 NO_OBJECT = {("v1", "Binding")}
@@ -140,6 +155,7 @@ def _check_models(url: str, namespace: str) -> None:
             assert one.status_code == listed.status_code == 200, (rt.kind, one.text, listed.text)
             obj = api_client.deserialize(one.text, model, "application/json")
             assert obj.metadata.name == name, rt.kind
+            assert STANZAS.get((rt.api_version, rt.kind), lambda o: True)(obj), (rt.kind, one.text)
             items = api_client.deserialize(listed.text, f"{model}List", "application/json").items
             assert name in [i.metadata.name for i in items], rt.kind
         for rt, name in reversed(made):
