@@ -257,6 +257,10 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
             if msg["type"] == "websocket.disconnect":
                 raise WebSocketDisconnect(msg.get("code", 1000))
             data = msg.get("bytes")
+            if data is None and msg.get("text") is not None:
+                # A text frame carries the same channel-prefixed data (the official Python client sends
+                # str stdin so; kube-apiserver reads a frame's payload whatever its opcode).
+                data = msg["text"].encode()
             if not data:
                 continue
             channel, payload = data[0], data[1:]
