@@ -17,6 +17,10 @@ Routes (Kubernetes' kubelet API):
   (``{"Width": w, "Height": h}``); with v5 the client sends ``[255, 0]`` to close stdin.  At
   the end channel 3 carries a ``metav1.Status`` (v4/v5): ``Success``, or ``Failure`` with
   reason ``NonZeroExitCode`` and the exit code as cause ``ExitCode``; then the server closes.
+  Stdin in text frames counts as in binary ones (the official Python client sends it so).
+- WebSocket ``/portForward/{namespace}/{pod}?ports=...``: TCP connections to the pod's own
+  ``127.0.0.1`` ports (:mod:`minik8s.kubelet.portforward`).  A bad request or an unknown pod is
+  refused before the upgrade (HTTP 403 with the reason).
 
 Security (:func:`make_server`, the kubelet's flags): with ``--tls-cert-file`` and
 ``--tls-private-key-file`` the server speaks HTTPS; with ``--client-ca-file`` as well every
@@ -44,6 +48,7 @@ from starlette.types import ASGIApp
 from minik8s.api.base import Obj
 from minik8s.auth import Authenticator, AuthMiddleware, tls_serving_options
 from minik8s.kubelet.authorization import KubeletAuthorizer
+from minik8s.kubelet.portforward import parse_ports, run_port_forward
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 from minik8s.kubelet.stats import StatsProvider
 
@@ -196,6 +201,24 @@ def create_app(source: PodSource, runtime: DockerRuntime, stats: StatsProvider |
     @app.websocket("/exec/{namespace}/{name}/{container}")
     async def exec_ws(websocket: WebSocket, namespace: str, name: str, container: str) -> None:
         await run_exec(websocket, source, runtime, namespace, name, container)
+
+    @app.websocket("/portForward/{namespace}/{name}")
+    async def port_forward_ws(websocket: WebSocket, namespace: str, name: str) -> None:
+        params = websocket.query_params
+        try:
+            ports = parse_ports(params.getlist("ports") + params.getlist("port"))
+            pod = source.pod(namespace, name)
+            if pod is None:
+                raise LookupError_(404, f'pods "{name}" not found')
+            first = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name") or ""
+            info = await runtime.inspect(find_container(source, namespace, name, first, running=True))
+            pid = int((info.raw.get("State") or {}).get("Pid") or 0)
+            if pid <= 0:
+                raise LookupError_(400, f'pod "{name}" has no running process to forward into')
+        except (ValueError, LookupError_, RuntimeErrorBase) as exc:
+            await websocket.close(code=1008, reason=str(getattr(exc, "message", exc))[:120])
+            return
+        await run_port_forward(websocket, PROTOCOLS, ports, pid, f"{namespace}/{name}")
 
     return app
 

@@ -119,3 +119,45 @@ async def test_tty_resize_on_channel_4(kubelet: KubeletProcess, client: Client, 
                 seen += await _next_frame(ws, 1, timeout=5)
 
         await asyncio.wait_for(size_shown(), 5)
+
+
+def _http_get_through(pf: Any, port: int) -> bytes:
+    sock = pf.socket(port)
+    sock.setblocking(True)
+    sock.settimeout(5)
+    sock.sendall(b"GET /index.html HTTP/1.0\r\nHost: pod\r\n\r\n")
+    got = b""
+    while chunk := sock.recv(65536):
+        got += chunk
+    sock.close()
+    return got
+
+
+def _port_forward(url: str, namespace: str) -> tuple[bytes, str | None]:
+    from kubernetes.stream import portforward
+
+    cfg = k8s.Configuration()
+    cfg.host = url
+    api = k8s.CoreV1Api(k8s.ApiClient(cfg))
+    pf = portforward(api.connect_get_namespaced_pod_portforward, "web", namespace, ports="8080")
+    body = _http_get_through(pf, 8080)
+    pf.close()
+    closed = portforward(api.connect_get_namespaced_pod_portforward, "web", namespace, ports="8081")
+    deadline = time.monotonic() + 5
+    while closed.error(8081) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    error = closed.error(8081)
+    closed.close()
+    return body, error
+
+
+async def test_portforward_to_the_pods_loopback(kubelet: KubeletProcess, client: Client, namespace: str,
+                                                 apiserver: APIServer) -> None:
+    # httpd listens on the pod's 127.0.0.1 only: reachable through the pod's network namespace alone
+    await create_pod(client, namespace, pod_body("web", kubelet.node, [
+        {"name": "main", "image": BUSYBOX, "command": [
+            "sh", "-c", "echo hello-through-portforward > /tmp/index.html; exec httpd -f -p 127.0.0.1:8080 -h /tmp"]}]))
+    await wait_phase(client, namespace, "web", "Running")
+    body, error = await asyncio.to_thread(_port_forward, apiserver.url, namespace)
+    assert body.startswith(b"HTTP/1.") and b"hello-through-portforward" in body
+    assert error is not None and "8081" in error and "refused" in error.lower()
