@@ -31,7 +31,9 @@ def _interactive(url: str, namespace: str) -> list[float]:
                   stdout=True, stderr=True, tty=False, _preload_content=False)
     rtts = []
     try:
-        for i in range(20):
+        resp.write_stdin("echo ready\n")  # the shell's start may take a moment on a busy machine
+        assert resp.readline_stdout(timeout=10) == "ready"
+        for i in range(20):  # then every line comes back within 1 s
             start = time.monotonic()
             resp.write_stdin(f"echo line-{i}\n")
             line = resp.readline_stdout(timeout=1)
@@ -85,6 +87,8 @@ async def test_interactive_exec_over_channel_protocols(kubelet: KubeletProcess, 
     async with websockets.connect(_exec_url(apiserver, namespace, ["sh"]), subprotocols=[protocol],  # type: ignore[list-item]
                                   open_timeout=10) as ws:
         assert ws.subprotocol == protocol
+        await ws.send(b"\x00echo ready\n")  # the shell's start may take a moment on a busy machine
+        assert await _next_frame(ws, 1, timeout=10) == b"ready\n"
         for i in range(3):
             await ws.send(b"\x00" + f"echo out-{i}; echo err-{i} >&2\n".encode())
             assert await _next_frame(ws, 1) == f"out-{i}\n".encode()
@@ -97,7 +101,7 @@ async def test_interactive_exec_over_channel_protocols(kubelet: KubeletProcess, 
         async with websockets.connect(_exec_url(apiserver, namespace, ["cat"]), subprotocols=[protocol],  # type: ignore[list-item]
                                       open_timeout=10) as ws:
             await ws.send(b"\x00first\n")
-            assert await _next_frame(ws, 1) == b"first\n"
+            assert await _next_frame(ws, 1, timeout=10) == b"first\n"
             await ws.send(bytes([255, 0]))
             assert json.loads(await _next_frame(ws, 3, timeout=5))["status"] == "Success"
 
@@ -122,14 +126,19 @@ async def test_tty_resize_on_channel_4(kubelet: KubeletProcess, client: Client, 
 
 
 def _http_get_through(pf: Any, port: int) -> bytes:
+    """One HTTP/1.0 GET over the forwarded port; b"" when the connection ended without an answer."""
     sock = pf.socket(port)
     sock.setblocking(True)
     sock.settimeout(5)
-    sock.sendall(b"GET /index.html HTTP/1.0\r\nHost: pod\r\n\r\n")
     got = b""
-    while chunk := sock.recv(65536):
-        got += chunk
-    sock.close()
+    try:
+        sock.sendall(b"GET /index.html HTTP/1.0\r\nHost: pod\r\n\r\n")
+        while chunk := sock.recv(65536):
+            got += chunk
+    except OSError:  # refused in the pod: the server reported it and closed
+        return b""
+    finally:
+        sock.close()
     return got
 
 
@@ -139,9 +148,14 @@ def _port_forward(url: str, namespace: str) -> tuple[bytes, str | None]:
     cfg = k8s.Configuration()
     cfg.host = url
     api = k8s.CoreV1Api(k8s.ApiClient(cfg))
-    pf = portforward(api.connect_get_namespaced_pod_portforward, "web", namespace, ports="8080")
-    body = _http_get_through(pf, 8080)
-    pf.close()
+    deadline = time.monotonic() + 10
+    body = b""
+    while not body and time.monotonic() < deadline:  # Running is not yet listening: retry until httpd is
+        pf = portforward(api.connect_get_namespaced_pod_portforward, "web", namespace, ports="8080")
+        body = _http_get_through(pf, 8080)
+        pf.close()
+        if not body:
+            time.sleep(0.1)
     closed = portforward(api.connect_get_namespaced_pod_portforward, "web", namespace, ports="8081")
     deadline = time.monotonic() + 5
     while closed.error(8081) is None and time.monotonic() < deadline:
