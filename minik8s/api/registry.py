@@ -133,7 +133,7 @@ CORE_TYPES = [
                  short_names=("ns",), subresources=frozenset({"status"}),
                  verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
     ResourceType("", "v1", "Pod", "pods", "pod", True, Pod, short_names=("po",),
-                 subresources=frozenset({"status", "binding", "log", "exec", "portforward"}),
+                 subresources=frozenset({"status", "binding", "log", "exec", "attach", "portforward"}),
                  categories=("all",)),
     ResourceType("", "v1", "Node", "nodes", "node", False, Node, short_names=("no",),
                  subresources=frozenset({"status"})),

@@ -40,7 +40,7 @@ LOG_PARAMS = ("follow", "tailLines", "timestamps", "previous", "sinceSeconds", "
 
 
 class PodSubresources:
-    """``pods/{name}/binding``, ``pods/{name}/log``, ``pods/{name}/exec`` and ``pods/{name}/portforward``."""
+    """``pods/{name}/binding``, ``pods/{name}/log``, ``pods/{name}/exec``, ``/attach`` and ``/portforward``."""
 
     def __init__(self, api: Any, kubelet: KubeletClient) -> None:
         self.api = api
@@ -143,15 +143,19 @@ class PodSubresources:
         async def exec_ws(websocket: WebSocket, namespace: str, name: str) -> None:
             await self._proxy_websocket(websocket, pods_rt, namespace, name, "exec")
 
+        @app.websocket("/api/v1/namespaces/{namespace}/pods/{name}/attach")
+        async def attach_ws(websocket: WebSocket, namespace: str, name: str) -> None:
+            await self._proxy_websocket(websocket, pods_rt, namespace, name, "attach")
+
         @app.websocket("/api/v1/namespaces/{namespace}/pods/{name}/portforward")
         async def portforward_ws(websocket: WebSocket, namespace: str, name: str) -> None:
             await self._proxy_websocket(websocket, pods_rt, namespace, name, "portforward")
 
     async def _proxy_websocket(self, websocket: WebSocket, pods_rt: Any, namespace: str, name: str,
                                sub: str) -> None:
-        """Splice a client's ``exec`` or ``portforward`` WebSocket to the pod's kubelet.
+        """Splice a client's ``exec``, ``attach`` or ``portforward`` WebSocket to the pod's kubelet.
 
-        An error before that (no such pod, no node, kubelet unreachable) is, for exec, a ``Status``
+        An error before that (no such pod, no node, kubelet unreachable) is, for exec and attach, a ``Status``
         on channel 3 after the upgrade; for portforward the upgrade is refused (HTTP 403), as its
         channels have no place for a Status before the ports' initial frames."""
         params = websocket.query_params
@@ -160,7 +164,7 @@ class PodSubresources:
 
         async def refuse(err: errors.APIError) -> None:
             log.info("apiserver %s pod=%s/%s refused: %s", sub, namespace, name, err.message)
-            if sub != "exec":
+            if sub == "portforward":
                 await websocket.close(code=1008, reason=err.message[:120])
                 return
             await websocket.accept(subprotocol=proto)
@@ -169,13 +173,13 @@ class PodSubresources:
 
         try:
             address, container = await self._locate(pods_rt, namespace, name, params.get("container"),
-                                                    any_container=sub != "exec")
+                                                    any_container=sub == "portforward")
         except errors.APIError as exc:
             await refuse(exc)
             return
         query = urlencode([(k, v) for k, v in params.multi_items() if k != "container"])
-        path = f"/exec/{namespace}/{name}/{container}?{query}" if sub == "exec" else \
-            f"/portForward/{namespace}/{name}?{query}"
+        path = f"/portForward/{namespace}/{name}?{query}" if sub == "portforward" else \
+            f"/{sub}/{namespace}/{name}/{container}?{query}"
         try:
             upstream = await self.kubelet.connect_websocket(address, path, [proto] if proto else None)
         except Exception as exc:  # noqa: BLE001

@@ -18,6 +18,9 @@ Routes (Kubernetes' kubelet API):
   the end channel 3 carries a ``metav1.Status`` (v4/v5): ``Success``, or ``Failure`` with
   reason ``NonZeroExitCode`` and the exit code as cause ``ExitCode``; then the server closes.
   Stdin in text frames counts as in binary ones (the official Python client sends it so).
+- WebSocket ``/attach/{namespace}/{pod}/{container}?stdin=&stdout=&stderr=``: the same protocol,
+  attached to the container's main process (stdin needs ``stdin: true`` in its spec); at the
+  end its exit code if it ended, else Success.
 - WebSocket ``/portForward/{namespace}/{pod}?ports=...``: TCP connections to the pod's own
   ``127.0.0.1`` ports (:mod:`minik8s.kubelet.portforward`).  A bad request or an unknown pod is
   refused before the upgrade (HTTP 403 with the reason).
@@ -49,7 +52,7 @@ from minik8s.api.base import Obj
 from minik8s.auth import Authenticator, AuthMiddleware, tls_serving_options
 from minik8s.kubelet.authorization import KubeletAuthorizer
 from minik8s.kubelet.portforward import parse_ports, run_port_forward
-from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
+from minik8s.kubelet.runtime import DockerRuntime, ExecSession, RuntimeErrorBase
 from minik8s.kubelet.stats import StatsProvider
 
 log = logging.getLogger("kubelet.server")
@@ -202,6 +205,10 @@ def create_app(source: PodSource, runtime: DockerRuntime, stats: StatsProvider |
     async def exec_ws(websocket: WebSocket, namespace: str, name: str, container: str) -> None:
         await run_exec(websocket, source, runtime, namespace, name, container)
 
+    @app.websocket("/attach/{namespace}/{name}/{container}")
+    async def attach_ws(websocket: WebSocket, namespace: str, name: str, container: str) -> None:
+        await run_exec(websocket, source, runtime, namespace, name, container, attach=True)
+
     @app.websocket("/portForward/{namespace}/{name}")
     async def port_forward_ws(websocket: WebSocket, namespace: str, name: str) -> None:
         params = websocket.query_params
@@ -224,8 +231,9 @@ def create_app(source: PodSource, runtime: DockerRuntime, stats: StatsProvider |
 
 
 async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, namespace: str, name: str,
-                   container: str) -> None:
-    """Serve one exec WebSocket (Kubernetes' remotecommand channel protocol)."""
+                   container: str, attach: bool = False) -> None:
+    """Serve one exec WebSocket (Kubernetes' remotecommand channel protocol); ``attach``: the
+    container's main process instead of a new command (its exit code once it ended, else Success)."""
     offered = [p.strip() for p in ws.headers.get("sec-websocket-protocol", "").split(",") if p.strip()]
     proto = next((p for p in offered if p in PROTOCOLS), None)
     await ws.accept(subprotocol=proto)
@@ -247,7 +255,7 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
             await ws.send_bytes(bytes([ERROR]) + payload)
             await ws.close()
 
-    if not command:
+    if not command and not attach:
         await fail("you must specify at least one command for the container", "BadRequest", 400)
         return
     if not (want_stdin or want_stdout or want_stderr):
@@ -258,13 +266,18 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
     except LookupError_ as exc:
         await fail(exc.message, "NotFound" if exc.code == 404 else "BadRequest", exc.code)
         return
+    session: ExecSession
     try:
-        session = await runtime.open_exec(cid, command, stdin=want_stdin, stdout=want_stdout,
-                                          stderr=want_stderr, tty=want_tty)
+        if attach:
+            session = await runtime.open_attach(cid, stdin=want_stdin, stdout=want_stdout, stderr=want_stderr)
+        else:
+            session = await runtime.open_exec(cid, command, stdin=want_stdin, stdout=want_stdout,
+                                              stderr=want_stderr, tty=want_tty)
     except RuntimeErrorBase as exc:
-        await fail(f"failed to exec in container: {exc.message}")
+        await fail(f"failed to {'attach to' if attach else 'exec in'} container: {exc.message}")
         return
-    log.info("kubelet exec pod=%s/%s container=%s command=%s", namespace, name, container, command)
+    log.info("kubelet %s pod=%s/%s container=%s command=%s", "attach" if attach else "exec", namespace, name,
+             container, command)
 
     async def pump_out() -> None:
         while True:
@@ -302,7 +315,7 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
         done, _ = await asyncio.wait({out_task, in_task}, return_when=asyncio.FIRST_COMPLETED)
         if out_task in done and out_task.exception() is None:
             code = await session.exit_code()
-            status = exit_status(code, command)
+            status = exit_status(0 if attach and code is None else code, command or [container])
             if versioned:
                 await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
             elif status["status"] != "Success":

@@ -175,3 +175,31 @@ async def test_portforward_to_the_pods_loopback(kubelet: KubeletProcess, client:
     body, error = await asyncio.to_thread(_port_forward, apiserver.url, namespace)
     assert body.startswith(b"HTTP/1.") and b"hello-through-portforward" in body
     assert error is not None and "8081" in error and "refused" in error.lower()
+
+
+def _attach(url: str, namespace: str) -> int | None:
+    cfg = k8s.Configuration()
+    cfg.host = url
+    api = k8s.CoreV1Api(k8s.ApiClient(cfg))
+    resp = stream(api.connect_get_namespaced_pod_attach, "attached", namespace, container="main", stdin=True,
+                  stdout=True, stderr=True, tty=False, _preload_content=False)
+    try:
+        resp.write_stdin("echo attached-$((6*7))\n")
+        assert resp.readline_stdout(timeout=10) == "attached-42"
+        resp.write_stdin("exit 4\n")  # the container's main process ends: the session ends with its code
+        deadline = time.monotonic() + 10
+        while resp.is_open() and time.monotonic() < deadline:
+            resp.update(timeout=0.2)
+        assert not resp.is_open()
+        return resp.returncode  # type: ignore[no-any-return]
+    finally:
+        resp.close()
+
+
+async def test_attach_to_the_main_process(kubelet: KubeletProcess, client: Client, namespace: str,
+                                          apiserver: APIServer) -> None:
+    await create_pod(client, namespace, pod_body("attached", kubelet.node, [
+        {"name": "main", "image": BUSYBOX, "command": ["sh"], "stdin": True}], restartPolicy="Never"))
+    await wait_phase(client, namespace, "attached", "Running")
+    assert await asyncio.to_thread(_attach, apiserver.url, namespace) == 4
+    await wait_phase(client, namespace, "attached", "Failed")
