@@ -15,6 +15,7 @@ InternalIP and ``daemonEndpoints.kubeletEndpoint.Port``; https/wss with the
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import copy
 import logging
@@ -35,7 +36,8 @@ from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error
 
 log = logging.getLogger("apiserver")
 
-CHANNEL_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io"]
+CHANNEL_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io", "v4.base64.channel.k8s.io",
+                     "base64.channel.k8s.io"]
 LOG_PARAMS = ("follow", "tailLines", "timestamps", "previous", "sinceSeconds", "limitBytes")
 
 
@@ -168,7 +170,10 @@ class PodSubresources:
                 await websocket.close(code=1008, reason=err.message[:120])
                 return
             await websocket.accept(subprotocol=proto)
-            await websocket.send_bytes(b"\x03" + status_json(err))
+            if proto and "base64" in proto:
+                await websocket.send_text("3" + base64.b64encode(status_json(err)).decode())
+            else:
+                await websocket.send_bytes(b"\x03" + status_json(err))
             await websocket.close()
 
         try:

@@ -17,6 +17,8 @@ Routes (Kubernetes' kubelet API):
   (``{"Width": w, "Height": h}``); with v5 the client sends ``[255, 0]`` to close stdin.  At
   the end channel 3 carries a ``metav1.Status`` (v4/v5): ``Success``, or ``Failure`` with
   reason ``NonZeroExitCode`` and the exit code as cause ``ExitCode``; then the server closes.
+  ``base64.channel.k8s.io`` and ``v4.base64.channel.k8s.io`` send text frames instead: the channel
+  as an ASCII digit, then the payload in base64.
   Stdin in text frames counts as in binary ones (the official Python client sends it so).
 - WebSocket ``/attach/{namespace}/{pod}/{container}?stdin=&stdout=&stderr=``: the same protocol,
   attached to the container's main process (stdin needs ``stdin: true`` in its spec); at the
@@ -36,6 +38,7 @@ plain-text bodies as the kubelet's.  Without these flags: plain HTTP, no authent
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import logging
@@ -57,7 +60,10 @@ from minik8s.kubelet.stats import StatsProvider
 
 log = logging.getLogger("kubelet.server")
 
-PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io")
+PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io", "v4.base64.channel.k8s.io",
+             "base64.channel.k8s.io")
+#: Protocols whose error channel carries a ``metav1.Status`` (the others: plain text).
+VERSIONED = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v4.base64.channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE = 0, 1, 2, 3, 4
 CLOSE = 255
 
@@ -225,7 +231,8 @@ def create_app(source: PodSource, runtime: DockerRuntime, stats: StatsProvider |
         except (ValueError, LookupError_, RuntimeErrorBase) as exc:
             await websocket.close(code=1008, reason=str(getattr(exc, "message", exc))[:120])
             return
-        await run_port_forward(websocket, PROTOCOLS, ports, pid, f"{namespace}/{name}")
+        binary = tuple(p for p in PROTOCOLS if "base64" not in p)
+        await run_port_forward(websocket, binary, ports, pid, f"{namespace}/{name}")
 
     return app
 
@@ -237,7 +244,15 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
     offered = [p.strip() for p in ws.headers.get("sec-websocket-protocol", "").split(",") if p.strip()]
     proto = next((p for p in offered if p in PROTOCOLS), None)
     await ws.accept(subprotocol=proto)
-    versioned = proto in ("v4.channel.k8s.io", "v5.channel.k8s.io")
+    versioned = proto in VERSIONED
+    b64 = proto is not None and "base64" in proto
+
+    async def send(channel: int, data: bytes) -> None:
+        if b64:
+            await ws.send_text(str(channel) + base64.b64encode(data).decode())
+        else:
+            await ws.send_bytes(bytes([channel]) + data)
+
     params = ws.query_params
     command = params.getlist("command")
     want_stdin, want_tty = _truthy(params.get("stdin")), _truthy(params.get("tty"))
@@ -252,7 +267,7 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
         else:
             payload = message.encode()
         with contextlib.suppress(Exception):
-            await ws.send_bytes(bytes([ERROR]) + payload)
+            await send(ERROR, payload)
             await ws.close()
 
     if not command and not attach:
@@ -285,7 +300,7 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
             if item is None:
                 return
             stream, data = item
-            await ws.send_bytes(bytes([stream]) + data)
+            await send(stream, data)
 
     async def pump_in() -> None:
         while True:
@@ -293,10 +308,16 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
             if msg["type"] == "websocket.disconnect":
                 raise WebSocketDisconnect(msg.get("code", 1000))
             data = msg.get("bytes")
-            if data is None and msg.get("text") is not None:
+            text = msg.get("text")
+            if data is None and text and b64:
+                try:
+                    data = bytes([int(text[0])]) + base64.b64decode(text[1:], validate=True)
+                except ValueError:
+                    continue  # not a channel digit and base64: ignored
+            elif data is None and text is not None:
                 # A text frame carries the same channel-prefixed data (the official Python client sends
                 # str stdin so; kube-apiserver reads a frame's payload whatever its opcode).
-                data = msg["text"].encode()
+                data = text.encode()
             if not data:
                 continue
             channel, payload = data[0], data[1:]
@@ -317,9 +338,9 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
             code = await session.exit_code()
             status = exit_status(0 if attach and code is None else code, command or [container])
             if versioned:
-                await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
+                await send(ERROR, json.dumps(status).encode())
             elif status["status"] != "Success":
-                await ws.send_bytes(bytes([ERROR]) + status["message"].encode())
+                await send(ERROR, status["message"].encode())
             await ws.close()
     except (WebSocketDisconnect, RuntimeError, RuntimeErrorBase) as exc:
         log.debug("kubelet exec pod=%s/%s ended: %s", namespace, name, exc)

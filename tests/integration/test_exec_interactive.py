@@ -6,6 +6,7 @@ exit code on the error channel."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from typing import Any
@@ -104,6 +105,29 @@ async def test_interactive_exec_over_channel_protocols(kubelet: KubeletProcess, 
             assert await _next_frame(ws, 1, timeout=10) == b"first\n"
             await ws.send(bytes([255, 0]))
             assert json.loads(await _next_frame(ws, 3, timeout=5))["status"] == "Success"
+
+
+@pytest.mark.parametrize("protocol", ["base64.channel.k8s.io", "v4.base64.channel.k8s.io"])
+async def test_exec_over_base64_channels(kubelet: KubeletProcess, client: Client, namespace: str,
+                                         apiserver: APIServer, protocol: str) -> None:
+    """Text frames: the channel as an ASCII digit, then base64."""
+    await create_pod(client, namespace, pod_body("shell", kubelet.node, [
+        {"name": "main", "image": BUSYBOX, "command": ["sleep", "3600"]}]))
+    await wait_phase(client, namespace, "shell", "Running")
+    async with websockets.connect(_exec_url(apiserver, namespace, ["sh"]), subprotocols=[protocol],  # type: ignore[list-item]
+                                  open_timeout=10) as ws:
+        assert ws.subprotocol == protocol
+        await ws.send("0" + base64.b64encode(b"echo b64-ok; exit 2\n").decode())
+        frames: list[tuple[str, bytes]] = []
+        async for msg in ws:
+            assert isinstance(msg, str)
+            frames.append((msg[0], base64.b64decode(msg[1:])))
+    assert ("1", b"b64-ok\n") in frames
+    error = b"".join(data for channel, data in frames if channel == "3").decode()
+    if protocol.startswith("v4."):
+        assert json.loads(error)["details"]["causes"] == [{"reason": "ExitCode", "message": "2"}]
+    else:
+        assert "exit code 2" in error
 
 
 async def test_tty_resize_on_channel_4(kubelet: KubeletProcess, client: Client, namespace: str,
