@@ -240,7 +240,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         params = request.query_params
         method = request.method
         dry_run = bool(params.getlist("dryRun"))
-        if t.subresource in ("log", "exec", "binding"):
+        if t.subresource in ("log", "exec", "attach", "portforward", "binding"):
             return await pods.handle(request, t.rt, t.namespace, t.name or "", t.subresource)
         if t.subresource == "scale":
             return await scale.handle(request, t.rt, t.namespace, t.name or "")

@@ -301,6 +301,7 @@ class ResourceAPI:
         strategy.prepare_for_create(obj)
         strategy.default(obj)
         self._validate(rt, obj, None)
+        self.schemas.fill_required(rt, obj)
         if rt.namespaced:
             await self.ensure_namespace(meta["namespace"])
         if dry_run:
@@ -492,6 +493,7 @@ class ResourceAPI:
         if subresource is None and obj.get("spec") != old.get("spec") and "generation" in meta:
             meta["generation"] = int(meta["generation"]) + 1
         self._validate(rt, obj, old)
+        self.schemas.fill_required(rt, obj)
         if obj == old:
             return old  # Kubernetes skips no-op writes: resourceVersion unchanged
         if dry_run:
