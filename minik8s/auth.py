@@ -11,21 +11,18 @@ both use:
 With neither configured every request is allowed as ``system:anonymous`` (loopback
 development setups).  With either, an unauthenticated request gets 401; with an
 :class:`Authorizer` as well, an authenticated user it denies gets 403
-(:class:`AuthMiddleware`).  :func:`tls_serving_options` turns the serving flags into
-uvicorn settings.
+(:class:`AuthMiddleware`).  :func:`minik8s.serving.http.tls_serving_options` turns the
+serving flags into uvicorn settings.
 """
 
 from __future__ import annotations
 
 import csv
-import ssl
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from minik8s.api import errors
 
@@ -69,7 +66,7 @@ class Authenticator:
 
     def authenticate(self, scope: dict[str, Any]) -> UserInfo | None:
         """The user of an ASGI ``scope``: a known bearer token, else a verified client certificate
-        (``scope["extensions"]["tls"]["client_cert"]``, see :class:`TLSInfoProtocol`); None when
+        (``scope["extensions"]["tls"]["client_cert"]``, see :class:`minik8s.serving.http.TLSInfoProtocol`); None when
         authentication is on and neither names anyone; :data:`ANONYMOUS` when it is off."""
         if not self.enabled:
             return ANONYMOUS
@@ -104,19 +101,29 @@ class AuthMiddleware:
     (the kubelet's ``Unauthorized`` / ``Forbidden (user=..., ...)``).  A refused WebSocket
     upgrade gets the same HTTP response when the server supports the ASGI WebSocket denial
     response (uvicorn does), else the connection is closed with 1008.  The user is left in
-    ``scope["state"]["user"]``.
+    ``scope["state"]["user"]``.  ``public_paths`` (and the paths below them) may be read (GET)
+    without credentials, as :data:`ANONYMOUS`.
     """
 
     def __init__(self, app: ASGIApp, authenticator: Authenticator, authorizer: Authorizer | None = None,
-                 plain_text: bool = False) -> None:
+                 plain_text: bool = False, public_paths: tuple[str, ...] = ()) -> None:
         self.app = app
         self.authenticator = authenticator
         self.authorizer = authorizer
         self.plain_text = plain_text
+        self.public_paths = public_paths
+        self._public_prefixes = tuple(p + "/" for p in public_paths)
+
+    def _public(self, scope: Scope) -> bool:
+        path = scope.get("path") or "/"
+        return scope["type"] == "http" and scope.get("method") in ("GET", "HEAD") and (
+            path in self.public_paths or path.startswith(self._public_prefixes))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
             user = self.authenticator.authenticate(dict(scope))
+            if user is None and self._public(scope):
+                user = ANONYMOUS  # kube-apiserver's system:public-info-viewer: anyone may read these
             if user is None:
                 await self._refuse(errors.Unauthorized("Unauthorized"), scope, receive, send)
                 return
@@ -135,69 +142,3 @@ class AuthMiddleware:
         response: Response = (PlainTextResponse(err.message, status_code=err.code) if self.plain_text
                               else JSONResponse(err.to_status(), status_code=err.code))
         await response(scope, receive, send)
-
-
-class TLSInfoProtocol(HttpToolsProtocol):
-    """uvicorn's HTTP protocol, plus the verified client certificate in ``scope["extensions"]["tls"]``.
-
-    The TLS layer already verified the certificate against ``--client-ca-file``
-    (``CERT_OPTIONAL``); this only exposes who it names to the application.
-    """
-
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self.scope["extensions"] = {"tls": {"client_cert": peer_certificate(self.transport)}}  # type: ignore[typeddict-unknown-key]
-
-
-class TLSInfoWebSocketProtocol(WebSocketsSansIOProtocol):
-    """The same for WebSocket upgrades (``pods/exec``), whose scope uvicorn builds separately."""
-
-    async def run_asgi(self) -> None:
-        extensions = dict(self.scope.get("extensions") or {})
-        extensions["tls"] = {"client_cert": peer_certificate(self.transport)}
-        self.scope["extensions"] = extensions  # type: ignore[typeddict-item]
-        await super().run_asgi()
-
-
-def peer_certificate(transport: Any) -> dict[str, Any] | None:
-    """The client certificate the TLS layer verified (``ssl.SSLSocket.getpeercert`` shape), if any."""
-    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
-    return ssl_object.getpeercert() if ssl_object is not None else None
-
-
-def tls_serving_options(tls_cert_file: str | None, tls_private_key_file: str | None,
-                        client_ca_file: str | None) -> dict[str, Any]:
-    """``uvicorn.Config`` keyword arguments for the flags ``--tls-cert-file``,
-    ``--tls-private-key-file`` and ``--client-ca-file`` (same names in kube-apiserver and the kubelet).
-
-    Without a certificate: ``{}`` (plain HTTP).  With one: HTTPS, the protocols that expose
-    the client certificate, and with a client CA ``CERT_OPTIONAL`` verification (a client
-    without a certificate still connects and is answered 401 by :class:`AuthMiddleware`).
-    The files are loaded once here, so a missing or unreadable file is reported at start.
-    Raises ValueError naming the flag.
-    """
-    if not tls_cert_file and not tls_private_key_file:
-        if client_ca_file:
-            raise ValueError("--client-ca-file needs --tls-cert-file and --tls-private-key-file")
-        return {}
-    if not (tls_cert_file and tls_private_key_file):
-        raise ValueError("--tls-cert-file and --tls-private-key-file go together")
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    try:
-        ctx.load_cert_chain(tls_cert_file, tls_private_key_file)
-    except (OSError, ssl.SSLError) as exc:
-        raise ValueError(f"--tls-cert-file/--tls-private-key-file: cannot load {tls_cert_file} and "
-                         f"{tls_private_key_file}: {exc}") from exc
-    if client_ca_file:
-        try:
-            ctx.load_verify_locations(client_ca_file)
-        except (OSError, ssl.SSLError) as exc:
-            raise ValueError(f"--client-ca-file: cannot load {client_ca_file}: {exc}") from exc
-    return {
-        "ssl_certfile": tls_cert_file,
-        "ssl_keyfile": tls_private_key_file,
-        "ssl_ca_certs": client_ca_file,
-        "ssl_cert_reqs": ssl.CERT_OPTIONAL if client_ca_file else ssl.CERT_NONE,
-        "http": TLSInfoProtocol,
-        "ws": TLSInfoWebSocketProtocol,
-    }

@@ -66,6 +66,8 @@ def to_v1(obj: Obj) -> Obj:
     if "status" in obj:
         v1_status = {k: status[k] for k in ("observedGeneration", "lastScaleTime", "currentReplicas",
                                             "desiredReplicas") if k in status}
+        for required in ("currentReplicas", "desiredReplicas"):  # v1 always sends them (no omitempty)
+            v1_status.setdefault(required, 0)
         for current in status.get("currentMetrics") or []:
             resource = current.get("resource") or {}
             if resource.get("name") == "cpu" and (resource.get("current") or {}).get("averageUtilization") is not None:

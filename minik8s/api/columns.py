@@ -638,6 +638,17 @@ COLUMNS: dict[str, list[Column]] = {
         _AGE,
         *WORKLOAD_WIDE,
     ],
+    "ReplicationController": [
+        Column("Desired", lambda o, at: _int(_spec(o).get("replicas", 1)), type="integer",
+               description="Replicas is the number of desired replicas."),
+        Column("Current", lambda o, at: _int(_status(o).get("replicas")), type="integer",
+               description="Replicas is the most recently observed number of replicas."),
+        Column("Ready", lambda o, at: _int(_status(o).get("readyReplicas")), type="integer",
+               description="The number of ready replicas for this replication controller."),
+        _AGE,
+        *WORKLOAD_WIDE[:2],
+        Column("Selector", _service_selector, wide=True, description="Label selector for pods (a label map)."),
+    ],
     "Deployment": [
         Column("Ready", lambda o, at: f"{_num(_status(o).get('readyReplicas'))}/{_num(_spec(o).get('replicas', 1))}",
                description="Number of the pod with ready state"),
@@ -754,6 +765,11 @@ COLUMNS: dict[str, list[Column]] = {
         Column("Type", lambda o, at: str(o.get("type") or "Opaque"), description="The type of the secret"),
         Column("Data", lambda o, at: len(o.get("data") or {}) + len(o.get("stringData") or {}), type="integer",
                description="The number of keys in data."),
+        _AGE,
+    ],
+    "ServiceAccount": [
+        Column("Secrets", lambda o, at: len(o.get("secrets") or []), type="integer",
+               description="The number of secrets listed in secrets."),
         _AGE,
     ],
     "Ingress": [

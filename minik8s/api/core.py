@@ -1,4 +1,5 @@
-"""Core (``v1``) kinds: Namespace, Pod, Node, Event, Binding — Kubernetes field names and meanings.
+"""Core (``v1``) kinds: Namespace, Pod, Node, Event, Binding, Service, Endpoints, ServiceAccount,
+ReplicationController — Kubernetes field names and meanings.
 
 ConfigMap and Secret live in :mod:`minik8s.api.config`.
 
@@ -574,3 +575,46 @@ class EndpointSubset(Model):
 
 class Endpoints(TypedObject):
     subsets: list[EndpointSubset] | None = None
+
+
+# ---------------------------------------------------------------- ServiceAccount
+class LocalObjectReference(Model):
+    """An object of the same namespace, by ``name``."""
+
+    name: str | None = None
+
+
+class ServiceAccount(TypedObject):
+    """``corev1.ServiceAccount``: an identity for processes in pods.  The ``serviceaccount``
+    controller keeps a ``default`` one in every namespace (tokens are not issued yet)."""
+
+    secrets: list[ObjectReference] | None = None
+    image_pull_secrets: list[LocalObjectReference] | None = None
+    automount_service_account_token: bool | None = None
+
+
+# ---------------------------------------------------------------- ReplicationController
+class ReplicationControllerSpec(Model):
+    """``selector`` is equality-based (a label map), defaulted from the template's labels."""
+
+    replicas: int | None = None
+    min_ready_seconds: int | None = None
+    selector: dict[str, str] | None = None
+    template: PodTemplateSpec | None = None
+
+
+class ReplicationControllerStatus(Model):
+    replicas: int = 0
+    fully_labeled_replicas: int | None = None
+    ready_replicas: int | None = None
+    available_replicas: int | None = None
+    observed_generation: int | None = None
+    conditions: list[Condition] | None = None
+
+
+class ReplicationController(TypedObject):
+    """``corev1.ReplicationController``: the ReplicaSet's predecessor, kept by the same controller
+    code (Kubernetes still serves it); ``spec.selector`` is a label map."""
+
+    spec: ReplicationControllerSpec | None = None
+    status: ReplicationControllerStatus | None = None

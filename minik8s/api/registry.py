@@ -13,7 +13,17 @@ from minik8s.api.apps import Deployment, ReplicaSet
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.config import ConfigMap, Secret
 from minik8s.api.coordination import Lease
-from minik8s.api.core import Binding, Endpoints, Event, Namespace, Node, Pod, Service
+from minik8s.api.core import (
+    Binding,
+    Endpoints,
+    Event,
+    Namespace,
+    Node,
+    Pod,
+    ReplicationController,
+    Service,
+    ServiceAccount,
+)
 from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
@@ -123,7 +133,8 @@ CORE_TYPES = [
                  short_names=("ns",), subresources=frozenset({"status"}),
                  verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
     ResourceType("", "v1", "Pod", "pods", "pod", True, Pod, short_names=("po",),
-                 subresources=frozenset({"status", "binding", "log", "exec"}), categories=("all",)),
+                 subresources=frozenset({"status", "binding", "log", "exec", "attach", "portforward"}),
+                 categories=("all",)),
     ResourceType("", "v1", "Node", "nodes", "node", False, Node, short_names=("no",),
                  subresources=frozenset({"status"})),
     ResourceType("", "v1", "Event", "events", "event", True, Event, short_names=("ev",)),
@@ -133,6 +144,11 @@ CORE_TYPES = [
     ResourceType("", "v1", "Endpoints", "endpoints", "endpoints", True, Endpoints, short_names=("ep",)),
     ResourceType("", "v1", "ConfigMap", "configmaps", "configmap", True, ConfigMap, short_names=("cm",)),
     ResourceType("", "v1", "Secret", "secrets", "secret", True, Secret),
+    ResourceType("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, ServiceAccount,
+                 short_names=("sa",)),
+    ResourceType("", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", True,
+                 ReplicationController, short_names=("rc",), subresources=frozenset({"status", "scale"}),
+                 categories=("all",)),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),

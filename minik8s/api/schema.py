@@ -21,6 +21,7 @@ Definitions use OpenAPI v2 references (``#/definitions/NAME``); the v3 documents
 
 from __future__ import annotations
 
+import copy
 import json
 import types
 import typing
@@ -37,6 +38,7 @@ from minik8s.api.registry import ResourceType
 
 REF_PREFIX = "#/definitions/"
 DOCS = Path(__file__).with_name("k8s-docs.json")
+REQUIRED = Path(__file__).with_name("k8s-required.json")
 INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 META_PACKAGE = "io.k8s.apimachinery.pkg.apis.meta.v1"
 #: Models of these modules keep Kubernetes' package whichever kind reaches them first.
@@ -90,6 +92,23 @@ def kubernetes_docs() -> dict[str, dict[str, str]]:
         return dict(json.loads(DOCS.read_text()))
     except (OSError, ValueError):
         return {}
+
+
+@cache
+def kubernetes_required() -> dict[str, list[str]]:
+    """The fields Kubernetes' OpenAPI marks required, for the types the models share with it
+    (``k8s-required.json``, written by ``scripts/k8s-field-docs.py``): definition name → JSON names.
+
+    Kubernetes serialises these fields always (Go fields without ``omitempty``), and typed clients
+    (the ``kubernetes`` Python client's models) refuse an object that lacks one."""
+    try:
+        return {name: list(fields) for name, fields in json.loads(REQUIRED.read_text()).items()}
+    except (OSError, ValueError):
+        return {}
+
+
+#: The zero value a missing required field gets, by its schema's ``type`` (Go's zero values).
+ZERO_VALUES: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
 
 
 def _description(cls: type) -> str:
@@ -163,10 +182,11 @@ class Schemas:
             name = f"{package}.{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"
         self._names[cls] = name
         self.definitions[name] = {}  # reserved before recursing (models may refer to themselves)
-        self.definitions[name] = self._model_schema(cls, kubernetes_docs().get(name, {}))
+        self.definitions[name] = self._model_schema(cls, kubernetes_docs().get(name, {}),
+                                                    kubernetes_required().get(name, []))
         return name
 
-    def _model_schema(self, cls: type[BaseModel], docs: dict[str, str]) -> Obj:
+    def _model_schema(self, cls: type[BaseModel], docs: dict[str, str], k8s_required: list[str]) -> Obj:
         properties: Obj = {}
         required: list[str] = []
         for field_name, info in cls.model_fields.items():
@@ -177,7 +197,7 @@ class Schemas:
                 prop["description"] = " ".join(description.split())
             self._patch_extensions(cls, alias, info.annotation, prop)
             properties[alias] = prop
-            if info.is_required():
+            if info.is_required() or alias in k8s_required:
                 required.append(alias)
         schema: Obj = {"type": "object", "properties": properties}
         description = _description(cls) or docs.get("", "")
@@ -258,6 +278,40 @@ class Schemas:
         if name is not None:
             self._walk({"$ref": REF_PREFIX + name}, obj, "", out)
         return out
+
+    def fill_required(self, rt: ResourceType, obj: Obj) -> None:
+        """Give every field the schema of ``rt`` marks required, and ``obj`` lacks, its zero value
+        (``""``, ``0``, ``false``, ``[]``, ``{}``), at every depth, in place — as Kubernetes
+        serialises its fields without ``omitempty`` (``status.nodeInfo.kubeProxyVersion: ""``).
+
+        Optional parts stay absent; ``null`` counts as missing; free-form parts are left alone."""
+        name = self.kind_names.get((rt.group, rt.version, rt.kind))
+        if name is not None:
+            self._fill({"$ref": REF_PREFIX + name}, obj)
+
+    def _resolve(self, schema: Obj) -> Obj:
+        ref = schema.get("$ref")
+        return self.definitions.get(ref[len(REF_PREFIX):], {}) if ref else schema
+
+    def _fill(self, schema: Obj, value: Any) -> None:
+        schema = self._resolve(schema)
+        if schema.get("x-kubernetes-preserve-unknown-fields"):
+            return
+        if isinstance(value, dict):
+            props = schema.get("properties") or {}
+            for key in schema.get("required") or []:
+                prop = self._resolve(props.get(key) or {})
+                zero = 0 if prop.get("format") == "int-or-string" else ZERO_VALUES.get(prop.get("type", ""))
+                if value.get(key) is None and zero is not None:
+                    value[key] = copy.copy(zero)
+            extra = schema.get("additionalProperties")
+            for key, item in value.items():
+                sub = props.get(key) if key in props else extra
+                if isinstance(sub, dict) and isinstance(item, dict | list):
+                    self._fill(sub, item)
+        elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+            for item in value:
+                self._fill(schema["items"], item)
 
     def _walk(self, schema: Obj, value: Any, path: str, out: list[str]) -> None:
         ref = schema.get("$ref")

@@ -588,3 +588,12 @@ def _split_field_term(term: str) -> tuple[str, str, str] | None:
             if term.startswith(operator, index):
                 return term[:index], operator, term[index + len(operator) :]
     return None
+
+
+def workload_selector(obj: Mapping[str, Any]) -> LabelSelector:
+    """The pod selector of a workload object: ``spec.selector`` as a ``metav1.LabelSelector``, or as
+    the label map a ``ReplicationController`` has (equality-based).  Raises ValueError when invalid."""
+    selector = (obj.get("spec") or {}).get("selector")
+    if obj.get("kind") == "ReplicationController":
+        return LabelSelector.from_set(selector)
+    return LabelSelector.from_dict(selector)

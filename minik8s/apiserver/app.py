@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
-import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +26,7 @@ from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_
 from minik8s.apiserver import discovery, negotiation
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.httpio import (
+    InternalErrors,
     delete_options,
     list_options,
     parse_bool,
@@ -33,6 +34,7 @@ from minik8s.apiserver.httpio import (
     status_response,
     with_warnings,
 )
+from minik8s.apiserver.inflight import MutatingInflight
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
 from minik8s.apiserver.openapi import V2_PROTOBUF, V2_PROTOBUF_RETURNED, OpenAPI
@@ -43,7 +45,8 @@ from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
 from minik8s.apiserver.versions import SERVED_VERSIONS, ServedVersion, served_version
 from minik8s.auth import Authenticator, AuthMiddleware
 
-log = logging.getLogger("apiserver")
+#: Paths anyone may GET with authentication on (kube-apiserver's ``system:public-info-viewer``).
+PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
 
 @dataclass
 class Target:
@@ -64,7 +67,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                server_address: str = "127.0.0.1:6443", service_cidr: str = "10.96.0.0/16",
                node_port_range: tuple[int, int] = (30000, 32767),
                metrics_resolution: float | None = DEFAULT_RESOLUTION,
-               kubelet_client: KubeletClient | None = None) -> FastAPI:
+               kubelet_client: KubeletClient | None = None, max_mutating_inflight: int = 4) -> FastAPI:
     """Build the ASGI application over ``store``.  The system namespaces and the ``kubernetes``
     Service (advertised at ``server_address``) are kept in place (:mod:`minik8s.apiserver.bootstrap`).
 
@@ -73,6 +76,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     reads the kubelets (:mod:`minik8s.apiserver.metrics`).  ``kubelet_client`` reaches the
     kubelets for ``pods/log``, ``pods/exec`` and the scraper (default: plain HTTP, see
     :mod:`minik8s.apiserver.kubelet_client`); the application closes it at shutdown.
+    ``max_mutating_inflight``: writes processed at once, the others wait
+    (:mod:`minik8s.apiserver.inflight`).
     """
     registry = registry or default_registry()
     served = Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])  # what discovery lists
@@ -91,6 +96,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             await bootstrap.ensure()
         stop = asyncio.Event()
         loop_task = asyncio.get_running_loop().create_task(bootstrap.run(stop))
+        # What start-up built (schemas, OpenAPI documents, protobuf descriptors) lives as long as
+        # the process: out of the collector's sight, full collections stay short (no latency spikes).
+        gc.freeze()
         async with running(scraper if metrics_resolution else None):
             yield
         stop.set()
@@ -102,17 +110,16 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     app = FastAPI(title="minik8s apiserver", version=discovery.VERSION_INFO["gitVersion"],
                   lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)  # type: ignore[arg-type]
     app.state.api = api
-    if authenticator is not None and authenticator.enabled:
-        app.add_middleware(AuthMiddleware, authenticator=authenticator)
+    app.add_middleware(MutatingInflight, limit=max_mutating_inflight)  # writes cannot starve reads
+    if authenticator is not None and authenticator.enabled:  # (outside: who may not write waits for nothing)
+        # kube-apiserver's system:public-info-viewer role lets anyone read health and version
+        app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=PUBLIC_PATHS)
+    app.add_middleware(InternalErrors)  # outermost: a 500 is one log line and keeps the connection
 
     @app.exception_handler(errors.APIError)
     async def api_error(request: Request, exc: errors.APIError) -> JSONResponse:
         return status_response(exc)
 
-    @app.exception_handler(Exception)
-    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("apiserver internal error on %s %s", request.method, request.url.path)
-        return status_response(errors.InternalError(f"Internal error occurred: {exc}"))
 
     # ------------------------------------------------------------ health, version, discovery
     # (each discovery path also answers with a trailing slash, as kube-apiserver does)
@@ -233,7 +240,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         params = request.query_params
         method = request.method
         dry_run = bool(params.getlist("dryRun"))
-        if t.subresource in ("log", "exec", "binding"):
+        if t.subresource in ("log", "exec", "attach", "portforward", "binding"):
             return await pods.handle(request, t.rt, t.namespace, t.name or "", t.subresource)
         if t.subresource == "scale":
             return await scale.handle(request, t.rt, t.namespace, t.name or "")

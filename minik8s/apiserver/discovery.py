@@ -42,8 +42,10 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
         resources.append(entry)
         for sub in sorted(rt.subresources):
             verbs = {"status": ["get", "patch", "update"], "binding": ["create"], "scale": ["get", "patch", "update"],
-                     "log": ["get"], "exec": ["create", "get"]}.get(sub, ["get"])
-            kind = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions"}.get(sub, rt.kind)
+                     "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
+                     "portforward": ["create", "get"]}.get(sub, ["get"])
+            kind = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions",
+                    "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions"}.get(sub, rt.kind)
             resources.append({"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced,
                               "kind": kind, "verbs": verbs})
     if not resources:

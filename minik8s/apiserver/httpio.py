@@ -1,7 +1,9 @@
 """HTTP in and out for the apiserver's handlers: request bodies and query options in, Status out.
 
 :func:`read_body` decodes a JSON, YAML or Kubernetes protobuf body of at most 3 MiB (kube-apiserver's default
-limit: 413 RequestEntityTooLarge beyond it, 400 BadRequest when it does not parse);
+limit: 413 RequestEntityTooLarge beyond it, 400 BadRequest when it does not parse, nests too deep or
+expands too far through YAML aliases: :mod:`minik8s.api.decoding`; large bodies are decoded off the
+event loop);
 :func:`list_options` and :func:`delete_options` read ``metav1.ListOptions`` /
 ``metav1.DeleteOptions`` from the query (and the body); :func:`status_response` answers an
 :class:`~minik8s.api.errors.APIError` as a ``kind: Status`` body with its HTTP code.
@@ -9,25 +11,67 @@ limit: 413 RequestEntityTooLarge beyond it, 400 BadRequest when it does not pars
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from typing import Any
 
-import yaml
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from minik8s.api import errors
+from minik8s.api import decoding, errors
 from minik8s.apiserver import protobuf
 from minik8s.apiserver.resources import DeleteOptions, FieldValidation, ListOptions
 
+log = logging.getLogger("apiserver")
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default request size limit (3 MiB)
+THREAD_DECODE_BYTES = 64 * 1024  # bodies larger than this are decoded in a worker thread
 #: Request body media types decoded (patch bodies: their own +json / +yaml types).
 BODY_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 
 
 def status_response(err: errors.APIError) -> JSONResponse:
-    """``err`` as a ``kind: Status`` body with its HTTP status code."""
-    return JSONResponse(err.to_status(), status_code=err.code)
+    """``err`` as a ``kind: Status`` body with its HTTP status code (and ``Retry-After`` when
+    its details say ``retryAfterSeconds``)."""
+    retry = err.details.get("retryAfterSeconds")
+    headers = {"Retry-After": str(retry)} if isinstance(retry, int) else None
+    return JSONResponse(err.to_status(), status_code=err.code, headers=headers)
+
+
+class InternalErrors:
+    """ASGI middleware: an unexpected exception becomes a 500 ``Status`` (kube-apiserver's
+    ``InternalError``) and one log line, and the connection stays open for the next request.
+
+    Starlette's own handler for ``Exception`` answers, then re-raises, so uvicorn logs the whole
+    traceback and closes the kept-alive connection; here the traceback is logged at debug level only.
+    An exception after the response has started (a watch stream) is re-raised: the connection
+    cannot carry a second answer.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_tracked)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            text = f"{type(exc).__name__}: {exc}"[:300]
+            log.error("apiserver internal error on %s %s: %s", scope.get("method"), scope.get("path"), text)
+            log.debug("apiserver internal error traceback", exc_info=True)
+            if started:
+                raise
+            await status_response(errors.InternalError(f"Internal error occurred: {text}"))(scope, receive, send)
 
 
 def status_json(err: errors.APIError) -> bytes:
@@ -67,22 +111,48 @@ async def read_body(request: Request) -> Any:
         return None
     ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
     if ctype == protobuf.MEDIA_TYPE:
+        if len(raw) > THREAD_DECODE_BYTES:
+            return await asyncio.to_thread(protobuf.decode, raw)
         return protobuf.decode(raw)  # what kubectl's generators send for Kubernetes' kinds
     if not (ctype in ("", "application/json", "application/yaml", "*/*") or ctype.endswith(("+json", "+yaml"))):
         # A 415 with a Status, as kube-apiserver answers a media type it has no decoder for (CBOR...).
         raise errors.UnsupportedMediaType(
             f'the body of the request was in an unknown format - accepted media types include: '
             f'{", ".join(BODY_MEDIA_TYPES)}')
+    decode = decoding.load_yaml if "yaml" in ctype else decoding.load_json
     try:
-        if "yaml" in ctype:
-            return yaml.safe_load(raw)
-        return json.loads(raw)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise errors.BadRequest(f"the request body could not be decoded: {str(exc).splitlines()[0]}") from None
+        if len(raw) > THREAD_DECODE_BYTES:  # seconds of CPU for the largest bodies: not on the event loop
+            return await asyncio.to_thread(decode, raw)
+        return decode(raw)
+    except decoding.DecodeError as exc:
+        raise errors.BadRequest(f"the request body could not be decoded: {exc}") from None
 
 
 def list_options(params: Any) -> ListOptions:
-    """``metav1.ListOptions`` from the query string (400 for a non-integer ``limit``/``timeoutSeconds``)."""
+    """``metav1.ListOptions`` from the query string (400 for a non-integer ``limit``/``timeoutSeconds``;
+    422 for a ``resourceVersionMatch`` Kubernetes' ``ValidateListOptions`` refuses)."""
+    match, rv = params.get("resourceVersionMatch", ""), params.get("resourceVersion", "")
+    if match:
+        problem = None
+        watch = parse_bool(params.get("watch"))
+        if match not in (("NotOlderThan",) if watch else ("Exact", "NotOlderThan")):
+            supported = '"NotOlderThan"' if watch else '"Exact", "NotOlderThan"'
+            problem = f'Unsupported value: "{match}": supported values: {supported}'
+        elif watch and params.get("sendInitialEvents") is None:
+            problem = "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+        elif watch:
+            pass  # a watch-list: client-go's reflectors since 1.32
+        elif not rv:
+            problem = "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+        elif params.get("continue"):
+            problem = "Forbidden: resourceVersionMatch is forbidden when continue is provided"
+        elif match == "Exact" and rv == "0":
+            problem = 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+        if problem:
+            raise errors.Invalid(f'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: {problem}',
+                                 {"kind": "ListOptions", "group": "meta.k8s.io", "causes": [
+                                     {"reason": "FieldValueInvalid", "message": problem,
+                                      "field": "resourceVersionMatch"}]})
     return ListOptions(
         label_selector=params.get("labelSelector", ""),
         field_selector=params.get("fieldSelector", ""),
@@ -97,27 +167,76 @@ def list_options(params: Any) -> ListOptions:
 
 
 def with_warnings(response: Response, validation: FieldValidation) -> Response:
-    """``response`` with one ``Warning: 299 - "..."`` header per warning (RFC 7234), as kube-apiserver."""
+    """``response`` with one ``Warning: 299 - "..."`` header per warning (RFC 7234), as kube-apiserver:
+    the text in UTF-8, control characters as spaces, each warning cut at 256 characters."""
     for text in validation.warnings:
-        response.headers.append("Warning", '299 - "{}"'.format(text.replace("\\", "\\\\").replace('"', '\\"')))
+        text = "".join(" " if ch < " " or ch == "\x7f" else ch for ch in text[:256])
+        quoted = '299 - "{}"'.format(text.replace("\\", "\\\\").replace('"', '\\"'))
+        # header values go out as latin-1: these code points are the UTF-8 bytes
+        response.headers.append("Warning", quoted.encode("utf-8", "replace").decode("latin-1"))
     return response
 
 
 def delete_options(params: Any, body: Any) -> DeleteOptions:
-    """``metav1.DeleteOptions`` from the query and a ``DeleteOptions`` body (the body wins);
-    400 for an unknown ``propagationPolicy``."""
+    """``metav1.DeleteOptions`` from the query and a ``DeleteOptions`` body (the body wins).
+
+    400 BadRequest, before anything is deleted, for a body that is not an object, a field of the
+    wrong type (``gracePeriodSeconds`` an int64, ``propagationPolicy`` a string,
+    ``preconditions`` an object of strings, ``dryRun`` a list of strings), an unknown
+    ``propagationPolicy`` or ``dryRun`` value — where kube-apiserver's decoder refuses them.
+    """
     opts = DeleteOptions(grace_period_seconds=_int(params, "gracePeriodSeconds"),
                          propagation_policy=params.get("propagationPolicy"),
-                         dry_run=bool(params.getlist("dryRun")) if hasattr(params, "getlist") else False)
-    if isinstance(body, dict):
-        if body.get("gracePeriodSeconds") is not None:
-            opts.grace_period_seconds = int(body["gracePeriodSeconds"])
-        opts.propagation_policy = body.get("propagationPolicy") or opts.propagation_policy
-        pre = body.get("preconditions") or {}
+                         dry_run=_dry_run(params.getlist("dryRun") if hasattr(params, "getlist") else []))
+    if body is not None and not isinstance(body, dict):
+        raise errors.BadRequest(f"the DeleteOptions body must be an object, not {_json_type(body)}")
+    body = body or {}
+    grace = body.get("gracePeriodSeconds")
+    if grace is not None:
+        if isinstance(grace, bool) or not isinstance(grace, int) or not -(2**63) <= grace < 2**63:
+            raise errors.BadRequest(f"DeleteOptions.gracePeriodSeconds must be an int64, not {_json_type(grace)}")
+        opts.grace_period_seconds = grace
+    policy = body.get("propagationPolicy")
+    if policy is not None and not isinstance(policy, str):
+        raise errors.BadRequest(f"DeleteOptions.propagationPolicy must be a string, not {_json_type(policy)}")
+    opts.propagation_policy = policy or opts.propagation_policy
+    pre = body.get("preconditions")
+    if pre is not None:
+        if not isinstance(pre, dict):
+            raise errors.BadRequest(f"DeleteOptions.preconditions must be an object, not {_json_type(pre)}")
+        for key in ("uid", "resourceVersion"):
+            if pre.get(key) is not None and not isinstance(pre[key], str):
+                raise errors.BadRequest(f"DeleteOptions.preconditions.{key} must be a string, "
+                                        f"not {_json_type(pre[key])}")
         opts.precondition_uid = pre.get("uid")
         opts.precondition_resource_version = pre.get("resourceVersion")
-        opts.dry_run = opts.dry_run or bool(body.get("dryRun"))
+    dry_run = body.get("dryRun")
+    if dry_run is not None:
+        if not isinstance(dry_run, list) or not all(isinstance(v, str) for v in dry_run):
+            raise errors.BadRequest(f"DeleteOptions.dryRun must be a list of strings, not {_json_type(dry_run)}")
+        opts.dry_run = opts.dry_run or _dry_run(dry_run)
     if opts.propagation_policy not in (None, "Orphan", "Background", "Foreground"):
         raise errors.BadRequest(f'unsupported propagationPolicy "{opts.propagation_policy}": '
                                 'supported values: "Orphan", "Background", "Foreground"')
     return opts
+
+
+def _dry_run(values: list[str]) -> bool:
+    """``dryRun`` values: ``All`` (400 for anything else, as kube-apiserver)."""
+    for value in values:
+        if value != "All":
+            raise errors.BadRequest(f'Invalid value: "{value}": supported values: "All"')
+    return bool(values)
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name of a decoded value (for error messages)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"

@@ -12,7 +12,8 @@ from minik8s.apiserver.app import create_app
 from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdTLS, EtcdTLSRefused, check_tls, parse_etcd_servers
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.storage import Store
-from minik8s.auth import Authenticator, load_token_file, tls_serving_options
+from minik8s.auth import Authenticator, load_token_file
+from minik8s.serving.http import server_config, tls_serving_options
 
 log = logging.getLogger("apiserver")
 
@@ -33,6 +34,7 @@ def run(
     kubelet_client_certificate: str | None = None,
     kubelet_client_key: str | None = None,
     kubelet_certificate_authority: str | None = None,
+    max_mutating_requests_inflight: int = 4,
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -73,12 +75,11 @@ def run(
     low, _, high = service_node_port_range.partition("-")
     app = create_app(store, authenticator=auth, server_address=f"{advertise_address or bind_address}:{port}",
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
-                     metrics_resolution=metrics_resolution, kubelet_client=kubelet)
+                     metrics_resolution=metrics_resolution, kubelet_client=kubelet,
+                     max_mutating_inflight=max_mutating_requests_inflight)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, kubelets over %s)", scheme, bind_address, port,
              endpoint.url, "on" if auth.enabled else "off", kubelet.scheme)
-    options = {"http": "httptools", "ws": "auto", **serving}
-    config = uvicorn.Config(app, host=bind_address, port=port, log_level="warning", access_log=False,
-                            timeout_keep_alive=30, timeout_graceful_shutdown=2, **options)
+    config = server_config(app, bind_address, port, serving, timeout_keep_alive=30, timeout_graceful_shutdown=2)
     uvicorn.Server(config).run()
 
 
@@ -104,6 +105,9 @@ def command(
     service_node_port_range: str = typer.Option("30000-32767", help="range nodePorts are allocated from"),
     metrics_resolution: str = typer.Option("15s", help="how often the metrics API reads the kubelets' stats "
                                                        "(a duration: 15s, 2s; 0 turns it off)"),
+    max_mutating_requests_inflight: int = typer.Option(
+        4, min=1, help="writes processed at once; more wait their turn (bodies received first), so that "
+                       "writes cannot starve reads"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
@@ -117,4 +121,5 @@ def command(
     run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
         token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range, resolution,
         EtcdTLS(etcd_cafile, etcd_certfile, etcd_keyfile),
-        kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority)
+        kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority,
+        max_mutating_requests_inflight)

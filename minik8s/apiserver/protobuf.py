@@ -160,3 +160,82 @@ def _special(descriptor: Descriptor, msg: Any) -> Any:
         raw = msg.raw if hasattr(msg, "raw") else msg.Raw
         return json.loads(raw) if raw else None
     return to_json(msg)
+
+
+_RANGES = {FieldDescriptor.TYPE_INT32: ("int32", -(2**31), 2**31 - 1),
+           FieldDescriptor.TYPE_SINT32: ("int32", -(2**31), 2**31 - 1),
+           FieldDescriptor.TYPE_UINT32: ("uint32", 0, 2**32 - 1),
+           FieldDescriptor.TYPE_INT64: ("int64", -(2**63), 2**63 - 1),
+           FieldDescriptor.TYPE_SINT64: ("int64", -(2**63), 2**63 - 1),
+           FieldDescriptor.TYPE_UINT64: ("uint64", 0, 2**64 - 1)}
+_INT64 = _RANGES[FieldDescriptor.TYPE_INT64]
+
+
+def integer_range_causes(api_version: str, kind: str, obj: Any) -> list[tuple[str, Any, str]]:
+    """``(field path, value, message)`` for every integer of ``obj`` outside the range of its Go
+    type (int32, int64...), as Kubernetes' decoder refuses them: the types come from the kind's
+    protobuf message where Kubernetes has one; any other integer must fit int64."""
+    try:
+        descriptor: Descriptor | None = _pool().FindMessageTypeByName(f"{proto_package(api_version)}.{kind}")
+    except KeyError:
+        descriptor = None
+    causes: list[tuple[str, Any, str]] = []
+    _check_ranges(descriptor, obj, "", causes)
+    return causes
+
+
+def _check_ranges(descriptor: Descriptor | None, value: Any, path: str, causes: list[tuple[str, Any, str]],
+                  scalar: tuple[str, int, int] = _INT64) -> None:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        name, low, high = scalar
+        if not low <= value <= high:
+            causes.append((path, value, f"must be an {name} ({low} to {high})"))
+        return
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_ranges(descriptor, item, f"{path}[{i}]", causes, scalar)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        where = f"{path}.{key}" if path else str(key)
+        field = _field_named(descriptor, str(key)) if descriptor is not None else None
+        if field is None:
+            _check_ranges(None, item, where, causes)
+            continue
+        if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.GetOptions().map_entry:
+            value_field = field.message_type.fields_by_name["value"]
+            if isinstance(item, dict):
+                for k, v in item.items():
+                    _check_field(value_field, v, f"{where}.{k}", causes)
+            continue
+        if field.is_repeated and isinstance(item, list):
+            for i, v in enumerate(item):
+                _check_field(field, v, f"{where}[{i}]", causes)
+            continue
+        _check_field(field, item, where, causes)
+
+
+def _check_field(field: FieldDescriptor, value: Any, path: str, causes: list[tuple[str, Any, str]]) -> None:
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        if field.message_type.full_name == "k8s.io.apimachinery.pkg.util.intstr.IntOrString":
+            _check_ranges(None, value, path, causes, _RANGES[FieldDescriptor.TYPE_INT32])
+        else:
+            _check_ranges(field.message_type, value, path, causes)
+        return
+    _check_ranges(None, value, path, causes, _RANGES.get(field.type, _INT64))
+
+
+def _field_named(descriptor: Descriptor, name: str) -> FieldDescriptor | None:
+    """The field ``name`` of ``descriptor``, looking into its inline (embedded) structs too."""
+    field = descriptor.fields_by_name.get(name)
+    if field is not None:
+        return field
+    for inline in descriptor.fields:
+        if inline.full_name in INLINE and inline.type == FieldDescriptor.TYPE_MESSAGE:
+            found = _field_named(inline.message_type, name)
+            if found is not None:
+                return found
+    return None

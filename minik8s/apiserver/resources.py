@@ -17,6 +17,7 @@ import copy
 import datetime as dt
 import json
 import logging
+import random
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -31,6 +32,7 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.schema import Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
+from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
 
@@ -44,6 +46,27 @@ JSON_PATCH = "application/json-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 _NAME_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
+
+
+#: Seconds a write without a precondition keeps retrying on conflicts (kube-apiserver's request timeout).
+RETRY_SECONDS = 60.0
+
+
+async def _conflict_retries() -> AsyncIterator[int]:
+    """Attempts of a read-modify-write: the first ones at once, later ones after a short random
+    pause (writers that collide spread out), until :data:`RETRY_SECONDS` have passed.
+
+    A write without a resourceVersion precondition retries its conflicts here, as
+    Kubernetes' ``GuaranteedUpdate`` does, instead of answering a 409 the client did not ask for."""
+    deadline = asyncio.get_running_loop().time() + RETRY_SECONDS
+    attempt = 0
+    while True:
+        yield attempt
+        attempt += 1
+        if asyncio.get_running_loop().time() > deadline:
+            return
+        if attempt >= 3:
+            await asyncio.sleep(random.uniform(0, 0.002 * min(attempt, 50)))
 
 
 def random_suffix(n: int = 5) -> str:
@@ -139,6 +162,10 @@ class Selector:
             self.fields = FieldSelector.parse(opts.field_selector or "")
         except ValueError as exc:
             raise errors.BadRequest(f"invalid field selector: {exc}") from exc
+        supported = strategy.fields({})
+        for requirement in self.fields.requirements:
+            if requirement.key not in supported:  # kube-apiserver: 400 for a field it cannot select on
+                raise errors.BadRequest(f'field label not supported: {requirement.key}')
         self.strategy = strategy
         self.everything = self.labels.is_empty() and not opts.field_selector
 
@@ -229,6 +256,9 @@ class ResourceAPI:
         else:
             meta.pop("namespace", None)
         body = dict(body, metadata=meta)
+        causes = integer_range_causes(rt.api_version, rt.kind, body)
+        if causes:
+            raise errors.invalid(rt.kind, str(meta.get("name") or meta.get("generateName") or ""), causes)
         self.check_fields(rt, body, validation, patch)
         try:
             model = rt.model.model_validate(body)
@@ -271,6 +301,7 @@ class ResourceAPI:
         strategy.prepare_for_create(obj)
         strategy.default(obj)
         self._validate(rt, obj, None)
+        self.schemas.fill_required(rt, obj)
         if rt.namespaced:
             await self.ensure_namespace(meta["namespace"])
         if dry_run:
@@ -356,8 +387,9 @@ class ResourceAPI:
         obj["metadata"]["name"] = name
         wanted_rv = obj["metadata"].get("resourceVersion")
         precondition = self._parse_rv(wanted_rv) if wanted_rv else None
-        for _ in range(20):
+        async for _ in _conflict_retries():
             old = await self.get(rt, namespace, name)
+            self._check_uid(rt, name, obj["metadata"], old)
             old_rv = int(old["metadata"]["resourceVersion"])
             if precondition is not None and precondition != old_rv:
                 raise self._conflict(rt, name)
@@ -367,6 +399,14 @@ class ResourceAPI:
                 if precondition is not None:
                     raise self._conflict(rt, name) from None
         raise self._conflict(rt, name)
+
+    @staticmethod
+    def _check_uid(rt: ResourceType, name: str, meta: Obj, old: Obj) -> None:
+        """A written ``metadata.uid`` is a precondition (409 when it names another object), as in Kubernetes."""
+        uid, old_uid = meta.get("uid"), old["metadata"].get("uid")
+        if uid and uid != old_uid:
+            raise errors.Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old_uid}",
+                                  {"name": name, "group": rt.group, "kind": rt.plural})
 
     async def patch(self, rt: ResourceType, namespace: str | None, name: str, patch: Any,
                     content_type: str, subresource: str | None = None, dry_run: bool = False,
@@ -388,7 +428,7 @@ class ResourceAPI:
             raise errors.BadRequest("a JSON patch must be a list of operations")
         if ctype != JSON_PATCH and not isinstance(patch, dict):
             raise errors.BadRequest("a merge patch must be a JSON object")
-        for _ in range(20):
+        async for _ in _conflict_retries():
             old = await self.get(rt, namespace, name)
             shown = view[0](old) if view else old
             try:
@@ -400,11 +440,12 @@ class ResourceAPI:
                     new = strategic_merge_patch(shown, patch)
             except ValueError as exc:
                 raise errors.Invalid(f"the patch could not be applied: {exc}") from exc
+            self._check_patched(rt, name, new)
             if view:
                 new = view[1](new, old)
-            if not isinstance(new, dict):
-                raise errors.BadRequest("the patch did not produce an object")
-            wanted_rv = (new.get("metadata") or {}).get("resourceVersion")
+                self._check_patched(rt, name, new)
+            self._check_uid(rt, name, new["metadata"], old)
+            wanted_rv = new["metadata"].get("resourceVersion")
             if wanted_rv != old["metadata"]["resourceVersion"] and wanted_rv is not None:
                 raise self._conflict(rt, name)
             obj = self._parse(rt, new, namespace, validation, patch)
@@ -416,6 +457,19 @@ class ResourceAPI:
                         (patch.get("metadata") or {}).get("resourceVersion"):
                     raise self._conflict(rt, name) from None
         raise self._conflict(rt, name)
+
+    @staticmethod
+    def _check_patched(rt: ResourceType, name: str, new: Any) -> None:
+        """A patch's result is an object whose metadata is an object naming the same object
+        (400 otherwise, as kube-apiserver's "does not match the name on the URL")."""
+        if not isinstance(new, dict):
+            raise errors.BadRequest("the patch did not produce an object")
+        meta = new.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise errors.invalid(rt.kind, name, [("metadata", None, "must be an object")])
+        if meta.get("name") not in (None, name):
+            raise errors.BadRequest(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
 
     async def _write_update(self, rt: ResourceType, name: str, obj: Obj, old: Obj,
                             subresource: str | None, dry_run: bool) -> Obj:
@@ -439,6 +493,7 @@ class ResourceAPI:
         if subresource is None and obj.get("spec") != old.get("spec") and "generation" in meta:
             meta["generation"] = int(meta["generation"]) + 1
         self._validate(rt, obj, old)
+        self.schemas.fill_required(rt, obj)
         if obj == old:
             return old  # Kubernetes skips no-op writes: resourceVersion unchanged
         if dry_run:
@@ -468,7 +523,7 @@ class ResourceAPI:
             return await self._delete_namespace(name, opts)
         strategy = self.strategy(rt.kind)
         key = self._key(rt, namespace, name)
-        for _ in range(20):
+        async for _ in _conflict_retries():  # a conflict here is another writer's: read again, decide again
             old = await self.get(rt, namespace, name)
             meta = old["metadata"]
             if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
@@ -585,7 +640,8 @@ class ResourceAPI:
         WatchListClient), which then marks the end of that state with a BOOKMARK annotated
         ``k8s.io/initial-events-end: "true"``.
         Objects entering or leaving the selector appear as ADDED / DELETED, as in Kubernetes.
-        Raises Gone (before any event) for a compacted resourceVersion.
+        Raises Gone (before any event) for a compacted resourceVersion, and Timeout (504, "Too large
+        resource version", retry after 1 s) for one etcd has not reached.
         """
         sel = Selector(self.strategy(rt.kind), opts)
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
@@ -597,6 +653,11 @@ class ResourceAPI:
             start = int(listed["metadata"]["resourceVersion"])
         else:
             start = self._parse_rv(opts.resource_version)
+            current = await self.store.revision()
+            if start > current:  # kube-apiserver's watch cache: 504 with a retry hint
+                raise errors.Timeout(f"Too large resource version: {start}, current: {current}", {
+                    "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                    "retryAfterSeconds": 1})
         source = await self.store.watch(prefix, start)  # raises Gone before streaming
         return self._stream(rt, sel, source, initial, start, opts, bookmark_interval)
 

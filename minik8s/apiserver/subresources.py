@@ -1,10 +1,12 @@
-"""Pod subresources: ``binding`` (the scheduler's decision), ``log`` and ``exec`` (proxied to the kubelet).
+"""Pod subresources: ``binding`` (the scheduler's decision), ``log``, ``exec`` and ``portforward``
+(proxied to the kubelet).
 
 The kubelet serves (see :mod:`minik8s.kubelet.server`):
-``GET /containerLogs/{ns}/{pod}/{container}`` (plain text, streamed with ``follow``) and
+``GET /containerLogs/{ns}/{pod}/{container}`` (plain text, streamed with ``follow``),
 the WebSocket ``/exec/{ns}/{pod}/{container}?command=...`` speaking Kubernetes'
-``v4/v5.channel.k8s.io`` protocol (first byte of each binary frame: 0 stdin,
-1 stdout, 2 stderr, 3 error/status, 4 resize).  The apiserver finds and reaches the
+``v4/v5.channel.k8s.io`` protocol (first byte of each frame: 0 stdin,
+1 stdout, 2 stderr, 3 error/status, 4 resize) and the WebSocket ``/portForward/{ns}/{pod}?ports=...``
+(channels 2i data and 2i+1 error of the i-th port).  The apiserver finds and reaches the
 kubelet through :class:`~minik8s.apiserver.kubelet_client.KubeletClient` (the Node's
 InternalIP and ``daemonEndpoints.kubeletEndpoint.Port``; https/wss with the
 ``--kubelet-*`` flags).
@@ -13,6 +15,7 @@ InternalIP and ``daemonEndpoints.kubeletEndpoint.Port``; https/wss with the
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import copy
 import logging
@@ -33,12 +36,13 @@ from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error
 
 log = logging.getLogger("apiserver")
 
-CHANNEL_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io"]
+CHANNEL_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io", "v4.base64.channel.k8s.io",
+                     "base64.channel.k8s.io"]
 LOG_PARAMS = ("follow", "tailLines", "timestamps", "previous", "sinceSeconds", "limitBytes")
 
 
 class PodSubresources:
-    """``pods/{name}/binding``, ``pods/{name}/log`` and ``pods/{name}/exec``."""
+    """``pods/{name}/binding``, ``pods/{name}/log``, ``pods/{name}/exec``, ``/attach`` and ``/portforward``."""
 
     def __init__(self, api: Any, kubelet: KubeletClient) -> None:
         self.api = api
@@ -55,7 +59,7 @@ class PodSubresources:
             if request.method != "GET":
                 raise errors.MethodNotAllowed("log only supports GET")
             return await self.logs(rt, namespace or "", name, dict(request.query_params))
-        raise errors.BadRequest("Upgrade request required: exec needs a WebSocket connection "
+        raise errors.BadRequest(f"Upgrade request required: {sub} needs a WebSocket connection "
                                 "(Sec-WebSocket-Protocol v5.channel.k8s.io or v4.channel.k8s.io)")
 
     # ------------------------------------------------------------------ binding
@@ -89,9 +93,13 @@ class PodSubresources:
 
     # ------------------------------------------------------------------ kubelet location
     async def _locate(self, rt: ResourceType, namespace: str, name: str,
-                      container: str | None) -> tuple[str, str]:
+                      container: str | None, any_container: bool = False) -> tuple[str, str]:
+        """(kubelet address, container) of a bound pod; ``any_container``: the first one will do
+        (portforward: the containers share the pod's network)."""
         pod = await self.api.get(rt, namespace, name)
         containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
+        if any_container and not container and containers:
+            container = containers[0]
         if not container:
             if len(containers) != 1:
                 raise errors.BadRequest(f"a container name must be specified for pod {name}, "
@@ -129,38 +137,66 @@ class PodSubresources:
 
         return StreamingResponse(relay(), media_type="text/plain")
 
-    # ------------------------------------------------------------------ exec
+    # ------------------------------------------------------------------ exec and portforward
     def register_websocket(self, app: FastAPI) -> None:
         pods_rt = self.api.registry.by_kind("v1", "Pod")
 
         @app.websocket("/api/v1/namespaces/{namespace}/pods/{name}/exec")
         async def exec_ws(websocket: WebSocket, namespace: str, name: str) -> None:
-            params = websocket.query_params
-            offered = [p.strip() for p in websocket.headers.get("sec-websocket-protocol", "").split(",") if p]
-            proto = next((p for p in offered if p in CHANNEL_PROTOCOLS), None)
-            try:
-                address, container = await self._locate(pods_rt, namespace, name, params.get("container"))
-            except errors.APIError as exc:
-                await websocket.accept(subprotocol=proto)
-                await websocket.send_bytes(b"\x03" + status_json(exc))
-                await websocket.close()
-                return
-            query = urlencode([(k, v) for k, v in params.multi_items() if k != "container"])
-            path = f"/exec/{namespace}/{name}/{container}?{query}"
-            try:
-                upstream = await self.kubelet.connect_websocket(address, path, [proto] if proto else None)
-            except Exception as exc:  # noqa: BLE001
-                if isinstance(exc, websockets.InvalidStatus):
-                    err = kubelet_error(address, exc.response.status_code,
-                                        exc.response.body.decode(errors="replace") if exc.response.body else "")
-                else:
-                    err = errors.ServiceUnavailable(f"the kubelet at {address} is unreachable: {exc}")
-                await websocket.accept(subprotocol=proto)
-                await websocket.send_bytes(b"\x03" + status_json(err))
-                await websocket.close()
+            await self._proxy_websocket(websocket, pods_rt, namespace, name, "exec")
+
+        @app.websocket("/api/v1/namespaces/{namespace}/pods/{name}/attach")
+        async def attach_ws(websocket: WebSocket, namespace: str, name: str) -> None:
+            await self._proxy_websocket(websocket, pods_rt, namespace, name, "attach")
+
+        @app.websocket("/api/v1/namespaces/{namespace}/pods/{name}/portforward")
+        async def portforward_ws(websocket: WebSocket, namespace: str, name: str) -> None:
+            await self._proxy_websocket(websocket, pods_rt, namespace, name, "portforward")
+
+    async def _proxy_websocket(self, websocket: WebSocket, pods_rt: Any, namespace: str, name: str,
+                               sub: str) -> None:
+        """Splice a client's ``exec``, ``attach`` or ``portforward`` WebSocket to the pod's kubelet.
+
+        An error before that (no such pod, no node, kubelet unreachable) is, for exec and attach, a ``Status``
+        on channel 3 after the upgrade; for portforward the upgrade is refused (HTTP 403), as its
+        channels have no place for a Status before the ports' initial frames."""
+        params = websocket.query_params
+        offered = [p.strip() for p in websocket.headers.get("sec-websocket-protocol", "").split(",") if p]
+        proto = next((p for p in offered if p in CHANNEL_PROTOCOLS), None)
+
+        async def refuse(err: errors.APIError) -> None:
+            log.info("apiserver %s pod=%s/%s refused: %s", sub, namespace, name, err.message)
+            if sub == "portforward":
+                await websocket.close(code=1008, reason=err.message[:120])
                 return
             await websocket.accept(subprotocol=proto)
-            await _splice(websocket, upstream)
+            if proto and "base64" in proto:
+                await websocket.send_text("3" + base64.b64encode(status_json(err)).decode())
+            else:
+                await websocket.send_bytes(b"\x03" + status_json(err))
+            await websocket.close()
+
+        try:
+            address, container = await self._locate(pods_rt, namespace, name, params.get("container"),
+                                                    any_container=sub == "portforward")
+        except errors.APIError as exc:
+            await refuse(exc)
+            return
+        query = urlencode([(k, v) for k, v in params.multi_items() if k != "container"])
+        path = f"/portForward/{namespace}/{name}?{query}" if sub == "portforward" else \
+            f"/{sub}/{namespace}/{name}/{container}?{query}"
+        try:
+            upstream = await self.kubelet.connect_websocket(address, path, [proto] if proto else None)
+        except Exception as exc:  # noqa: BLE001
+            if isinstance(exc, websockets.InvalidStatus):
+                err = kubelet_error(address, exc.response.status_code,
+                                    exc.response.body.decode(errors="replace") if exc.response.body else "")
+            else:
+                err = errors.ServiceUnavailable(f"the kubelet at {address} is unreachable: {exc}")
+            await refuse(err)
+            return
+        await websocket.accept(subprotocol=proto)
+        await _splice(websocket, upstream)
 
 
 async def _splice(client: WebSocket, upstream: Any) -> None:
@@ -208,11 +244,11 @@ class ScaleSubresource:
 
     @staticmethod
     def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
-        from minik8s.api.selectors import LabelSelector
+        from minik8s.api.selectors import workload_selector
 
         meta = obj["metadata"]
         selector = (obj.get("spec") or {}).get("selector")
-        selector_text = str(LabelSelector.from_dict(selector)) if selector else ""
+        selector_text = str(workload_selector(obj)) if selector else ""
         return {
             "apiVersion": "autoscaling/v1", "kind": "Scale",
             "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")

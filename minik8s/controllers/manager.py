@@ -28,7 +28,8 @@ from minik8s.controllers.gpujob import GPUJobController, GPUJobOptions
 from minik8s.controllers.nodeipam import DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_CIDR_MASK_SIZE, NodeIPAMController
 from minik8s.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
-from minik8s.controllers.replicaset import ReplicaSetController
+from minik8s.controllers.replicaset import ReplicaSetController, ReplicationManager
+from minik8s.controllers.serviceaccounts import ServiceAccountsController
 
 log = logging.getLogger("controller-manager")
 
@@ -70,6 +71,8 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "function": lambda c, f, o: FunctionController(c, f, o.function_gateway_url),
     "functionautoscaler": lambda c, f, o: FunctionAutoscaler(c, f, o.function_gateway_url,
                                                              stable_window=o.function_stable_window),
+    "serviceaccount": lambda c, f, o: ServiceAccountsController(c, f),
+    "replicationcontroller": lambda c, f, o: ReplicationManager(c, f),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
@@ -80,7 +83,9 @@ ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "depl
            "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",
            "hpa": "horizontalpodautoscaling", "node-lifecycle-controller": "nodelifecycle",
            "gpujob-controller": "gpujob", "slurmcluster": "gpujob",
-           "function-controller": "function", "function-autoscaler": "functionautoscaler"}
+           "function-controller": "function", "function-autoscaler": "functionautoscaler",
+           "serviceaccount-controller": "serviceaccount", "replication-controller": "replicationcontroller",
+           "replicationmanager": "replicationcontroller"}
 
 
 def select_controllers(spec: str | None) -> list[str]:

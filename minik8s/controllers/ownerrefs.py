@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
-from minik8s.api.selectors import LabelSelector
+from minik8s.api.selectors import LabelSelector, workload_selector
 from minik8s.client.informer import NAMESPACE_INDEX, Informer
 from minik8s.client.rest import Client
 
@@ -42,7 +42,7 @@ def spec_selector(obj: Obj) -> LabelSelector | None:
     """A controller's parsed ``spec.selector``; None when it is invalid or empty (an empty
     selector would select everything, so the controller selects nothing)."""
     try:
-        selector = LabelSelector.from_dict((obj.get("spec") or {}).get("selector"))
+        selector = workload_selector(obj)
     except ValueError:
         return None
     return None if selector.is_empty() else selector
@@ -66,10 +66,11 @@ def selecting_controllers(cache: Informer, obj: Obj) -> list[Obj]:
 
 def resolve_controller_ref(cache: Informer, namespace: str, ref: Obj, kind: str, group: str = "apps") -> Obj | None:
     """The cached object a controller ownerReference points at, or None: the reference must
-    name ``kind`` of API group ``group`` and the cached object of that name in ``namespace``
-    must have the reference's uid (Kubernetes' ``resolveControllerRef``; a recreated object
-    of the same name is not the owner)."""
-    if ref.get("kind") != kind or not str(ref.get("apiVersion") or "").startswith(f"{group}/"):
+    name ``kind`` of API group ``group`` (``""``: the core group) and the cached object of that
+    name in ``namespace`` must have the reference's uid (Kubernetes' ``resolveControllerRef``; a
+    recreated object of the same name is not the owner)."""
+    ref_group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+    if ref.get("kind") != kind or ref_group != group:
         return None
     obj = cache.get(f"{namespace}/{ref.get('name')}")
     if obj is None or meta_of(obj).get("uid") != ref.get("uid"):

@@ -17,6 +17,10 @@ Kubernetes' ``pkg/controller/replicaset`` semantics:
   through the ``status`` subresource, only when it changed.
 * **Events** on the ReplicaSet: ``SuccessfulCreate``, ``SuccessfulDelete``,
   ``FailedCreate``, ``FailedDelete``.
+
+:class:`ReplicationManager` keeps core/v1 ReplicationControllers with the same code, as
+Kubernetes' replication manager wraps its ReplicaSet controller: only the kind and the selector's
+form (a label map, see :func:`minik8s.api.selectors.workload_selector`) differ.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
+from typing import ClassVar
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, now_rfc3339
@@ -113,11 +118,14 @@ class ReplicaSetController(Controller):
     """Reconciles ReplicaSets (keys ``namespace/name``) against the shared pod cache."""
 
     name = "replicaset-controller"
+    #: The kind kept (as its pods' controller ownerReferences name it).
+    owner_api_version: ClassVar[str] = "apps/v1"
+    owner_kind: ClassVar[str] = "ReplicaSet"
 
     def __init__(self, client: Client, factory: SharedInformerFactory, recorder: EventRecorder | None = None,
                  expectations: Expectations | None = None, burst_replicas: int = BURST_REPLICAS) -> None:
         super().__init__(client, factory, recorder)
-        self.rs_rt = client.kind("apps/v1", "ReplicaSet")
+        self.rs_rt = client.kind(self.owner_api_version, self.owner_kind)
         self.pod_rt = client.kind("v1", "Pod")
         self.expectations = expectations or Expectations()
         self.burst_replicas = burst_replicas
@@ -144,7 +152,8 @@ class ReplicaSetController(Controller):
 
     def _resolve(self, namespace: str, ref: Obj) -> Obj | None:
         """The cached ReplicaSet a controller ownerReference points at (same uid), or None."""
-        return resolve_controller_ref(self.replicasets, namespace, ref, "ReplicaSet")
+        return resolve_controller_ref(self.replicasets, namespace, ref, self.owner_kind,
+                                      self.owner_api_version.rpartition("/")[0])
 
     def _matching_replicasets(self, pod: Obj) -> list[Obj]:
         """ReplicaSets in the pod's namespace whose selector matches its labels (for orphans)."""
@@ -219,11 +228,11 @@ class ReplicaSetController(Controller):
         meta = meta_of(rs)
         selector = spec_selector(rs)
         if selector is None:
-            self.log.warning("replicaset %s: invalid or empty selector, nothing to do", key)
+            self.log.warning("%s %s: invalid or empty selector, nothing to do", self.owner_kind, key)
             return
         namespace = meta.get("namespace") or ""
         active = [p for p in self.pods.by_index(NAMESPACE_INDEX, namespace) if is_pod_active(p)]
-        owner_ref = new_controller_ref(rs, "apps/v1", "ReplicaSet")
+        owner_ref = new_controller_ref(rs, self.owner_api_version, self.owner_kind)
         pods, failures = await claim(self.client, self.pod_rt, rs, owner_ref, selector, active,
                                      recheck_owner(self.client, self.rs_rt, rs))
         if failures:
@@ -265,7 +274,7 @@ class ReplicaSetController(Controller):
         template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
         tmeta = template.get("metadata") or {}
         pod_meta: Obj = {"generateName": f"{meta.get('name')}-", "namespace": meta.get("namespace"),
-                         "ownerReferences": [new_controller_ref(rs, "apps/v1", "ReplicaSet")]}
+                         "ownerReferences": [new_controller_ref(rs, self.owner_api_version, self.owner_kind)]}
         for fld in ("labels", "annotations", "finalizers"):
             if tmeta.get(fld):
                 pod_meta[fld] = tmeta[fld]
@@ -286,7 +295,7 @@ class ReplicaSetController(Controller):
                     self.event(rs, "Warning", "FailedCreate", f"Error creating: {exc.message}")
                 raise
             name = meta_of(pod).get("name")
-            self.log.info("replicaset %s created pod %s", key, name)
+            self.log.info("%s %s created pod %s", self.owner_kind, key, name)
             self.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {name}")
 
         successes, error = await slow_start_batch(count, SLOW_START_INITIAL_BATCH, create_one)
@@ -313,7 +322,7 @@ class ReplicaSetController(Controller):
                 self.event(rs, "Warning", "FailedDelete", f"Error deleting: {exc.message}")
                 errors_seen.append(exc)
                 return
-            self.log.info("replicaset %s deleted pod %s", key, pmeta.get("name"))
+            self.log.info("%s %s deleted pod %s", self.owner_kind, key, pmeta.get("name"))
             self.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pmeta.get('name')}")
 
         await asyncio.gather(*(delete_one(p) for p in victims))
@@ -353,3 +362,11 @@ class ReplicaSetController(Controller):
                 if meta_of(obj).get("uid") != meta.get("uid"):
                     return None
         return None
+
+
+class ReplicationManager(ReplicaSetController):
+    """Reconciles core/v1 ReplicationControllers (keys ``namespace/name``) exactly as ReplicaSets."""
+
+    name = "replication-controller"
+    owner_api_version = "v1"
+    owner_kind = "ReplicationController"

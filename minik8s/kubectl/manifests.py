@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from minik8s.api import decoding
 from minik8s.api.registry import ResourceType
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.resolve import object_ref
@@ -92,17 +93,18 @@ def parse(text: str, source: str) -> list[dict[str, Any]]:
     try:
         if source.lower().endswith(".json") or text.lstrip().startswith(("{", "[")):
             try:
-                docs = [json.loads(text)]
-            except json.JSONDecodeError:
-                if source.lower().endswith(".json"):
+                docs = [decoding.load_json(text)]
+            except decoding.DecodeError as exc:
+                if source.lower().endswith(".json") or not isinstance(exc.__cause__, json.JSONDecodeError):
                     raise
-                docs = list(yaml.safe_load_all(text))
+                docs = decoding.load_yaml_all(text)
         else:
-            docs = list(yaml.safe_load_all(text))
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        line = _line_of(exc)
+            docs = decoding.load_yaml_all(text)
+    except decoding.DecodeError as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, yaml.YAMLError | json.JSONDecodeError) else exc
+        line = _line_of(cause)
         where = f" (line {line})" if line else ""
-        raise KubectlError(f"error parsing {source}: {_reason(exc)}{where}") from None
+        raise KubectlError(f"error parsing {source}: {_reason(cause)}{where}") from None
     objects: list[dict[str, Any]] = []
     for index, doc in enumerate(docs):
         if doc is None:

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minik8s.api.taints import TAINT_EFFECTS
-from minik8s.auth import tls_serving_options
 from minik8s.host.errors import ConfigError
+from minik8s.serving.http import tls_serving_options
 
 DEFAULT_POD_CIDR = "10.244.0.0/24"
 DEFAULT_CLUSTER_CIDR = "10.244.0.0/16"

@@ -288,6 +288,27 @@ class ExecSession:
                 self._sock.close()
 
 
+class AttachSession(ExecSession):
+    """The same, attached to a container's main process (``docker attach``): ``exec_id`` is the
+    container's id, resize sets the container's TTY, and the exit code is the container's once
+    it stopped (None while it runs: the client detached)."""
+
+    async def resize(self, width: int, height: int) -> None:
+        with contextlib.suppress(RuntimeErrorBase):
+            await self.runtime.call(self.runtime.api.resize, self.exec_id, height=height, width=width)
+
+    async def exit_code(self, timeout: float = 2.0) -> int | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            state = (await self.runtime.call(self.runtime.api.inspect_container, self.exec_id)).get("State") or {}
+            if not state.get("Running"):
+                return int(state.get("ExitCode") or 0)
+            if loop.time() >= deadline:
+                return None
+            await asyncio.sleep(0.05)
+
+
 class DockerRuntime:
     """Async façade over ``docker.APIClient``; one per kubelet.
 
@@ -509,6 +530,14 @@ class DockerRuntime:
         exec_id = created["Id"]
         sock = await self.call(self.api.exec_start, exec_id, tty=tty, socket=True)
         return ExecSession(self, exec_id, sock, tty)
+
+    async def open_attach(self, container_id: str, *, stdin: bool, stdout: bool, stderr: bool) -> AttachSession:
+        """Attach to the container's main process (its stdin needs ``stdin: true`` in the pod spec);
+        TTY framing as the container was created."""
+        tty = bool(((await self.call(self.api.inspect_container, container_id)).get("Config") or {}).get("Tty"))
+        params = {"stdin": int(stdin), "stdout": int(stdout), "stderr": int(stderr), "stream": 1}
+        sock = await self.call(self.api.attach_socket, container_id, params=params)
+        return AttachSession(self, container_id, sock, tty)
 
     # ------------------------------------------------------------------ logs
     async def logs(self, container_id: str, *, follow: bool = False, timestamps: bool = False,

@@ -17,6 +17,15 @@ Routes (Kubernetes' kubelet API):
   (``{"Width": w, "Height": h}``); with v5 the client sends ``[255, 0]`` to close stdin.  At
   the end channel 3 carries a ``metav1.Status`` (v4/v5): ``Success``, or ``Failure`` with
   reason ``NonZeroExitCode`` and the exit code as cause ``ExitCode``; then the server closes.
+  ``base64.channel.k8s.io`` and ``v4.base64.channel.k8s.io`` send text frames instead: the channel
+  as an ASCII digit, then the payload in base64.
+  Stdin in text frames counts as in binary ones (the official Python client sends it so).
+- WebSocket ``/attach/{namespace}/{pod}/{container}?stdin=&stdout=&stderr=``: the same protocol,
+  attached to the container's main process (stdin needs ``stdin: true`` in its spec); at the
+  end its exit code if it ended, else Success.
+- WebSocket ``/portForward/{namespace}/{pod}?ports=...``: TCP connections to the pod's own
+  ``127.0.0.1`` ports (:mod:`minik8s.kubelet.portforward`).  A bad request or an unknown pod is
+  refused before the upgrade (HTTP 403 with the reason).
 
 Security (:func:`make_server`, the kubelet's flags): with ``--tls-cert-file`` and
 ``--tls-private-key-file`` the server speaks HTTPS; with ``--client-ca-file`` as well every
@@ -29,6 +38,7 @@ plain-text bodies as the kubelet's.  Without these flags: plain HTTP, no authent
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import logging
@@ -42,14 +52,19 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response, Streami
 from starlette.types import ASGIApp
 
 from minik8s.api.base import Obj
-from minik8s.auth import Authenticator, AuthMiddleware, tls_serving_options
+from minik8s.auth import Authenticator, AuthMiddleware
 from minik8s.kubelet.authorization import KubeletAuthorizer
-from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
+from minik8s.kubelet.portforward import parse_ports, run_port_forward
+from minik8s.kubelet.runtime import DockerRuntime, ExecSession, RuntimeErrorBase
 from minik8s.kubelet.stats import StatsProvider
+from minik8s.serving.http import server_config, tls_serving_options
 
 log = logging.getLogger("kubelet.server")
 
-PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io")
+PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io", "v4.base64.channel.k8s.io",
+             "base64.channel.k8s.io")
+#: Protocols whose error channel carries a ``metav1.Status`` (the others: plain text).
+VERSIONED = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v4.base64.channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE = 0, 1, 2, 3, 4
 CLOSE = 255
 
@@ -197,16 +212,48 @@ def create_app(source: PodSource, runtime: DockerRuntime, stats: StatsProvider |
     async def exec_ws(websocket: WebSocket, namespace: str, name: str, container: str) -> None:
         await run_exec(websocket, source, runtime, namespace, name, container)
 
+    @app.websocket("/attach/{namespace}/{name}/{container}")
+    async def attach_ws(websocket: WebSocket, namespace: str, name: str, container: str) -> None:
+        await run_exec(websocket, source, runtime, namespace, name, container, attach=True)
+
+    @app.websocket("/portForward/{namespace}/{name}")
+    async def port_forward_ws(websocket: WebSocket, namespace: str, name: str) -> None:
+        params = websocket.query_params
+        try:
+            ports = parse_ports(params.getlist("ports") + params.getlist("port"))
+            pod = source.pod(namespace, name)
+            if pod is None:
+                raise LookupError_(404, f'pods "{name}" not found')
+            first = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name") or ""
+            info = await runtime.inspect(find_container(source, namespace, name, first, running=True))
+            pid = int((info.raw.get("State") or {}).get("Pid") or 0)
+            if pid <= 0:
+                raise LookupError_(400, f'pod "{name}" has no running process to forward into')
+        except (ValueError, LookupError_, RuntimeErrorBase) as exc:
+            await websocket.close(code=1008, reason=str(getattr(exc, "message", exc))[:120])
+            return
+        binary = tuple(p for p in PROTOCOLS if "base64" not in p)
+        await run_port_forward(websocket, binary, ports, pid, f"{namespace}/{name}")
+
     return app
 
 
 async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, namespace: str, name: str,
-                   container: str) -> None:
-    """Serve one exec WebSocket (Kubernetes' remotecommand channel protocol)."""
+                   container: str, attach: bool = False) -> None:
+    """Serve one exec WebSocket (Kubernetes' remotecommand channel protocol); ``attach``: the
+    container's main process instead of a new command (its exit code once it ended, else Success)."""
     offered = [p.strip() for p in ws.headers.get("sec-websocket-protocol", "").split(",") if p.strip()]
     proto = next((p for p in offered if p in PROTOCOLS), None)
     await ws.accept(subprotocol=proto)
-    versioned = proto in ("v4.channel.k8s.io", "v5.channel.k8s.io")
+    versioned = proto in VERSIONED
+    b64 = proto is not None and "base64" in proto
+
+    async def send(channel: int, data: bytes) -> None:
+        if b64:
+            await ws.send_text(str(channel) + base64.b64encode(data).decode())
+        else:
+            await ws.send_bytes(bytes([channel]) + data)
+
     params = ws.query_params
     command = params.getlist("command")
     want_stdin, want_tty = _truthy(params.get("stdin")), _truthy(params.get("tty"))
@@ -221,10 +268,10 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
         else:
             payload = message.encode()
         with contextlib.suppress(Exception):
-            await ws.send_bytes(bytes([ERROR]) + payload)
+            await send(ERROR, payload)
             await ws.close()
 
-    if not command:
+    if not command and not attach:
         await fail("you must specify at least one command for the container", "BadRequest", 400)
         return
     if not (want_stdin or want_stdout or want_stderr):
@@ -235,13 +282,18 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
     except LookupError_ as exc:
         await fail(exc.message, "NotFound" if exc.code == 404 else "BadRequest", exc.code)
         return
+    session: ExecSession
     try:
-        session = await runtime.open_exec(cid, command, stdin=want_stdin, stdout=want_stdout,
-                                          stderr=want_stderr, tty=want_tty)
+        if attach:
+            session = await runtime.open_attach(cid, stdin=want_stdin, stdout=want_stdout, stderr=want_stderr)
+        else:
+            session = await runtime.open_exec(cid, command, stdin=want_stdin, stdout=want_stdout,
+                                              stderr=want_stderr, tty=want_tty)
     except RuntimeErrorBase as exc:
-        await fail(f"failed to exec in container: {exc.message}")
+        await fail(f"failed to {'attach to' if attach else 'exec in'} container: {exc.message}")
         return
-    log.info("kubelet exec pod=%s/%s container=%s command=%s", namespace, name, container, command)
+    log.info("kubelet %s pod=%s/%s container=%s command=%s", "attach" if attach else "exec", namespace, name,
+             container, command)
 
     async def pump_out() -> None:
         while True:
@@ -249,7 +301,7 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
             if item is None:
                 return
             stream, data = item
-            await ws.send_bytes(bytes([stream]) + data)
+            await send(stream, data)
 
     async def pump_in() -> None:
         while True:
@@ -257,6 +309,16 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
             if msg["type"] == "websocket.disconnect":
                 raise WebSocketDisconnect(msg.get("code", 1000))
             data = msg.get("bytes")
+            text = msg.get("text")
+            if data is None and text and b64:
+                try:
+                    data = bytes([int(text[0])]) + base64.b64decode(text[1:], validate=True)
+                except ValueError:
+                    continue  # not a channel digit and base64: ignored
+            elif data is None and text is not None:
+                # A text frame carries the same channel-prefixed data (the official Python client sends
+                # str stdin so; kube-apiserver reads a frame's payload whatever its opcode).
+                data = text.encode()
             if not data:
                 continue
             channel, payload = data[0], data[1:]
@@ -275,11 +337,11 @@ async def run_exec(ws: WebSocket, source: PodSource, runtime: DockerRuntime, nam
         done, _ = await asyncio.wait({out_task, in_task}, return_when=asyncio.FIRST_COMPLETED)
         if out_task in done and out_task.exception() is None:
             code = await session.exit_code()
-            status = exit_status(code, command)
+            status = exit_status(0 if attach and code is None else code, command or [container])
             if versioned:
-                await ws.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
+                await send(ERROR, json.dumps(status).encode())
             elif status["status"] != "Success":
-                await ws.send_bytes(bytes([ERROR]) + status["message"].encode())
+                await send(ERROR, status["message"].encode())
             await ws.close()
     except (WebSocketDisconnect, RuntimeError, RuntimeErrorBase) as exc:
         log.debug("kubelet exec pod=%s/%s ended: %s", namespace, name, exc)
@@ -301,7 +363,8 @@ class Server(uvicorn.Server):
 
 def make_server(app: FastAPI, host: str, port: int, tls_cert_file: str | None = None,
                 tls_private_key_file: str | None = None, client_ca_file: str | None = None) -> Server:
-    """A uvicorn server for ``app`` on ``host:port`` (no access log, quick shutdown).
+    """A uvicorn server for ``app`` on ``host:port`` (no access log, quick shutdown, request heads
+    bounded in size and time: :func:`minik8s.serving.http.server_config`).
 
     HTTPS with ``tls_cert_file`` and ``tls_private_key_file``; ``client_ca_file`` (needs them)
     adds x509 client-certificate authentication and the kubelet's authorization (see the
@@ -312,7 +375,5 @@ def make_server(app: FastAPI, host: str, port: int, tls_cert_file: str | None = 
     asgi: ASGIApp = app
     if client_ca_file:
         asgi = AuthMiddleware(app, Authenticator(client_certs=True), KubeletAuthorizer(), plain_text=True)
-    options = {"ws": "auto", **serving}
-    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", access_log=False,
-                            lifespan="off", timeout_graceful_shutdown=1, **options)
+    config = server_config(asgi, host, port, serving, lifespan="off", timeout_graceful_shutdown=1)
     return Server(config)

@@ -12,6 +12,8 @@ import pytest
 from minik8s.api import errors
 from minik8s.client import Client
 from minik8s.client.kubeconfig import load, render
+from minik8s.serving.http import HEADER_TIMEOUT, MAX_HEAD_BYTES
+from tests.support.hostile import oversized_head, trickled_head
 from tests.support.processes import APIServer, Etcd, wait_http
 
 
@@ -61,13 +63,33 @@ def secure_apiserver(etcd: Etcd, pki: Path, tmp_path_factory: pytest.TempPathFac
 
 def test_unauthenticated_gets_401_and_nothing_else(secure_apiserver: APIServer, pki: Path) -> None:
     ca = _ctx(pki)
-    for path in ("/api/v1/namespaces", "/api/v1/namespaces/default/pods", "/version", "/readyz", "/api"):
+    for path in ("/api/v1/namespaces", "/api/v1/namespaces/default/pods", "/api", "/versions", "/healthzz"):
         r = httpx.get(secure_apiserver.url + path, verify=ca)
         assert r.status_code == 401 and r.json()["reason"] == "Unauthorized", path
+    r = httpx.delete(secure_apiserver.url + "/healthz", verify=ca)
+    assert r.status_code == 401
     r = httpx.get(secure_apiserver.url + "/api/v1/namespaces", verify=ca, headers={"Authorization": "Bearer nope"})
     assert r.status_code == 401
     with pytest.raises(httpx.HTTPError):  # plain HTTP is not served
         httpx.get(secure_apiserver.url.replace("https", "http") + "/api", timeout=2)
+
+
+def test_health_and_version_are_public(secure_apiserver: APIServer, pki: Path) -> None:
+    """kube-apiserver's system:public-info-viewer: anyone may read health and version."""
+    ca = _ctx(pki)
+    for path in ("/healthz", "/livez", "/readyz"):
+        r = httpx.get(secure_apiserver.url + path, verify=ca)
+        assert r.status_code == 200 and r.text == "ok", path
+    assert httpx.get(secure_apiserver.url + "/version", verify=ca).json()["major"] == "1"
+
+
+async def test_tls_listener_bounds_request_heads(secure_apiserver: APIServer, pki: Path) -> None:
+    """Before any authentication: an oversized head gets 431, a trickled one is closed at the deadline."""
+    host, port = "127.0.0.1", secure_apiserver.port
+    too_large = await oversized_head(host, port, 4 * MAX_HEAD_BYTES, ssl_context=_ctx(pki))
+    assert too_large == b"HTTP/1.1 431 Request Header Fields Too Large"
+    closed_after = await trickled_head(host, port, HEADER_TIMEOUT + 5, ssl_context=_ctx(pki))
+    assert closed_after is not None and closed_after < HEADER_TIMEOUT + 3
 
 
 def test_bearer_token(secure_apiserver: APIServer, pki: Path) -> None:

@@ -137,3 +137,33 @@ async def test_dns_command_serves_and_stops_on_sigterm(apiserver: APIServer, tmp
         log.close()
     text = (tmp_path / "dns.log").read_text()
     assert code == 0 and "Traceback" not in text, text
+
+
+async def test_tcp_clients_that_trickle_or_stall_are_closed(client: Client, namespace: str) -> None:
+    """DNS over TCP, bounded like the HTTP listeners: a message is at most 65,535 bytes (its
+    2-byte length prefix) and each part must arrive within ``tcp_idle_timeout``; a client that
+    trickles a message or sends nothing is closed while others are answered."""
+    async with dns_server(client, namespace) as server:
+        server.server.tcp_idle_timeout = 1.0
+        port = server.server.port
+
+        async def closed_after(first: bytes, trickle: bytes) -> float:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            started = asyncio.get_running_loop().time()
+            writer.write(first)
+            try:
+                while asyncio.get_running_loop().time() - started < 10:
+                    try:
+                        if await asyncio.wait_for(reader.read(1), 0.3) == b"":
+                            break
+                    except TimeoutError:
+                        writer.write(trickle)
+            except ConnectionError:
+                pass
+            writer.close()
+            return asyncio.get_running_loop().time() - started
+
+        stalls = [closed_after(b"", b""), closed_after(b"\xff\xff", b"a"), closed_after(b"\x00", b"")]
+        results = await asyncio.gather(*stalls, query(port, "kubernetes.default.svc.cluster.local", tcp=True))
+        assert all(t < 4 for t in results[:3]), results[:3]
+        assert results[3].header.rcode in (RCODE.NOERROR, RCODE.NXDOMAIN)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -32,6 +31,7 @@ from minik8s.gateway.app import Gateway, GatewayConfig, create_app
 from minik8s.gateway.server import serve
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.controllers import controller_manager
+from tests.support.hostile import oversized_head, trickled_head
 from tests.support.kubelet import KubeletProcess, running_kubelet
 from tests.support.processes import APIServer
 from tests.support.waiting import wait_for
@@ -350,11 +350,10 @@ async def test_rolling_update_has_no_failed_calls(kubelet: KubeletProcess, clien
 async def test_gateway_refuses_hostile_clients(kubelet: KubeletProcess, client: Client, namespace: str) -> None:
     async with serverless(client, namespace, kubelet.node) as (gw, _gateway):
         host, port = gw.removeprefix("http://").split(":")
-        # blocking sockets run in a thread: the gateway serves on this test's event loop
-        closed_after = await asyncio.to_thread(_trickle_head, host, int(port))
+        closed_after = await trickled_head(host, int(port), 5, interval=0.2)
         assert closed_after is not None and closed_after < 3
-        head = await asyncio.to_thread(_oversized_head, host, int(port))
-        assert head.split(b" ")[1] in (b"400", b"431"), head
+        head = await oversized_head(host, int(port), 100 * 1024)
+        assert head == b"HTTP/1.1 431 Request Header Fields Too Large", head
         async with httpx.AsyncClient(base_url=gw, timeout=10) as http:
             for method, path, body in (("POST", "/events/ns", b"\xff\xfe"), ("POST", "/workflows/ns/x", b"[[["),
                                        ("POST", "/functions/%00/x", b"{}"), ("PUT", "/metrics", b""),
@@ -363,37 +362,6 @@ async def test_gateway_refuses_hostile_clients(kubelet: KubeletProcess, client: 
                 assert r.status_code < 500 or r.status_code in (502, 503), (path, r.status_code, r.text)
                 assert r.headers["content-type"].startswith("application/json")
             assert (await http.get("/healthz")).json() == {"status": "ok"}
-
-
-def _trickle_head(host: str, port: int) -> float | None:
-    """Send a request head one header line every 0.2 s; seconds until the server closed, or None."""
-    with socket.create_connection((host, port), timeout=5) as s:
-        s.sendall(b"POST /functions/a/b HTTP/1.1\r\nHost: x\r\n")
-        started = time.monotonic()
-        while time.monotonic() - started < 5:
-            try:
-                s.sendall(b"X-A: b\r\n")
-                s.settimeout(0.2)
-                if s.recv(1024) == b"":
-                    return time.monotonic() - started
-            except TimeoutError:
-                continue
-            except OSError:
-                return time.monotonic() - started
-    return None
-
-
-def _oversized_head(host: str, port: int) -> bytes:
-    """A 100 KB request head sent in 4 KB pieces: refused once it passes the 16 KiB limit."""
-    with socket.create_connection((host, port), timeout=5) as s:
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ")
-        try:
-            for _ in range(25):
-                s.sendall(b"a" * 4096)
-                time.sleep(0.01)
-        except OSError:
-            pass
-        return s.recv(1024).split(b"\r\n")[0]
 
 
 async def test_kubectl_serverless_verbs(kubelet: KubeletProcess, client: Client, namespace: str,

@@ -23,6 +23,8 @@ import pytest
 import websockets
 
 from minik8s.client import Client
+from minik8s.serving.http import MAX_HEAD_BYTES
+from tests.support.hostile import oversized_head
 from tests.support.kubelet import KubeletProcess, create_pod, exec_ws, pod_body, pod_log, running_kubelet, wait_phase
 from tests.support.pki import CA, KeyPair
 from tests.support.processes import APIServer, Etcd, wait_http
@@ -111,6 +113,9 @@ async def test_kubelet_server_requires_an_authorized_client_certificate(kubelet:
         pass
     with pytest.raises(httpx.HTTPError):  # no plain HTTP on the TLS port
         httpx.get(kubelet.url.replace("https", "http") + "/healthz", timeout=2)
+    # request heads are bounded before authentication (minik8s.serving.http), as on every listener
+    too_large = await oversized_head("127.0.0.1", kubelet.port, 4 * MAX_HEAD_BYTES, ssl_context=pki.ctx())
+    assert too_large == b"HTTP/1.1 431 Request Header Fields Too Large"
 
 
 async def test_kubelet_exec_websocket_requires_an_authorized_client_certificate(kubelet: KubeletProcess,

@@ -34,7 +34,8 @@ def test_v1_writes_keep_what_v1_cannot_show() -> None:
     back = from_v1(shown, stored)
     assert back["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 70
     assert back["spec"]["metrics"][1] == MEMORY and back["spec"]["behavior"] == behavior
-    assert back["status"] == {"currentReplicas": 2, "conditions": [{"type": "AbleToScale", "status": "True"}]}
+    assert back["status"] == {"currentReplicas": 2, "desiredReplicas": 0,  # v1 always shows both
+                              "conditions": [{"type": "AbleToScale", "status": "True"}]}
     del shown["spec"]["targetCPUUtilizationPercentage"]
     assert from_v1(shown, stored)["spec"]["metrics"] == [MEMORY]
     assert from_v1("not an object") == "not an object"

@@ -106,3 +106,60 @@ def test_openapi_documents() -> None:
     own = document_v3([rt for rt in REGISTRY.types if rt.group == "minik8s.io"], SCHEMAS, "v1.32.0")
     dns_patch = own["paths"]["/apis/minik8s.io/v1/namespaces/{namespace}/dnses/{name}"]["patch"]
     assert "application/strategic-merge-patch+json" not in dns_patch["requestBody"]["content"]
+
+
+def test_kubernetes_required_fields_are_modelled_and_marked_required() -> None:
+    """Every field Kubernetes' OpenAPI requires of a definition minik8s serves is a property of
+    minik8s' model, and the served schema marks it required (``k8s-required.json`` is generated
+    by scripts/k8s-field-docs.py from the client's models)."""
+    from minik8s.api.schema import kubernetes_required
+    from minik8s.apiserver.versions import SERVED_VERSIONS
+
+    defs = Schemas(REGISTRY.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS]).definitions
+    required = kubernetes_required()
+    assert required["io.k8s.api.core.v1.NodeSystemInfo"] == [
+        "architecture", "bootID", "containerRuntimeVersion", "kernelVersion", "kubeProxyVersion", "kubeletVersion",
+        "machineID", "operatingSystem", "osImage", "systemUUID"]
+    for name, fields in required.items():
+        assert name in defs, name
+        for field in fields:
+            assert field in defs[name]["properties"], f"{name}.{field}"
+            assert field in defs[name]["required"], f"{name}.{field}"
+
+
+def test_fill_required_gives_missing_required_fields_their_zero_values() -> None:
+    node = REGISTRY.by_kind("v1", "Node")
+    pod = REGISTRY.by_kind("v1", "Pod")
+    assert node is not None and pod is not None
+    obj = {"metadata": {"name": "n"}, "status": {"nodeInfo": {"kubeletVersion": "v1.32.0"},
+                                                 "addresses": [{"address": "10.0.0.1"}], "images": [{"x": 1}]}}
+    SCHEMAS.fill_required(node, obj)
+    info = obj["status"]["nodeInfo"]
+    assert info["kubeletVersion"] == "v1.32.0" and info["kubeProxyVersion"] == "" and info["bootID"] == ""
+    assert obj["status"]["addresses"] == [{"address": "10.0.0.1", "type": ""}]
+    assert obj["status"]["images"] == [{"x": 1}]  # free-form: left alone
+    assert "spec" not in obj  # optional parts stay absent
+    p = {"spec": {"containers": [{"name": "c"}]},
+         "status": {"conditions": [{"type": "Ready"}], "containerStatuses": [{"name": "c", "image": None}]}}
+    SCHEMAS.fill_required(pod, p)
+    assert p["status"]["containerStatuses"] == [{"name": "c", "image": "", "imageID": "", "ready": False,
+                                                 "restartCount": 0}]
+    assert p["status"]["conditions"] == [{"type": "Ready", "status": ""}]  # times stay absent (null in Go)
+
+
+def test_k8s_required_json_is_current() -> None:
+    """``k8s-required.json`` is what scripts/k8s-field-docs.py derives now from the official client's
+    models (Kubernetes' OpenAPI): a kind or field added without running it again fails here."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from minik8s.api.schema import REQUIRED
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "k8s-field-docs.py"
+    spec = importlib.util.spec_from_file_location("k8s_field_docs", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _docs, required = module.collect()
+    assert required == json.loads(REQUIRED.read_text()), "run scripts/k8s-field-docs.py again"

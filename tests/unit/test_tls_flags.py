@@ -9,10 +9,11 @@ import pytest
 
 from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdEndpoint, EtcdTLS, parse_etcd_servers
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error
-from minik8s.auth import Authenticator, TLSInfoProtocol, UserInfo, tls_serving_options
+from minik8s.auth import Authenticator, UserInfo
 from minik8s.host.errors import ConfigError
 from minik8s.kubelet.authorization import KubeletAuthorizer, request_attributes
 from minik8s.kubelet.config import check_serving_tls
+from minik8s.serving.http import TLSInfoProtocol, tls_serving_options
 from tests.support.pki import CA, KeyPair
 
 

@@ -20,6 +20,7 @@ from minik8s.apiserver.strategies.namespace import NamespaceStrategy
 from minik8s.apiserver.strategies.node import NodeStrategy
 from minik8s.apiserver.strategies.pod import PodStrategy
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
+from minik8s.apiserver.strategies.replicationcontroller import ReplicationControllerStrategy
 from minik8s.apiserver.strategies.serverless import serverless_strategies
 from minik8s.apiserver.strategies.service import ServiceStrategy
 
@@ -40,6 +41,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "Event": EventStrategy(),
         "Service": ServiceStrategy(service_cidr, node_port_range),
         "ReplicaSet": ReplicaSetStrategy(),
+        "ReplicationController": ReplicationControllerStrategy(),
         "Deployment": DeploymentStrategy(),
         "DNS": DNSStrategy(),
         "Ingress": IngressStrategy(),

@@ -113,6 +113,7 @@ class HorizontalPodAutoscalerStrategy(Strategy):
     has_status = True
 
     def default(self, obj: Obj) -> None:
+        obj.setdefault("status", {})  # Kubernetes sends it from the start (desiredReplicas 0)
         spec = obj.setdefault("spec", {})
         spec.setdefault("minReplicas", 1)
         if not spec.get("metrics"):

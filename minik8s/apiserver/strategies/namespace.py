@@ -1,9 +1,14 @@
-"""v1 Namespace: phase Active and the ``kubernetes`` finalizer by default; DNS-1123 label names."""
+"""v1 Namespace: phase Active and the ``kubernetes`` finalizer by default; DNS-1123 label names;
+the ``kubernetes.io/metadata.name`` label, always the namespace's name."""
 
 from __future__ import annotations
 
 from minik8s.api import validation as v
 from minik8s.apiserver.strategies.base import Obj, Strategy
+
+#: The label every namespace carries, set to its name by the apiserver (immutable: a write that
+#: changes or drops it gets it back, as kube-apiserver's namespace strategy does).
+NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 class NamespaceStrategy(Strategy):
@@ -11,6 +16,9 @@ class NamespaceStrategy(Strategy):
     name_check = staticmethod(v.dns1123_label_errors)
 
     def default(self, obj: Obj) -> None:
+        meta = obj.setdefault("metadata", {})
+        if meta.get("name"):
+            meta["labels"] = {**(meta.get("labels") or {}), NAME_LABEL: meta["name"]}
         obj.setdefault("status", {}).setdefault("phase", "Active")
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
 

@@ -11,6 +11,13 @@ class NodeStrategy(Strategy):
     has_status = True
     namespace_scoped = False
 
+    def default(self, obj: Obj) -> None:
+        """Kubernetes always sends ``status.nodeInfo`` and ``status.daemonEndpoints`` (its fields are
+        filled with empty values until the kubelet reports them)."""
+        status = obj.setdefault("status", {})
+        status.setdefault("nodeInfo", {})
+        status.setdefault("daemonEndpoints", {}).setdefault("kubeletEndpoint", {}).setdefault("Port", 0)
+
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
         causes = self.validate_metadata(obj)
         for i, t in enumerate((obj.get("spec") or {}).get("taints") or []):

@@ -15,6 +15,7 @@ class ReplicaSetStrategy(Strategy):
 
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
+        obj.setdefault("status", {})  # Kubernetes sends it from the start (ReplicaSet: replicas 0)
         spec.setdefault("replicas", 1)
         spec.setdefault("minReadySeconds", 0)
         template = spec.get("template")

@@ -40,6 +40,7 @@ class ServiceStrategy(Strategy):
             port.setdefault("protocol", "TCP")
             if port.get("targetPort") in (None, 0, ""):
                 port["targetPort"] = port.get("port")
+        obj.setdefault("status", {}).setdefault("loadBalancer", {})  # Kubernetes always sends the stanza
 
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
         causes = self.validate_metadata(obj)
