@@ -167,6 +167,15 @@ def _check_events(stream: bytes | str) -> None:
             add(sizes.get(event.anchor or "", 0))  # an undefined alias: the composer says so
 
 
+def _yaml_error(exc: yaml.YAMLError) -> DecodeError:
+    """The DecodeError for a YAML parser error: libyaml (0.2.6 on, bundled with PyYAML 6.0.3 and
+    later) stops at 1,000 nested flow collections by itself, before :data:`MAX_DEPTH` is checked;
+    that is reported like any document nested too deep."""
+    if "maximum nesting depth" in str(exc):
+        return _too_deep()
+    return DecodeError(str(exc).splitlines()[0])
+
+
 def load_yaml(raw: bytes | str) -> Any:
     """The single YAML document in ``raw`` (None when empty); DecodeError for invalid YAML, too deep
     nesting or too much alias expansion (see the module docstring)."""
@@ -176,7 +185,7 @@ def load_yaml(raw: bytes | str) -> Any:
         check_document(doc)
         return doc
     except yaml.YAMLError as exc:
-        raise DecodeError(str(exc).splitlines()[0]) from exc
+        raise _yaml_error(exc) from exc
     except RecursionError:
         raise _too_deep() from None
 
@@ -192,6 +201,6 @@ def load_yaml_all(text: str) -> list[Any]:
         check_document(docs)
         return docs
     except yaml.YAMLError as exc:
-        raise DecodeError(str(exc).splitlines()[0]) from exc
+        raise _yaml_error(exc) from exc
     except RecursionError:
         raise _too_deep() from None

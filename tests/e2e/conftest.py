@@ -73,10 +73,21 @@ def wait_for(pred: Callable[[], Any], timeout: float = 60.0, interval: float = 0
     return wait_for_sync(pred, timeout, interval, what, not_yet=NOT_YET)
 
 
+def _take_down_stale_clusters(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Stop the e2e clusters of earlier runs that were killed before their teardown.
+
+    Such a cluster keeps its node name, pod network and CIDR, and its kubelet would fight this
+    run's over them; its data dir is one of pytest's earlier temporary directories."""
+    for pid_file in tmp_path_factory.getbasetemp().parent.glob("*/cluster*/supervisor.pid"):
+        subprocess.run([sys.executable, "-m", "minik8s", "down", "--purge", "--data-dir", str(pid_file.parent)],
+                       capture_output=True, timeout=300, check=False)
+
+
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     if not _docker_ok():
         pytest.skip("the Docker Engine is not running (scripts/start-dockerd.sh)")
+    _take_down_stale_clusters(tmp_path_factory)
     data_dir = tmp_path_factory.mktemp("cluster")
     api_port, etcd_port, kubelet_port, gateway_port = free_port(), free_port(), free_port(), free_port()
     c = Cluster(data_dir, data_dir / "kubeconfig", f"http://127.0.0.1:{api_port}", E2E_NODE,
