@@ -61,6 +61,7 @@ class MetricsScraper:
     """Reads the gateway's ``/metrics`` and turns consecutive scrapes into concurrency samples."""
 
     url: str
+    token: str = ""
     generation: int = 0
     ok: bool = False
     last: Scrape | None = None
@@ -68,7 +69,8 @@ class MetricsScraper:
 
     async def scrape(self, http: httpx.AsyncClient) -> None:
         try:
-            resp = await http.get(f"{self.url}/metrics", timeout=2.0)
+            headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
+            resp = await http.get(f"{self.url}/metrics", headers=headers, timeout=2.0)
             data = resp.json()
             scrape = Scrape(float(data["startTime"]), float(data["time"]), dict(data.get("functions") or {}))
         except (httpx.HTTPError, ValueError, KeyError, TypeError):
@@ -118,18 +120,20 @@ def scaling_params(fn: Obj, stable_window: float = STABLE_WINDOW_SECONDS) -> Sca
 
 class FunctionAutoscaler(Controller):
     """Ticks every Function every ``tick`` seconds: scrape sample → decider → Deployment replicas.
-    ``stable_window`` (seconds, default 60) is the KPA's stable window; the panic window is a tenth."""
+    ``stable_window`` (seconds, default 60) is the KPA's stable window; the panic window is a tenth.
+    ``gateway_token`` (when not empty) is sent as ``Authorization: Bearer`` with each scrape."""
 
     name = "function-autoscaler"
 
     def __init__(self, client: Client, factory: SharedInformerFactory, gateway_url: str = DEFAULT_GATEWAY_URL,
                  recorder: EventRecorder | None = None, tick: float = TICK_SECONDS,
-                 stable_window: float = STABLE_WINDOW_SECONDS, clock: Callable[[], float] = time.time) -> None:
+                 stable_window: float = STABLE_WINDOW_SECONDS, clock: Callable[[], float] = time.time,
+                 gateway_token: str = "") -> None:
         super().__init__(client, factory, recorder)
         self.tick = tick
         self.stable_window = stable_window
         self.clock = clock
-        self.scraper = MetricsScraper(gateway_url.rstrip("/"))
+        self.scraper = MetricsScraper(gateway_url.rstrip("/"), gateway_token)
         self.fn_rt = client.kind(s.API_VERSION, "Function")
         self.deploy_rt = client.kind("apps/v1", "Deployment")
         index = {FUNCTION_INDEX: by_function}

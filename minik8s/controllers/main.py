@@ -77,6 +77,10 @@ def command(
     function_gateway_url: str = typer.Option(
         "http://127.0.0.1:8081", "--function-gateway-url",
         help="the serverless gateway: Functions' status.url and the function autoscaler's metrics"),
+    function_gateway_token_file: str = typer.Option(
+        None, "--function-gateway-token-file",
+        help="a file holding the bearer token the function autoscaler sends to the gateway (one of the "
+             "gateway's --token-auth-file tokens; needed when the gateway authenticates)"),
     function_stable_window: str = typer.Option(
         "60s", "--function-autoscaler-stable-window",
         help="the function autoscaler's stable window (duration); the panic window is a tenth of it"),
@@ -136,9 +140,20 @@ def command(
         stable_window = parse_duration(function_stable_window)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--function-autoscaler-stable-window") from exc
+    gateway_token = ""
+    if function_gateway_token_file:
+        try:
+            with open(function_gateway_token_file) as fh:
+                gateway_token = fh.read().strip()
+        except OSError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--function-gateway-token-file") from exc
+        if not gateway_token or any(c.isspace() for c in gateway_token):
+            raise typer.BadParameter(f"{function_gateway_token_file} must hold one token",
+                                     param_hint="--function-gateway-token-file")
     options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
                                 node_lifecycle=node_lifecycle, gpujob=gpujob,
-                                function_gateway_url=function_gateway_url, function_stable_window=stable_window)
+                                function_gateway_url=function_gateway_url, function_stable_window=stable_window,
+                                function_gateway_token=gateway_token)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:

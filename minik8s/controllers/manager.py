@@ -42,7 +42,8 @@ class ControllerOptions:
     ``node_lifecycle`` the ``--node-monitor-*``, ``--node-eviction-rate`` and default toleration flags;
     ``gpujob`` the timings of the GPUJob and SlurmCluster controller;
     ``function_gateway_url`` the serverless gateway (Function URLs, the autoscaler's metrics) and
-    ``function_stable_window`` the function autoscaler's stable window (seconds; panic: a tenth)."""
+    ``function_stable_window`` the function autoscaler's stable window (seconds; panic: a tenth);
+    ``function_gateway_token`` the bearer token the autoscaler sends to the gateway ("" = none)."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
@@ -52,6 +53,7 @@ class ControllerOptions:
     gpujob: GPUJobOptions = field(default_factory=GPUJobOptions)
     function_gateway_url: str = DEFAULT_GATEWAY_URL
     function_stable_window: float = 60.0
+    function_gateway_token: str = ""
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -70,7 +72,8 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "gpujob": lambda c, f, o: GPUJobController(c, f, o.gpujob),
     "function": lambda c, f, o: FunctionController(c, f, o.function_gateway_url),
     "functionautoscaler": lambda c, f, o: FunctionAutoscaler(c, f, o.function_gateway_url,
-                                                             stable_window=o.function_stable_window),
+                                                             stable_window=o.function_stable_window,
+                                                             gateway_token=o.function_gateway_token),
     "serviceaccount": lambda c, f, o: ServiceAccountsController(c, f),
     "replicationcontroller": lambda c, f, o: ReplicationManager(c, f),
 }

@@ -19,7 +19,12 @@ Routes (JSON in and out; every error is ``{"error": <reason>, "message": <text>}
 * ``POST /events/{namespace}`` — a CloudEvent (binary or structured mode) for the Triggers of
   the namespace (:mod:`minik8s.gateway.triggers`); 202 with the Triggers it went to.
 * ``GET /metrics`` — in-flight calls per Function (:class:`~minik8s.gateway.backends.ConcurrencyMeter`).
-* ``GET /healthz``.
+* ``GET /healthz`` — answered without credentials.
+
+With an :class:`~minik8s.auth.Authenticator` (``minik8s gateway --token-auth-file``, the
+apiserver's token file format), every other request needs ``Authorization: Bearer <token>``
+naming a token of the file; without one it gets 401 and a ``kind: Status`` JSON body
+(``reason: Unauthorized``), as the apiserver answers.
 
 Bodies over ``max_body_bytes`` get 413, bodies that do not arrive within ``read_timeout``
 seconds 408; the gateway itself answers no request with a 500 (an unexpected failure is
@@ -46,6 +51,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from minik8s.api import errors
 from minik8s.api import serverless as s
 from minik8s.api.base import Obj, now_rfc3339_micro
+from minik8s.auth import Authenticator, AuthMiddleware
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import Informer
@@ -401,8 +407,9 @@ class Gateway:
             return f"{exc.reason}: {exc.message}"
 
 
-def create_app(gateway: Gateway) -> FastAPI:
-    """The FastAPI application around ``gateway`` (started and stopped with the app)."""
+def create_app(gateway: Gateway, authenticator: Authenticator | None = None) -> FastAPI:
+    """The ASGI application around ``gateway`` (started and stopped with the app); with an
+    enabled ``authenticator`` every request but ``GET /healthz`` must authenticate (else 401)."""
     from contextlib import asynccontextmanager
 
     @asynccontextmanager
@@ -414,6 +421,8 @@ def create_app(gateway: Gateway) -> FastAPI:
             await gateway.stop()
 
     app = FastAPI(title="minik8s gateway", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    if authenticator is not None and authenticator.enabled:
+        app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=("/healthz",))
     cfg = gateway.config
 
     async def read_body(request: Request) -> bytes:

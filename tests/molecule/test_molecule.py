@@ -5,7 +5,8 @@ deploys minik8s onto three of them, a second converge must change nothing, the v
 playbooks check the cluster with real requests (see ``molecule/default/verify.yml``:
 TLS and authentication, pods and Services across nodes, DNS, restarts under traffic,
 node failure and recovery, a fourth host joining, the matmul GPUJob on the Slurm login
-node, ``playbooks/remove-node.yml``), and the containers are destroyed.  The figures (``benchmarks/appliance.py``) are printed.
+node, Functions and a Workflow through the gateway, ``playbooks/remove-node.yml``), and the
+containers are destroyed.  The figures (``benchmarks/appliance.py``) are printed.
 
 Needs Docker (skipped without it), root (debootstrap builds the host image once), and
 molecule, molecule-plugins[docker] and ansible in this interpreter's environment.

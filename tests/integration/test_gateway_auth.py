@@ -1,0 +1,101 @@
+"""``minik8s gateway --token-auth-file``: bearer tokens in the apiserver's file format, over real
+HTTP to a gateway process on 127.0.0.1 (against a real apiserver and etcd), and the refusal to
+listen off loopback without them.  The function autoscaler's scraper sends its token."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from minik8s.cluster.processes import free_port
+from minik8s.controllers.functionautoscaler import MetricsScraper
+from tests.support.processes import APIServer
+from tests.support.waiting import wait_for_sync
+
+TOKEN = "s3cret-gateway-token"
+
+
+def gateway_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "minik8s", "gateway", *args]
+
+
+@pytest.fixture
+def gateway(apiserver: APIServer, kubeconfig: Path, tmp_path: Path) -> Iterator[str]:
+    """A ``minik8s gateway`` process with a token file; yields its URL."""
+    tokens = tmp_path / "gateway-tokens.csv"
+    tokens.write_text(f'# the gateway\'s clients\n{TOKEN},fn-caller,uid-1,"callers,ops"\n')
+    port = free_port()
+    log = (tmp_path / "gateway.log").open("wb")
+    proc = subprocess.Popen(gateway_argv("--kubeconfig", str(kubeconfig), "--port", str(port),
+                                         "--token-auth-file", str(tokens)), stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        assert proc.poll() is None, (tmp_path / "gateway.log").read_text()
+        return httpx.get(url + "/healthz", timeout=1).status_code == 200
+
+    try:
+        wait_for_sync(healthy, 30, what="gateway listening", not_yet=(httpx.HTTPError,))
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def test_requests_need_a_known_bearer_token(gateway: str) -> None:
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"}):
+        for method, path in (("GET", "/metrics"), ("POST", "/functions/default/missing"),
+                             ("POST", "/workflows/default/missing"), ("POST", "/events/default")):
+            r = httpx.request(method, gateway + path, headers=headers, json={}, timeout=5)
+            assert r.status_code == 401, (method, path, headers, r.text)
+            body = r.json()
+            assert body["kind"] == "Status" and body["reason"] == "Unauthorized" and body["code"] == 401
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    r = httpx.get(gateway + "/metrics", headers=auth, timeout=5)
+    assert r.status_code == 200 and "startTime" in r.json()
+    # Past authentication, the gateway's own answers: an unknown Function is 404.
+    r = httpx.post(gateway + "/functions/default/missing", headers=auth, json={}, timeout=5)
+    assert r.status_code == 404 and r.json()["error"] == "NotFound"
+    # Health stays public (GET only).
+    assert httpx.get(gateway + "/healthz", timeout=5).status_code == 200
+    assert httpx.post(gateway + "/healthz", timeout=5).status_code == 401
+
+
+async def test_the_autoscaler_scrapes_with_its_token(gateway: str) -> None:
+    async with httpx.AsyncClient() as http:
+        anonymous = MetricsScraper(gateway)
+        await anonymous.scrape(http)
+        assert not anonymous.ok and anonymous.sample("default/f") is None
+        scraper = MetricsScraper(gateway, TOKEN)
+        await scraper.scrape(http)
+        assert scraper.ok and scraper.sample("default/f") == (0.0, None)
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "10.1.2.3", "::"])
+def test_off_loopback_needs_a_token_file(address: str) -> None:
+    r = subprocess.run(gateway_argv("--bind-address", address, "--port", "1"), capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--token-auth-file" in lines[0] and address in lines[0], r.stderr
+
+
+def test_unusable_token_files_are_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_text("# no tokens\n")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("only-a-token\n")
+    for path, words in ((empty, "has no tokens"), (bad, "bad.csv:1"), (tmp_path / "missing.csv", "missing.csv")):
+        r = subprocess.run(gateway_argv("--token-auth-file", str(path), "--port", "1"), capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2 and words in r.stderr, r.stderr
