@@ -64,5 +64,6 @@ def test_dig(f: ModuleType) -> None:
     assert f.kube_dig({"spec": {"podCIDR": "10.244.0.0/24"}}, "spec.podCIDR") == "10.244.0.0/24"
     assert f.kube_condition({}, "Reachable") == ""
     assert f.kube_condition({"status": {"conditions": None}}, "Reachable") == ""
-    assert f.kube_condition({"status": {"conditions": [{"type": "Reachable", "status": "False"}]}}, "Reachable") == "False"
+    reachable = {"status": {"conditions": [{"type": "Reachable", "status": "False"}]}}
+    assert f.kube_condition(reachable, "Reachable") == "False"
     assert set(f.FilterModule().filters()) >= {"kube_items", "kube_ready", "kube_off_node", "kube_addresses"}
