@@ -1,4 +1,4 @@
-"""``apps/v1`` kinds: ReplicaSet and Deployment; and ``autoscaling/v1`` Scale (the ``scale`` subresource)."""
+"""``apps/v1`` kinds: ReplicaSet, Deployment and DaemonSet; and ``autoscaling/v1`` Scale (the ``scale`` subresource)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,48 @@ class DeploymentStatus(Model):
 class Deployment(TypedObject):
     spec: DeploymentSpec
     status: DeploymentStatus | None = None
+
+
+class RollingUpdateDaemonSet(Model):
+    """How a DaemonSet's RollingUpdate proceeds: at most ``max_unavailable`` nodes without an
+    available pod (default 1), at most ``max_surge`` nodes running an old and a new pod at once
+    (default 0); each an integer or a percentage of the desired number of nodes."""
+
+    max_unavailable: IntOrString | None = None
+    max_surge: IntOrString | None = None
+
+
+class DaemonSetUpdateStrategy(Model):
+    type: str | None = None  # RollingUpdate (default), OnDelete
+    rolling_update: RollingUpdateDaemonSet | None = None
+
+
+class DaemonSetSpec(Model):
+    selector: LabelSelector
+    template: PodTemplateSpec
+    update_strategy: DaemonSetUpdateStrategy | None = None
+    min_ready_seconds: int | None = None
+    revision_history_limit: int | None = None
+
+
+class DaemonSetStatus(Model):
+    current_number_scheduled: int = 0
+    number_misscheduled: int = 0
+    desired_number_scheduled: int = 0
+    number_ready: int = 0
+    observed_generation: int | None = None
+    updated_number_scheduled: int | None = None
+    number_available: int | None = None
+    number_unavailable: int | None = None
+    collision_count: int | None = None
+    conditions: list[Condition] | None = None
+
+
+class DaemonSet(TypedObject):
+    """``apps/v1`` DaemonSet: one pod from ``spec.template`` on every eligible node."""
+
+    spec: DaemonSetSpec
+    status: DaemonSetStatus | None = None
 
 
 class ScaleSpec(Model):

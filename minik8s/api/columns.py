@@ -331,6 +331,12 @@ WORKLOAD_WIDE = [
 ]
 
 
+def daemonset_node_selector(obj: Obj, at: dt.datetime) -> str:
+    """The template's ``nodeSelector`` as ``k=v,...`` (``<none>`` when empty)."""
+    template = _spec(obj).get("template") or {}
+    return join_labels((template.get("spec") or {}).get("nodeSelector"))
+
+
 # ------------------------------------------------------------------ Service / Endpoints
 def service_external_ip(obj: Obj, at: dt.datetime) -> str:
     """EXTERNAL-IP: load-balancer ingress, external IPs, ``<pending>`` or ``<none>``."""
@@ -658,6 +664,26 @@ COLUMNS: dict[str, list[Column]] = {
         Column("Available", lambda o, at: _int(_status(o).get("availableReplicas")), type="integer",
                description="Total number of available pods (ready for at least minReadySeconds) targeted by this "
                            "deployment."),
+        _AGE,
+        *WORKLOAD_WIDE,
+    ],
+    "DaemonSet": [
+        Column("Desired", lambda o, at: _int(_status(o).get("desiredNumberScheduled")), type="integer",
+               description="The total number of nodes that should be running the daemon pod (including nodes "
+                           "correctly running the daemon pod)."),
+        Column("Current", lambda o, at: _int(_status(o).get("currentNumberScheduled")), type="integer",
+               description="The number of nodes that are running at least 1 daemon pod and are supposed to run "
+                           "the daemon pod."),
+        Column("Ready", lambda o, at: _int(_status(o).get("numberReady")), type="integer",
+               description="The number of nodes that should be running the daemon pod and have one or more of "
+                           "the daemon pod running with a Ready Condition."),
+        Column("Up-to-date", lambda o, at: _int(_status(o).get("updatedNumberScheduled")), type="integer",
+               description="The total number of nodes that are running updated daemon pod"),
+        Column("Available", lambda o, at: _int(_status(o).get("numberAvailable")), type="integer",
+               description="The number of nodes that should be running the daemon pod and have one or more of "
+                           "the daemon pod running and available (ready for at least spec.minReadySeconds)"),
+        Column("Node Selector", daemonset_node_selector,
+               description="NodeSelector is a selector which must be true for the pod to fit on a node."),
         _AGE,
         *WORKLOAD_WIDE,
     ],

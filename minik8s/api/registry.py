@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from minik8s.api.apps import Deployment, ReplicaSet
+from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.config import ConfigMap, Secret
 from minik8s.api.coordination import Lease
@@ -154,6 +154,8 @@ CORE_TYPES = [
                  subresources=frozenset({"status", "scale"}), categories=("all",)),
     ResourceType("apps", "v1", "Deployment", "deployments", "deployment", True, Deployment,
                  short_names=("deploy",), subresources=frozenset({"status", "scale"}), categories=("all",)),
+    ResourceType("apps", "v1", "DaemonSet", "daemonsets", "daemonset", True, DaemonSet, short_names=("ds",),
+                 subresources=frozenset({"status"}), categories=("all",)),
     ResourceType("networking.k8s.io", "v1", "Ingress", "ingresses", "ingress", True, Ingress, short_names=("ing",),
                  subresources=frozenset({"status"})),
     ResourceType("minik8s.io", "v1", "DNS", "dnses", "dns", True, DNS, subresources=frozenset({"status"}),

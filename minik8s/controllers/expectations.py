@@ -67,6 +67,12 @@ class Expectations:
         keys = set(pod_keys)
         self._records[key] = Expectation(delete=len(keys), timestamp=self.clock(), deleting=keys)
 
+    def expect(self, key: str, creations: int, pod_keys: Iterable[str]) -> None:
+        """Record ``creations`` creations and the deletions of ``pod_keys`` at once (Kubernetes'
+        ``SetExpectations``: a DaemonSet sync may create on some nodes and delete on others)."""
+        keys = set(pod_keys)
+        self._records[key] = Expectation(add=creations, delete=len(keys), timestamp=self.clock(), deleting=keys)
+
     def creation_observed(self, key: str) -> None:
         """One pod created by ``key`` was seen (or one create failed and will never be seen)."""
         record = self._records.get(key)

@@ -18,6 +18,7 @@ from minik8s.api.serverless import DEFAULT_GATEWAY_URL
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
+from minik8s.controllers.daemonset import DaemonSetController
 from minik8s.controllers.deployment import DeploymentController
 from minik8s.controllers.dnsrecords import DNSController
 from minik8s.controllers.endpoints import EndpointsController
@@ -62,6 +63,7 @@ ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions],
 CONTROLLERS: dict[str, ControllerFactory] = {
     "replicaset": lambda c, f, o: ReplicaSetController(c, f),
     "deployment": lambda c, f, o: DeploymentController(c, f),
+    "daemonset": lambda c, f, o: DaemonSetController(c, f),
     "garbagecollector": lambda c, f, o: GarbageCollector(c, f),
     "endpoint": lambda c, f, o: EndpointsController(c, f),
     "nodeipam": lambda c, f, o: NodeIPAMController(c, f, cluster_cidr=o.cluster_cidr,
@@ -81,6 +83,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
 #: Accepted aliases (Kubernetes' newer names).
 ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "deployment",
+           "daemonset-controller": "daemonset",
            "garbage-collector-controller": "garbagecollector", "garbage-collector": "garbagecollector",
            "endpoints": "endpoint", "endpoints-controller": "endpoint", "node-ipam-controller": "nodeipam",
            "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from minik8s.api import nodeaffinity
 from minik8s.api.base import Obj
+from minik8s.api.nodeaffinity import requirement_matches  # noqa: F401 - re-exported for the plugins
 from minik8s.api.taints import (  # noqa: F401 - re-exported for the plugins
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -40,74 +42,17 @@ def taint_reason(taint: Mapping[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------------- node selectors
-def _int(value: str) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def requirement_matches(req: Mapping[str, Any], values_by_key: Mapping[str, str]) -> bool:
-    """One ``NodeSelectorRequirement`` against a label (or field) map.
-
-    ``In`` / ``NotIn`` need at least one value (``NotIn`` also matches an absent key);
-    ``Exists`` / ``DoesNotExist`` take none; ``Gt`` / ``Lt`` take exactly one integer and
-    compare it with the label parsed as an integer (no match when it does not parse). A
-    malformed requirement matches nothing.
-    """
-    key = req.get("key") or ""
-    operator = req.get("operator")
-    values = [str(v) for v in req.get("values") or []]
-    present = key in values_by_key
-    value = values_by_key.get(key)
-    if operator == "In":
-        return bool(values) and present and value in values
-    if operator == "NotIn":
-        return bool(values) and (not present or value not in values)
-    if operator == "Exists":
-        return not values and present
-    if operator == "DoesNotExist":
-        return not values and not present
-    if operator in ("Gt", "Lt"):
-        if len(values) != 1 or not present:
-            return False
-        want, have = _int(values[0]), _int(value or "")
-        if want is None or have is None:
-            return False
-        return have > want if operator == "Gt" else have < want
-    return False
-
-
 def term_matches(term: Mapping[str, Any], node: NodeInfo) -> bool:
-    """A ``NodeSelectorTerm``: all its ``matchExpressions`` (labels) and ``matchFields``
-    (only ``metadata.name``) hold. A term with neither matches no node."""
-    expressions = term.get("matchExpressions") or []
-    fields = term.get("matchFields") or []
-    if not expressions and not fields:
-        return False
-    if not all(requirement_matches(r, node.labels) for r in expressions):
-        return False
-    field_values = {"metadata.name": node.name}
-    for r in fields:
-        if r.get("key") != "metadata.name" or not requirement_matches(r, field_values):
-            return False
-    return True
+    """A ``NodeSelectorTerm`` against ``node`` (:func:`minik8s.api.nodeaffinity.term_matches`)."""
+    return nodeaffinity.term_matches(term, node.labels, node.name)
 
 
 def node_selector_matches(selector: Mapping[str, Any] | None, node: NodeInfo) -> bool:
     """A ``NodeSelector``: any of its ``nodeSelectorTerms`` matches (no terms: no node)."""
-    if selector is None:
-        return True
-    return any(term_matches(t, node) for t in selector.get("nodeSelectorTerms") or [])
+    return nodeaffinity.node_selector_matches(selector, node.labels, node.name)
 
 
 def required_node_affinity_matches(pod: PodInfo, node: NodeInfo) -> bool:
     """``spec.nodeSelector`` (every pair equal) AND the required node affinity terms
     (Kubernetes ``GetRequiredNodeAffinity(pod).Match(node)``)."""
-    spec = pod.pod.get("spec") or {}
-    for key, value in (spec.get("nodeSelector") or {}).items():
-        if node.labels.get(key) != value:
-            return False
-    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-    return node_selector_matches(required, node)
+    return nodeaffinity.pod_spec_matches_node(pod.pod.get("spec") or {}, node.labels, node.name)
