@@ -58,6 +58,10 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
                                           "template": TEMPLATE}}, None),
     ("apps/v1", "Deployment"): ({"spec": {"replicas": 0, "selector": {"matchLabels": {"app": "typed"}},
                                           "template": TEMPLATE}}, {"observedGeneration": 1}),
+    ("apps/v1", "DaemonSet"): ({"spec": {"selector": {"matchLabels": {"app": "typed"}}, "template": TEMPLATE}},
+                               {"desiredNumberScheduled": 2, "currentNumberScheduled": 2, "numberReady": 1,
+                                "numberMisscheduled": 0, "updatedNumberScheduled": 2, "numberAvailable": 1,
+                                "numberUnavailable": 1, "observedGeneration": 1}),
     ("networking.k8s.io/v1", "Ingress"): ({"spec": {"rules": [{"host": "typed.example", "http": {"paths": [
         {"path": "/", "pathType": "Prefix",
          "backend": {"service": {"name": "typed", "port": {"number": 80}}}}]}}]}}, None),
@@ -79,6 +83,8 @@ STANZAS: dict[tuple[str, str], Any] = {
     ("v1", "ReplicationController"): lambda o: o.status.replicas == 0,
     ("apps/v1", "ReplicaSet"): lambda o: o.status.replicas == 0,
     ("apps/v1", "Deployment"): lambda o: o.status is not None,
+    ("apps/v1", "DaemonSet"): lambda o: o.status.desired_number_scheduled == 2
+    and o.spec.update_strategy.rolling_update.max_unavailable == 1 and o.spec.revision_history_limit == 10,
     ("autoscaling/v2", "HorizontalPodAutoscaler"): lambda o: o.status.desired_replicas == 1,
     ("autoscaling/v1", "HorizontalPodAutoscaler"): lambda o: (o.status.current_replicas, o.status.desired_replicas)
     == (0, 0),
@@ -174,7 +180,7 @@ async def test_every_served_kind_deserializes_into_the_official_models(apiserver
 SERVED_LISTS = {
     "CoreV1Api": ["config_map", "endpoints", "event", "namespace", "node", "pod", "replication_controller", "secret",
                   "service", "service_account"],
-    "AppsV1Api": ["deployment", "replica_set"],
+    "AppsV1Api": ["daemon_set", "deployment", "replica_set"],
     "AutoscalingV2Api": ["horizontal_pod_autoscaler"],
 }
 

@@ -126,10 +126,11 @@ class SimulatedNode:
 
     New pods are bound to ``node`` and reported Running and Ready ``ready_delay`` seconds
     later; pods that start terminating are removed ``termination_delay`` seconds later.
-    Use as ``async with SimulatedNode(client, ns):``.
+    With ``node=None`` it binds nothing and plays only the kubelets: pods a real scheduler bound
+    (any node) are reported Running and Ready.  Use as ``async with SimulatedNode(client, ns):``.
     """
 
-    def __init__(self, client: Client, namespace: str, node: str = "node-1", ready_delay: float = 0.2,
+    def __init__(self, client: Client, namespace: str, node: str | None = "node-1", ready_delay: float = 0.2,
                  termination_delay: float = 0.2) -> None:
         self.client = client
         self.namespace = namespace
@@ -153,13 +154,16 @@ class SimulatedNode:
             if uid not in self._seen_stop:
                 self._seen_stop.add(uid)
                 self._spawn(self._stop(pod))
+        elif self.node is None and not (pod.get("spec") or {}).get("nodeName"):
+            return  # waits for the scheduler
         elif uid not in self._seen_start and not (pod.get("status") or {}).get("phase") == "Running":
             self._seen_start.add(uid)
             self._spawn(self._start(pod))
 
     async def _start(self, pod: Obj) -> None:
         with contextlib.suppress(errors.NotFound, errors.Conflict):
-            await bind(self.client, pod, self.node)
+            if self.node is not None:
+                await bind(self.client, pod, self.node)
             await asyncio.sleep(self.ready_delay)
             await mark_running(self.client, pod, node=None)
 

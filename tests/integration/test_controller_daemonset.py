@@ -1,0 +1,301 @@
+"""The DaemonSet controller against a real apiserver, with the real scheduler in-process.
+
+Nodes are Node objects created through the API (no kubelets): :class:`SimulatedNode` with
+``node=None`` plays the kubelets, reporting the pods the scheduler bound Running and Ready and
+finishing their deletions.  Each test's nodes carry a label of their own, and its DaemonSets
+select them by ``nodeSelector`` and name a scheduler of their own, so tests never see each
+other's nodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from minik8s.api import errors
+from minik8s.api.base import Obj
+from minik8s.client import Client, ClientConfig
+from minik8s.scheduler.scheduler import Scheduler
+from tests.support.controllers import SimulatedNode, controller_manager, events_for, mark_running, pods
+from tests.support.processes import APIServer
+from tests.support.waiting import wait_for
+
+GROUP_LABEL = "minik8s.io/ds-test"
+LABELS = {"app": "daemon"}
+HASH = "controller-revision-hash"
+
+
+class Nodes:
+    """This test's Node objects (deleted afterwards)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.id = os.urandom(3).hex()
+        self.rt = client.kind("v1", "Node")
+        self.names: list[str] = []
+
+    async def add(self, suffix: str, labels: dict[str, str] | None = None, taints: list[Obj] | None = None) -> str:
+        name = f"ds{self.id}-{suffix}"
+        status = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                  "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}
+        body = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {GROUP_LABEL: self.id, "kubernetes.io/hostname": name,
+                                                      **(labels or {})}},
+                "spec": {"taints": taints} if taints else {}, "status": status}
+        created = await self.client.create(self.rt, body)
+        self.names.append(name)
+        if (created.get("status") or {}).get("allocatable") != status["allocatable"]:
+            created["status"] = status
+            await self.client.update_status(self.rt, created)
+        return name
+
+    async def delete(self, name: str) -> None:
+        with contextlib.suppress(errors.NotFound):
+            await self.client.delete(self.rt, name)
+
+    async def close(self) -> None:
+        for name in self.names:
+            await self.delete(name)
+
+
+@contextlib.asynccontextmanager
+async def cluster(apiserver: APIServer, client: Client, namespace: str) -> AsyncIterator[Nodes]:
+    """Nodes, a scheduler for them, the daemonset and garbage collector controllers and the kubelets' stand-in."""
+    nodes = Nodes(client)
+    async with Client(ClientConfig(server=apiserver.url)) as sched_client:
+        sched = Scheduler(sched_client, f"sched-{nodes.id}", node_label_selector=f"{GROUP_LABEL}={nodes.id}",
+                          initial_backoff=0.2, max_backoff=1.0, flush_interval=0.2)
+        task = asyncio.get_running_loop().create_task(sched.run())
+        try:
+            await sched.wait_ready(15)
+            async with controller_manager(client, namespace, ["daemonset", "garbagecollector"]), \
+                    SimulatedNode(client, namespace, node=None, ready_delay=0.1, termination_delay=0.1):
+                yield nodes
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await nodes.close()
+
+
+def daemonset(nodes: Nodes, name: str = "agent", image: str = "minik8s/busybox", **spec: Any) -> Obj:
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": dict(LABELS)},
+                     "template": {"metadata": {"labels": dict(LABELS)},
+                                  "spec": {"schedulerName": f"sched-{nodes.id}",
+                                           "nodeSelector": {GROUP_LABEL: nodes.id},
+                                           "containers": [{"name": "main", "image": image,
+                                                           "command": ["sleep", "3600"]}]}},
+                     **spec}}
+
+
+async def placed(client: Client, ns: str) -> dict[str, Obj]:
+    """Live pods by the node they are bound to (unbound ones under ``""``); fails on two on one node."""
+    out: dict[str, Obj] = {}
+    for pod in await pods(client, ns):
+        node = pod["spec"].get("nodeName") or ""
+        assert node not in out or not node, f"two pods on node {node}"
+        out[node] = pod
+    return out
+
+
+async def running_on(client: Client, ns: str, expected: set[str], image: str | None = None) -> dict[str, Obj]:
+    """Pods Ready on exactly the nodes ``expected`` (with ``image``, if given), else {} (not yet)."""
+    found = await placed(client, ns)
+    if set(found) != expected:
+        return {}
+    for pod in found.values():
+        if not any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions", [])):
+            return {}
+        if image and pod["spec"]["containers"][0]["image"] != image:
+            return {}
+    return found
+
+
+async def ds_status(client: Client, ns: str, name: str = "agent") -> Obj:
+    return (await client.get(client.kind("apps/v1", "DaemonSet"), name, ns)).get("status") or {}
+
+
+async def test_one_pod_per_node_following_nodes(apiserver: APIServer, client: Client, namespace: str) -> None:
+    ds_rt = client.kind("apps/v1", "DaemonSet")
+    async with cluster(apiserver, client, namespace) as nodes:
+        names = {await nodes.add(s) for s in ("a", "b", "c")}
+        ds = await client.create(ds_rt, daemonset(nodes), namespace)
+        found = await wait_for(lambda: running_on(client, namespace, names), what="a Ready pod on each node")
+        for node, pod in found.items():
+            meta, spec = pod["metadata"], pod["spec"]
+            assert meta["generateName"] == "agent-" and meta["labels"]["app"] == "daemon" and meta["labels"][HASH]
+            assert meta["labels"]["pod-template-generation"] == "1"
+            assert meta["ownerReferences"] == [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent",
+                                                "uid": ds["metadata"]["uid"], "controller": True,
+                                                "blockOwnerDeletion": True}]
+            required = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            assert required == {"nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+            keys = {(t["key"], t["effect"]) for t in spec["tolerations"]}
+            assert ("node.kubernetes.io/not-ready", "NoExecute") in keys
+            assert ("node.kubernetes.io/unschedulable", "NoSchedule") in keys
+
+        async def status_settled() -> Obj:
+            s = await ds_status(client, namespace)
+            return s if (s.get("desiredNumberScheduled"), s.get("currentNumberScheduled"), s.get("numberReady"),
+                         s.get("updatedNumberScheduled"), s.get("numberAvailable"), s.get("numberUnavailable"),
+                         s.get("observedGeneration")) == (3, 3, 3, 3, 3, 0, 1) else {}
+
+        await wait_for(status_settled, what="status 3/3 ready")
+        # a node joins: it gets a pod; a node leaves: its pod goes
+        names.add(await nodes.add("d"))
+        await wait_for(lambda: running_on(client, namespace, names), what="a pod on the new node")
+        gone = sorted(names)[0]
+        await nodes.delete(gone)
+        names.discard(gone)
+        await wait_for(lambda: running_on(client, namespace, names), what="the deleted node's pod removed")
+        reasons = {e["reason"] for e in await events_for(client, namespace, "agent")}
+        assert {"SuccessfulCreate", "SuccessfulDelete"} <= reasons
+
+
+async def test_taints_tolerations_and_node_selector(apiserver: APIServer, client: Client, namespace: str) -> None:
+    ds_rt = client.kind("apps/v1", "DaemonSet")
+    async with cluster(apiserver, client, namespace) as nodes:
+        web = await nodes.add("web", labels={"role": "web"})
+        tainted = await nodes.add("tainted", labels={"role": "web"},
+                                  taints=[{"key": "dedicated", "value": "db", "effect": "NoSchedule"}])
+        cordoned = await nodes.add("cordoned", labels={"role": "web"},
+                                   taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}])
+        await nodes.add("other", labels={"role": "db"})
+        body = daemonset(nodes)
+        body["spec"]["template"]["spec"]["nodeSelector"]["role"] = "web"
+        await client.create(ds_rt, body, namespace)
+        # the tainted node gets none; the cordoned one does (the automatic unschedulable toleration)
+        await wait_for(lambda: running_on(client, namespace, {web, cordoned}), what="pods on web and cordoned")
+        status = await wait_for(lambda: _status_with(client, namespace, desiredNumberScheduled=2, numberReady=2),
+                                what="desired 2")
+        assert status["numberMisscheduled"] == 0
+        # a toleration makes the tainted node eligible
+        await client.patch(ds_rt, "agent", {"spec": {"template": {"spec": {"tolerations": [
+            {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}]}}}}, namespace)
+        await wait_for(lambda: running_on(client, namespace, {web, cordoned, tainted}), timeout=30,
+                       what="a pod on the tolerated node too")
+        # a node whose labels stop matching loses its pod
+        await client.patch(nodes.rt, web, {"metadata": {"labels": {"role": "db"}}})
+        await wait_for(lambda: running_on(client, namespace, {cordoned, tainted}), what="the relabelled node's pod gone")
+        await wait_for(lambda: _status_with(client, namespace, desiredNumberScheduled=2, numberMisscheduled=0),
+                       what="desired 2 again")
+
+
+async def _status_with(client: Client, ns: str, **want: int) -> Obj:
+    status = await ds_status(client, ns)
+    return status if all(status.get(k) == v for k, v in want.items()) else {}
+
+
+async def test_rolling_update_respects_max_unavailable(apiserver: APIServer, client: Client, namespace: str) -> None:
+    ds_rt = client.kind("apps/v1", "DaemonSet")
+    async with cluster(apiserver, client, namespace) as nodes:
+        names = {await nodes.add(s) for s in ("a", "b", "c", "d")}
+        await client.create(ds_rt, daemonset(nodes, updateStrategy={
+            "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}), namespace)
+        before = await wait_for(lambda: running_on(client, namespace, names), what="4 Ready pods")
+        old_hash = next(iter(before.values()))["metadata"]["labels"][HASH]
+        await client.patch(ds_rt, "agent", {"spec": {"template": {"spec": {"containers": [
+            {"name": "main", "image": "minik8s/busybox:v2", "command": ["sleep", "3600"]}]}}}}, namespace)
+        lowest = len(names)
+
+        async def rolled() -> bool:
+            nonlocal lowest
+            live = await placed(client, namespace)
+            ready = [p for n, p in live.items() if n and any(
+                c["type"] == "Ready" and c["status"] == "True" for c in p.get("status", {}).get("conditions", []))]
+            lowest = min(lowest, len(ready))
+            return bool(await running_on(client, namespace, names, image="minik8s/busybox:v2"))
+
+        await wait_for(rolled, timeout=40, interval=0.02, what="every pod replaced by the new template")
+        assert lowest >= len(names) - 1, f"{len(names) - lowest} nodes were unavailable at once"
+        after = await placed(client, namespace)
+        assert all(p["metadata"]["labels"][HASH] != old_hash for p in after.values())
+        assert all(p["metadata"]["labels"]["pod-template-generation"] == "2" for p in after.values())
+        await wait_for(lambda: _status_with(client, namespace, updatedNumberScheduled=4, numberAvailable=4,
+                                            observedGeneration=2), what="status: 4 updated")
+
+
+async def test_on_delete_replaces_only_deleted_pods(apiserver: APIServer, client: Client, namespace: str) -> None:
+    ds_rt, pod_rt = client.kind("apps/v1", "DaemonSet"), client.kind("v1", "Pod")
+    async with cluster(apiserver, client, namespace) as nodes:
+        names = {await nodes.add(s) for s in ("a", "b")}
+        await client.create(ds_rt, daemonset(nodes, updateStrategy={"type": "OnDelete"}), namespace)
+        before = await wait_for(lambda: running_on(client, namespace, names), what="2 Ready pods")
+        await client.patch(ds_rt, "agent", {"spec": {"template": {"spec": {"containers": [
+            {"name": "main", "image": "minik8s/busybox:v2", "command": ["sleep", "3600"]}]}}}}, namespace)
+        # the controller has seen generation 2 and left both pods alone
+        await wait_for(lambda: _status_with(client, namespace, observedGeneration=2, updatedNumberScheduled=0,
+                                            currentNumberScheduled=2), what="status of generation 2")
+        assert {p["metadata"]["uid"] for p in (await placed(client, namespace)).values()} == \
+            {p["metadata"]["uid"] for p in before.values()}
+        victim_node = sorted(names)[0]
+        victim = before[victim_node]
+        await client.delete(pod_rt, victim["metadata"]["name"], namespace)
+
+        async def replaced() -> bool:
+            live = await running_on(client, namespace, names)
+            return bool(live) and live[victim_node]["metadata"]["uid"] != victim["metadata"]["uid"]
+
+        await wait_for(replaced, what="the deleted pod replaced")
+        live = await placed(client, namespace)
+        assert live[victim_node]["spec"]["containers"][0]["image"] == "minik8s/busybox:v2"
+        other = sorted(names)[1]
+        assert live[other]["metadata"]["uid"] == before[other]["metadata"]["uid"]
+        await wait_for(lambda: _status_with(client, namespace, updatedNumberScheduled=1), what="1 updated")
+
+
+async def test_failed_pod_replaced_and_deletion_cascades(apiserver: APIServer, client: Client,
+                                                          namespace: str) -> None:
+    ds_rt = client.kind("apps/v1", "DaemonSet")
+    async with cluster(apiserver, client, namespace) as nodes:
+        names = {await nodes.add(s) for s in ("a", "b")}
+        await client.create(ds_rt, daemonset(nodes), namespace)
+        before = await wait_for(lambda: running_on(client, namespace, names), what="2 Ready pods")
+        node = sorted(names)[0]
+        failed = before[node]
+        await mark_running(client, failed, node=None, ready=False, phase="Failed")
+
+        async def replaced() -> bool:
+            live = await running_on(client, namespace, names)
+            return bool(live) and live[node]["metadata"]["uid"] != failed["metadata"]["uid"]
+
+        await wait_for(replaced, what="the failed pod replaced")
+        reasons = [e["reason"] for e in await events_for(client, namespace, "agent")]
+        assert "FailedDaemonPod" in reasons
+        await client.delete(ds_rt, "agent", namespace)
+        await wait_for(lambda: _no_pods(client, namespace), what="the DaemonSet's pods deleted with it")
+
+
+async def _no_pods(client: Client, ns: str) -> bool:
+    return not await pods(client, ns, live_only=False)
+
+
+async def test_invalid_daemonsets_answer_422(client: Client, namespace: str) -> None:
+    ds_rt = client.kind("apps/v1", "DaemonSet")
+    nodes = Nodes(client)
+    body = daemonset(nodes)
+    bad = copy.deepcopy(body)
+    bad["spec"]["selector"] = {"matchLabels": {"app": "other"}}
+    try:
+        await client.create(ds_rt, bad, namespace)
+        raise AssertionError("created a DaemonSet whose selector does not match its template")
+    except errors.Invalid as exc:
+        assert "`selector` does not match template `labels`" in exc.message
+    created = await client.create(ds_rt, body, namespace)
+    assert created["spec"]["updateStrategy"] == {"type": "RollingUpdate",
+                                                 "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
+    assert created["spec"]["revisionHistoryLimit"] == 10
+    assert created["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "1"
+    try:
+        await client.patch(ds_rt, "agent", {"spec": {"selector": {"matchLabels": {"app": "daemon", "x": "y"}}}},
+                           namespace)
+        raise AssertionError("changed an immutable selector")
+    except errors.Invalid as exc:
+        assert "field is immutable" in exc.message
+    assert (await pods(client, namespace)) == []
