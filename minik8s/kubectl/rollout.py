@@ -1,4 +1,5 @@
-"""``kubectl rollout status|history|undo|restart|pause|resume`` for Deployments.
+"""``kubectl rollout status|history|undo|restart|pause|resume`` for Deployments (``status`` and
+``restart`` for DaemonSets too).
 
 kubectl's ``polymorphichelpers`` for ``apps/v1`` Deployments, on wire-form dicts:
 
@@ -13,6 +14,9 @@ kubectl's ``polymorphichelpers`` for ``apps/v1`` Deployments, on wire-form dicts
   raises its revision), and copies that ReplicaSet's annotations (change-cause) back.
 * **restart** stamps ``kubectl.kubernetes.io/restartedAt`` on the pod template, which
   makes a new ReplicaSet; **pause** / **resume** flip ``spec.paused``.
+* For a DaemonSet, **status** prints kubectl's ``DaemonSetStatusViewer`` lines (updated, then
+  available pods against ``desiredNumberScheduled``; only for the RollingUpdate strategy) and
+  **restart** stamps the same annotation, which the DaemonSet controller rolls out.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ ROLLBACK_KEEP = (LAST_APPLIED, REVISION, REVISION_HISTORY, DESIRED_REPLICAS, MAX
 
 app = typer.Typer(name="rollout", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]},
-                  help="Manage the rollout of one or many resources (Deployments).")
+                  help="Manage the rollout of one or many resources (Deployments, DaemonSets).")
 
 
 # ====================================================================== pure helpers
@@ -69,6 +73,33 @@ def group_kind(rt: ResourceType) -> str:
 def is_deployment(rt: ResourceType) -> bool:
     """The type is ``apps`` Deployment (the only kind with rollouts here)."""
     return rt.group == "apps" and rt.kind == "Deployment"
+
+
+def is_daemonset(rt: ResourceType) -> bool:
+    """The type is ``apps`` DaemonSet (``rollout status`` and ``rollout restart`` only)."""
+    return rt.group == "apps" and rt.kind == "DaemonSet"
+
+
+def daemonset_status_message(ds: Obj) -> tuple[str, bool]:
+    """kubectl's ``DaemonSetStatusViewer.Status``: (the progress line, rollout finished).
+
+    Raises KubectlError for a DaemonSet whose updateStrategy is not RollingUpdate.
+    """
+    name = _meta(ds).get("name") or ""
+    spec, status = ds.get("spec") or {}, ds.get("status") or {}
+    if ((spec.get("updateStrategy") or {}).get("type") or "RollingUpdate") != "RollingUpdate":
+        raise KubectlError("rollout status is only available for RollingUpdate strategy type")
+    if int(_meta(ds).get("generation") or 0) > int(status.get("observedGeneration") or 0):
+        return "Waiting for daemon set spec update to be observed...", False
+    desired = int(status.get("desiredNumberScheduled") or 0)
+    updated = int(status.get("updatedNumberScheduled") or 0)
+    available = int(status.get("numberAvailable") or 0)
+    prefix = f'Waiting for daemon set "{name}" rollout to finish: '
+    if updated < desired:
+        return f"{prefix}{updated} out of {desired} new pods have been updated...", False
+    if available < desired:
+        return f"{prefix}{available} of {desired} updated pods are available...", False
+    return f'daemon set "{name}" successfully rolled out', True
 
 
 def revision_of(obj: Obj) -> int:
@@ -248,13 +279,14 @@ def _run(coro: Any) -> None:
 class StatusPrinter:
     """Prints each new progress line once; remembers whether the rollout is done."""
 
-    def __init__(self, revision: int) -> None:
+    def __init__(self, revision: int, daemonset: bool = False) -> None:
         self.revision = revision
+        self.daemonset = daemonset
         self.last = ""
 
     def show(self, d: Obj) -> bool:
         """Print ``d``'s status line if it changed; True when the rollout finished."""
-        message, done = status_message(d, self.revision)
+        message, done = daemonset_status_message(d) if self.daemonset else status_message(d, self.revision)
         if message != self.last:
             print(message, flush=True)
             self.last = message
@@ -268,7 +300,7 @@ async def follow(s: Session, ref: ObjectRef, watch: bool, revision: int) -> None
     Gone, reconnecting when the server ends the stream). Raises KubectlError
     ``object has been deleted`` when it goes away.
     """
-    printer = StatusPrinter(revision)
+    printer = StatusPrinter(revision, is_daemonset(ref.rt))
     d = await s.client.get(ref.rt, ref.name, ref.namespace)
     if printer.show(d) or not watch:
         return
@@ -304,14 +336,14 @@ async def follow(s: Session, ref: ObjectRef, watch: bool, revision: int) -> None
 
 async def run_status(opts: GlobalOptions, args: list[str], files: list[str], recursive: bool, selector: str,
                      watch: bool, timeout: float, revision: int) -> int:
-    """``rollout status``: follow one Deployment's rollout (``timeout`` seconds, 0 = no limit)."""
+    """``rollout status``: follow one Deployment's or DaemonSet's rollout (``timeout`` seconds, 0 = no limit)."""
     async with Session(opts) as s:
         refs = await targets(s, args, files, recursive, selector)
         if len(refs) != 1:
             raise KubectlError("rollout status is only supported on individual resources and resource "
                                "collections are not supported yet")
         ref = refs[0]
-        if not is_deployment(ref.rt):
+        if not (is_deployment(ref.rt) or is_daemonset(ref.rt)):
             raise KubectlError(f"no status viewer has been implemented for {group_kind(ref.rt)}")
         try:
             await asyncio.wait_for(follow(s, ref, watch, revision), timeout if timeout > 0 else None)
@@ -320,7 +352,8 @@ async def run_status(opts: GlobalOptions, args: list[str], files: list[str], rec
         return 0
 
 
-Args = Annotated[list[str] | None, typer.Argument(metavar="TYPE NAME | TYPE/NAME", help="deployment/NAME")]
+Args = Annotated[list[str] | None, typer.Argument(metavar="TYPE NAME | TYPE/NAME",
+                                                  help="deployment/NAME, daemonset/NAME")]
 
 
 @app.command("status")
@@ -398,14 +431,18 @@ def restart_stamp(now: dt.datetime | None = None) -> str:
 
 
 async def flip(s: Session, ref: ObjectRef, verb: str) -> str:
-    """``restart``, ``pause`` or ``resume`` one Deployment; returns ``restarted`` / ``paused`` / ``resumed``.
+    """``restart``, ``pause`` or ``resume`` one Deployment (``restart`` also a DaemonSet); returns
+    ``restarted`` / ``paused`` / ``resumed``.
 
     Raises KubectlError with kubectl's wording for other kinds (``pausing is not
     supported``), a paused Deployment's restart, an already paused / not paused one.
     """
     who = f'{plural_ref(ref.rt)} "{ref.name}"'
     gerund = {"restart": "restarting", "pause": "pausing", "resume": "resuming"}[verb]
-    d = await fetch_deployment(s, ref, f"{who} {gerund} is not supported")
+    if verb == "restart" and is_daemonset(ref.rt):
+        d = await s.client.get(ref.rt, ref.name, ref.namespace)
+    else:
+        d = await fetch_deployment(s, ref, f"{who} {gerund} is not supported")
     paused = bool((d.get("spec") or {}).get("paused"))
     patch: Obj
     if verb == "pause":
@@ -432,7 +469,7 @@ async def flip(s: Session, ref: ObjectRef, verb: str) -> str:
 @app.command("restart")
 def restart(ctx: typer.Context, args: Args = None, filename: FilesOpt = None, recursive: RecursiveOpt = False,
             selector: SelectorOpt = "") -> None:
-    """Restart a Deployment's pods (a new rollout of the same template)."""
+    """Restart a Deployment's or DaemonSet's pods (a new rollout of the same template)."""
     _run(run_each(ctx.obj, args or [], filename or [], recursive, selector, lambda s, ref: flip(s, ref, "restart")))
 
 

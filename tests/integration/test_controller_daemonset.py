@@ -182,7 +182,8 @@ async def test_taints_tolerations_and_node_selector(apiserver: APIServer, client
                        what="a pod on the tolerated node too")
         # a node whose labels stop matching loses its pod
         await client.patch(nodes.rt, web, {"metadata": {"labels": {"role": "db"}}})
-        await wait_for(lambda: running_on(client, namespace, {cordoned, tainted}), what="the relabelled node's pod gone")
+        await wait_for(lambda: running_on(client, namespace, {cordoned, tainted}),
+                       what="the relabelled node's pod gone")
         await wait_for(lambda: _status_with(client, namespace, desiredNumberScheduled=2, numberMisscheduled=0),
                        what="desired 2 again")
 

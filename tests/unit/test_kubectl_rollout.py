@@ -10,6 +10,7 @@ from minik8s.kubectl.options import duration_flag as parse_duration
 from minik8s.kubectl.rollout import (
     CHANGE_CAUSE,
     REVISION,
+    daemonset_status_message,
     history_text,
     rollback_patch,
     rollback_target,
@@ -119,3 +120,26 @@ def test_parse_duration_errors(text: str, reason: str) -> None:
     with pytest.raises(KubectlError) as info:
         parse_duration(text)
     assert info.value.message == f'invalid argument "{text}" for "--timeout" flag: time: {reason}'
+
+
+def daemon(generation: int = 2, observed: int = 2, strategy: str = "RollingUpdate", **status: int) -> Obj:
+    return {"metadata": {"name": "agent", "generation": generation},
+            "spec": {"updateStrategy": {"type": strategy}},
+            "status": {"observedGeneration": observed, "desiredNumberScheduled": 3, **status}}
+
+
+@pytest.mark.parametrize(("ds", "line", "done"), [
+    (daemon(generation=3), "Waiting for daemon set spec update to be observed...", False),
+    (daemon(updatedNumberScheduled=1, numberAvailable=3),
+     'Waiting for daemon set "agent" rollout to finish: 1 out of 3 new pods have been updated...', False),
+    (daemon(updatedNumberScheduled=3, numberAvailable=2),
+     'Waiting for daemon set "agent" rollout to finish: 2 of 3 updated pods are available...', False),
+    (daemon(updatedNumberScheduled=3, numberAvailable=3), 'daemon set "agent" successfully rolled out', True),
+])
+def test_daemonset_status_message(ds: Obj, line: str, done: bool) -> None:
+    assert daemonset_status_message(ds) == (line, done)
+
+
+def test_daemonset_status_needs_rolling_update() -> None:
+    with pytest.raises(KubectlError, match="only available for RollingUpdate strategy type"):
+        daemonset_status_message(daemon(strategy="OnDelete"))
