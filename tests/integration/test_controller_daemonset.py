@@ -21,6 +21,7 @@ from minik8s.api.base import Obj
 from minik8s.client import Client, ClientConfig
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.controllers import SimulatedNode, controller_manager, events_for, mark_running, pods
+from tests.support.kubectl import Kubectl
 from tests.support.processes import APIServer
 from tests.support.waiting import wait_for
 
@@ -300,3 +301,29 @@ async def test_invalid_daemonsets_answer_422(client: Client, namespace: str) -> 
     except errors.Invalid as exc:
         assert "field is immutable" in exc.message
     assert (await pods(client, namespace)) == []
+
+
+async def test_kubectl_get_rollout_status_and_restart(apiserver: APIServer, client: Client, namespace: str,
+                                                      kubectl: Kubectl) -> None:
+    ds_rt = client.kind("apps/v1", "DaemonSet")
+    async with cluster(apiserver, client, namespace) as nodes:
+        names = {await nodes.add(s) for s in ("a", "b")}
+        await client.create(ds_rt, daemonset(nodes), namespace)
+        before = await wait_for(lambda: running_on(client, namespace, names), what="2 Ready pods")
+        await wait_for(lambda: _status_with(client, namespace, numberAvailable=2, updatedNumberScheduled=2),
+                       what="status 2 available")
+        table = (await asyncio.to_thread(kubectl.ok, "get", "ds")).table()
+        assert table[0] == ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"]
+        assert table[1][:7] == ["agent", "2", "2", "2", "2", "2", f"{GROUP_LABEL}={nodes.id}"]
+        wide = (await asyncio.to_thread(kubectl.ok, "get", "daemonsets", "-o", "wide")).table()
+        assert wide[0][-3:] == ["CONTAINERS", "IMAGES", "SELECTOR"] and wide[1][-1] == "app=daemon"
+        done = await asyncio.to_thread(kubectl.ok, "rollout", "status", "daemonset/agent", "--timeout", "20s")
+        assert done.lines[-1] == 'daemon set "agent" successfully rolled out'
+        restarted = await asyncio.to_thread(kubectl.ok, "rollout", "restart", "ds/agent")
+        assert restarted.out.strip() == "daemonset.apps/agent restarted"
+        done = await asyncio.to_thread(kubectl.ok, "rollout", "status", "daemonset/agent", "--timeout", "30s")
+        assert done.lines[-1] == 'daemon set "agent" successfully rolled out'
+        after = await placed(client, namespace)
+        assert {p["metadata"]["uid"] for p in after.values()}.isdisjoint(p["metadata"]["uid"] for p in before.values())
+        described = await asyncio.to_thread(kubectl.ok, "describe", "ds", "agent")
+        assert "agent" in described.out
