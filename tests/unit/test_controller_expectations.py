@@ -80,12 +80,11 @@ async def test_slow_start_batches_grow_and_stop_on_failure() -> None:
 
 
 def test_select_controllers() -> None:
-    assert select_controllers("*") == ["replicaset", "deployment", "garbagecollector", "endpoint", "nodeipam", "dns",
-                                       "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function",
-                                       "functionautoscaler", "serviceaccount", "replicationcontroller"]
-    assert select_controllers("*,-deployment") == ["replicaset", "garbagecollector", "endpoint", "nodeipam", "dns",
-                                                   "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function",
-                                                   "functionautoscaler", "serviceaccount", "replicationcontroller"]
+    everything = ["replicaset", "deployment", "daemonset", "garbagecollector", "endpoint", "nodeipam", "dns",
+                  "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function", "functionautoscaler",
+                  "serviceaccount", "replicationcontroller"]
+    assert select_controllers("*") == everything
+    assert select_controllers("*,-deployment") == [n for n in everything if n != "deployment"]
     assert select_controllers("deployment,replicaset") == ["deployment", "replicaset"]
     try:
         select_controllers("nope")
