@@ -301,7 +301,11 @@ def _containers(obj: Obj) -> list[Obj]:
 
 
 def _selector(obj: Obj, at: dt.datetime) -> str:
-    sel = _spec(obj).get("selector") or {}
+    return format_selector(_spec(obj).get("selector") or {})
+
+
+def format_selector(sel: Any) -> str:
+    """A ``metav1.LabelSelector`` as kubectl prints it (``a=1,b in (x,y)``), ``<none>`` when empty."""
     if not isinstance(sel, dict):
         return NONE
     parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]

@@ -3,7 +3,6 @@ writing their status as a kubelet would, so no Docker is needed)."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import pytest
@@ -12,7 +11,7 @@ from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.controllers.manager import ControllerOptions
-from tests.support.controllers import controller_manager, events_for, mark_running, now
+from tests.support.controllers import controller_manager, events_for, finish, mark_running
 from tests.support.waiting import wait_for
 
 FAST = ControllerOptions(job_backoff_base=0.2, job_backoff_max=1.0)
@@ -22,28 +21,6 @@ def job(name: str, **spec: Any) -> Obj:
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
             "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
                 {"name": "main", "image": "minik8s/busybox", "command": ["sh", "-c", "exit 0"]}]}}, **spec}}
-
-
-async def finish(client: Client, pod: Obj, phase: str = "Succeeded") -> None:
-    """What a kubelet reports when the pod's container exited (0: Succeeded, 1: Failed)."""
-    rt = client.kind("v1", "Pod")
-    code = 0 if phase == "Succeeded" else 1
-    for _ in range(10):
-        live = await client.get(rt, pod["metadata"]["name"], pod["metadata"]["namespace"])
-        stamp = now()
-        live["status"] = {
-            "phase": phase,
-            "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted",
-                            "lastTransitionTime": stamp}],
-            "containerStatuses": [{"name": "main", "ready": False, "restartCount": 0, "image": "minik8s/busybox",
-                                   "imageID": "", "state": {"terminated": {
-                                       "exitCode": code, "reason": "Completed" if code == 0 else "Error",
-                                       "startedAt": stamp, "finishedAt": stamp}}}],
-        }
-        with contextlib.suppress(errors.Conflict):
-            await client.update_status(rt, live)
-            return
-    raise AssertionError("could not write the pod's status")
 
 
 async def job_pods(client: Client, ns: str, name: str) -> list[Obj]:
@@ -76,8 +53,8 @@ async def test_runs_to_complete_with_parallelism(client: Client, namespace: str)
         finished = 0
         most_active = 0
         while finished < 3:
-            running = await wait_for(lambda: _active(client, namespace, "pi", min(2, 3 - finished)),
-                                     what="the next pods")
+            expected = min(2, 3 - finished)
+            running = await wait_for(lambda n=expected: _active(client, namespace, "pi", n), what="the next pods")
             most_active = max(most_active, len(running))
             pod = running[0]
             assert pod["metadata"]["ownerReferences"] == [{"apiVersion": "batch/v1", "kind": "Job", "name": "pi",
