@@ -82,10 +82,12 @@ async def test_slow_start_batches_grow_and_stop_on_failure() -> None:
 def test_select_controllers() -> None:
     assert select_controllers("*") == ["replicaset", "deployment", "garbagecollector", "endpoint", "nodeipam", "dns",
                                        "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function",
-                                       "functionautoscaler", "serviceaccount", "replicationcontroller"]
+                                       "functionautoscaler", "serviceaccount", "replicationcontroller", "job",
+                                       "cronjob"]
     assert select_controllers("*,-deployment") == ["replicaset", "garbagecollector", "endpoint", "nodeipam", "dns",
                                                    "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function",
-                                                   "functionautoscaler", "serviceaccount", "replicationcontroller"]
+                                                   "functionautoscaler", "serviceaccount", "replicationcontroller",
+                                                   "job", "cronjob"]
     assert select_controllers("deployment,replicaset") == ["deployment", "replicaset"]
     try:
         select_controllers("nope")
