@@ -114,8 +114,12 @@ async def test_creates_jobs_on_schedule(client: Client, namespace: str) -> None:
             return bool(cj["status"].get("lastSuccessfulTime")) and len(cj["status"].get("active") or []) == 1
 
         await wait_for(success_seen, what="lastSuccessfulTime")
-        reasons = {e["reason"] for e in await events_for(client, namespace, "tick")}
-        assert {"SuccessfulCreate", "SawCompletedJob"} <= reasons
+
+        async def events_seen() -> bool:
+            reasons = {e["reason"] for e in await events_for(client, namespace, "tick")}
+            return {"SuccessfulCreate", "SawCompletedJob"} <= reasons
+
+        await wait_for(events_seen, what="SuccessfulCreate and SawCompletedJob events")
 
 
 async def test_forbid_skips_while_a_job_runs(client: Client, namespace: str) -> None:
@@ -167,22 +171,19 @@ async def test_history_limits_and_suspend(client: Client, namespace: str) -> Non
         await h.tick(0)
         await wait_for(trimmed, what="only the newest successful Job kept")
         await client.patch(rt, "hist", {"spec": {"suspend": True}}, namespace)
-        kept = await jobs(client, namespace)
-        await h.tick(5)
-        await wait_for(lambda: _synced(client, namespace), what="a sync")
-        assert [j["metadata"]["name"] for j in await jobs(client, namespace)] == \
-            [j["metadata"]["name"] for j in kept]
+        key = f"{namespace}/hist"
+        await wait_for(lambda: (h.controller.cronjobs.get(key) or {}).get("spec", {}).get("suspend"),
+                       what="the controller's cache to see suspend")
+        kept = [j["metadata"]["name"] for j in await jobs(client, namespace)]
+        h.clock.now += dt.timedelta(minutes=5)
+        await h.controller.sync(key)  # a whole sync while suspended, run here: nothing is created
+        assert [j["metadata"]["name"] for j in await jobs(client, namespace)] == kept
 
 
 async def _new_job(client: Client, ns: str, finished: int) -> Obj | None:
     """The one Job without a finished condition once ``finished`` Jobs were made finished before it."""
     found = [j for j in await jobs(client, ns) if not (j.get("status") or {}).get("conditions")]
     return found[0] if len(found) == 1 else None
-
-
-async def _synced(client: Client, ns: str) -> bool:
-    cj = await client.get(client.kind("batch/v1", "CronJob"), "hist", ns)
-    return cj["spec"]["suspend"] is True
 
 
 async def test_schedule_and_time_zone_are_validated(client: Client, namespace: str) -> None:

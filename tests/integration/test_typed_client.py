@@ -229,7 +229,8 @@ async def test_typed_list_calls_of_served_kinds_succeed(apiserver: APIServer, na
 # ---------------------------------------------------------------- typed CRUD and watch, every kind
 #: The typed API class of each group/version minik8s serves Kubernetes kinds in.
 API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": k8s.AutoscalingV2Api,
-               "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api, "coordination.k8s.io/v1": k8s.CoordinationV1Api,
+               "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api,
+               "coordination.k8s.io/v1": k8s.CoordinationV1Api,
                "networking.k8s.io/v1": k8s.NetworkingV1Api}
 
 
