@@ -170,7 +170,7 @@ async def _no_pods(client: Client, ns: str, name: str) -> bool:
 
 async def test_indexed_completion_mode(client: Client, namespace: str) -> None:
     rt = client.kind("batch/v1", "Job")
-    async with controller_manager(client, namespace, ["job"]):
+    async with controller_manager(client, namespace, ["job"], options=FAST):
         await client.create(rt, job("idx", completions=3, parallelism=3, completionMode="Indexed"), namespace)
         pods = await wait_for(lambda: _active(client, namespace, "idx", 3), what="3 indexed pods")
         indexes = sorted(p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] for p in pods)
