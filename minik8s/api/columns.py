@@ -301,7 +301,11 @@ def _containers(obj: Obj) -> list[Obj]:
 
 
 def _selector(obj: Obj, at: dt.datetime) -> str:
-    sel = _spec(obj).get("selector") or {}
+    return format_selector(_spec(obj).get("selector") or {})
+
+
+def format_selector(sel: Any) -> str:
+    """A ``metav1.LabelSelector`` as kubectl prints it (``a=1,b in (x,y)``), ``<none>`` when empty."""
     if not isinstance(sel, dict):
         return NONE
     parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
@@ -575,6 +579,65 @@ def run_duration(obj: Obj, at: dt.datetime) -> str:
     return f"{seconds:.3f}s" if isinstance(seconds, int | float) else NONE
 
 
+# ------------------------------------------------------------------ Job / CronJob
+def _has_condition(obj: Obj, type_: str) -> bool:
+    return any(c.get("type") == type_ and c.get("status") == "True"
+               for c in _status(obj).get("conditions") or [] if isinstance(c, dict))
+
+
+def job_status(obj: Obj, at: dt.datetime | None = None) -> str:
+    """The STATUS of a Job (kubectl 1.32+): Complete, Failed, Terminating, Suspended, FailureTarget,
+    SuccessCriteriaMet or Running, the first that holds."""
+    if _has_condition(obj, "Complete"):
+        return "Complete"
+    if _has_condition(obj, "Failed"):
+        return "Failed"
+    if _meta(obj).get("deletionTimestamp"):
+        return "Terminating"
+    for type_ in ("Suspended", "FailureTarget", "SuccessCriteriaMet"):
+        if _has_condition(obj, type_):
+            return type_
+    return "Running"
+
+
+def job_completions(obj: Obj, at: dt.datetime) -> str:
+    """``succeeded/completions``; without completions ``succeeded/1`` (``of <parallelism>`` when above 1)."""
+    succeeded = _int(_status(obj).get("succeeded"))
+    completions, parallelism = _spec(obj).get("completions"), _spec(obj).get("parallelism")
+    if completions is not None:
+        return f"{succeeded}/{completions}"
+    if parallelism is not None and _int(parallelism) > 1:
+        return f"{succeeded}/1 of {parallelism}"
+    return f"{succeeded}/1"
+
+
+def job_duration(obj: Obj, at: dt.datetime) -> str:
+    """From ``status.startTime`` to ``completionTime`` (or now); empty before the Job started."""
+    try:
+        start = parse_time(_status(obj).get("startTime"))
+        end = parse_time(_status(obj).get("completionTime")) or at
+    except ValueError:
+        return ""
+    if start is None:
+        return ""
+    return human_duration((end - start).total_seconds())
+
+
+def _job_template_spec(obj: Obj) -> Obj:
+    return (_spec(obj).get("jobTemplate") or {}).get("spec") or {}
+
+
+def cronjob_last_schedule(obj: Obj, at: dt.datetime) -> str:
+    stamp = _status(obj).get("lastScheduleTime")
+    return since(stamp, at) if stamp else NONE
+
+
+def _bool_ptr(value: Any) -> str:
+    if value is None:
+        return "<unset>"
+    return "True" if value else "False"
+
+
 # ------------------------------------------------------------------ the table
 _AGE = Column("Age", _age, description=AGE_DESCRIPTION)
 
@@ -686,6 +749,34 @@ COLUMNS: dict[str, list[Column]] = {
                description="NodeSelector is a selector which must be true for the pod to fit on a node."),
         _AGE,
         *WORKLOAD_WIDE,
+    ],
+    "Job": [
+        Column("Status", job_status, description="Status of the job."),
+        Column("Completions", job_completions, description="The number of succeeded pods out of the desired."),
+        Column("Duration", job_duration, description="Time required to complete the job."),
+        _AGE,
+        *WORKLOAD_WIDE,
+    ],
+    "CronJob": [
+        Column("Schedule", lambda o, at: str(_spec(o).get("schedule") or ""),
+               description="The schedule in Cron format."),
+        Column("Timezone", lambda o, at: str(_spec(o).get("timeZone") or NONE),
+               description="The time zone of the schedule."),
+        Column("Suspend", lambda o, at: _bool_ptr(_spec(o).get("suspend")),
+               description="Whether subsequent executions are suspended."),
+        Column("Active", lambda o, at: len(_status(o).get("active") or []), type="integer",
+               description="The number of running jobs."),
+        Column("Last Schedule", cronjob_last_schedule,
+               description="When the job was last successfully scheduled."),
+        _AGE,
+        Column("Containers", lambda o, at: ",".join(
+            c.get("name", "") for c in ((_job_template_spec(o).get("template") or {}).get("spec") or {})
+            .get("containers") or []), wide=True, description="Names of each container in the template."),
+        Column("Images", lambda o, at: ",".join(
+            c.get("image", "") for c in ((_job_template_spec(o).get("template") or {}).get("spec") or {})
+            .get("containers") or []), wide=True, description="Images referenced by each container in the template."),
+        Column("Selector", lambda o, at: _selector({"spec": _job_template_spec(o)}, at), wide=True,
+               description="Label selector for the jobs' pods."),
     ],
     "Service": [
         Column("Type", lambda o, at: str(_spec(o).get("type") or "ClusterIP"),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
+from minik8s.api.batch import CronJob, Job
 from minik8s.api.config import ConfigMap, Secret
 from minik8s.api.coordination import Lease
 from minik8s.api.core import (
@@ -155,6 +156,10 @@ CORE_TYPES = [
     ResourceType("apps", "v1", "Deployment", "deployments", "deployment", True, Deployment,
                  short_names=("deploy",), subresources=frozenset({"status", "scale"}), categories=("all",)),
     ResourceType("apps", "v1", "DaemonSet", "daemonsets", "daemonset", True, DaemonSet, short_names=("ds",),
+                 subresources=frozenset({"status"}), categories=("all",)),
+    ResourceType("batch", "v1", "Job", "jobs", "job", True, Job, subresources=frozenset({"status"}),
+                 categories=("all",)),
+    ResourceType("batch", "v1", "CronJob", "cronjobs", "cronjob", True, CronJob, short_names=("cj",),
                  subresources=frozenset({"status"}), categories=("all",)),
     ResourceType("networking.k8s.io", "v1", "Ingress", "ingresses", "ingress", True, Ingress, short_names=("ing",),
                  subresources=frozenset({"status"})),

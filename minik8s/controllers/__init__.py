@@ -6,6 +6,8 @@ caches (:class:`minik8s.client.factory.SharedInformerFactory`):
 
 * :mod:`~minik8s.controllers.replicaset` — ReplicaSet (pods, expectations, status);
 * :mod:`~minik8s.controllers.deployment` — Deployment (rollouts through ReplicaSets);
+* :mod:`~minik8s.controllers.job` — Job (pods to completion, back-off, deadlines, suspend, TTL);
+* :mod:`~minik8s.controllers.cronjob` — CronJob (Jobs at cron schedule times);
 * :mod:`~minik8s.controllers.podautoscaler` — HorizontalPodAutoscaler (cpu/memory metrics,
   behavior policies, the scale subresource);
 * :mod:`~minik8s.controllers.garbagecollector` — ownerReference garbage collection;

@@ -19,6 +19,7 @@ from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
 from minik8s.controllers.daemonset import DaemonSetController
+from minik8s.controllers.cronjob import CronJobController
 from minik8s.controllers.deployment import DeploymentController
 from minik8s.controllers.dnsrecords import DNSController
 from minik8s.controllers.endpoints import EndpointsController
@@ -26,6 +27,7 @@ from minik8s.controllers.function import FunctionController
 from minik8s.controllers.functionautoscaler import FunctionAutoscaler
 from minik8s.controllers.garbagecollector import GarbageCollector
 from minik8s.controllers.gpujob import GPUJobController, GPUJobOptions
+from minik8s.controllers.job import JobController
 from minik8s.controllers.nodeipam import DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_CIDR_MASK_SIZE, NodeIPAMController
 from minik8s.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
@@ -44,7 +46,9 @@ class ControllerOptions:
     ``gpujob`` the timings of the GPUJob and SlurmCluster controller;
     ``function_gateway_url`` the serverless gateway (Function URLs, the autoscaler's metrics) and
     ``function_stable_window`` the function autoscaler's stable window (seconds; panic: a tenth);
-    ``function_gateway_token`` the bearer token the autoscaler sends to the gateway ("" = none)."""
+    ``function_gateway_token`` the bearer token the autoscaler sends to the gateway ("" = none);
+    ``job_backoff_base``/``job_backoff_max`` the Job controller's pod-failure back-off (seconds: first
+    delay, doubled per failure, and its cap)."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
@@ -55,6 +59,8 @@ class ControllerOptions:
     function_gateway_url: str = DEFAULT_GATEWAY_URL
     function_stable_window: float = 60.0
     function_gateway_token: str = ""
+    job_backoff_base: float = 10.0
+    job_backoff_max: float = 360.0
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -78,6 +84,8 @@ CONTROLLERS: dict[str, ControllerFactory] = {
                                                              gateway_token=o.function_gateway_token),
     "serviceaccount": lambda c, f, o: ServiceAccountsController(c, f),
     "replicationcontroller": lambda c, f, o: ReplicationManager(c, f),
+    "job": lambda c, f, o: JobController(c, f, backoff_base=o.job_backoff_base, backoff_max=o.job_backoff_max),
+    "cronjob": lambda c, f, o: CronJobController(c, f),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
@@ -91,7 +99,8 @@ ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "depl
            "gpujob-controller": "gpujob", "slurmcluster": "gpujob",
            "function-controller": "function", "function-autoscaler": "functionautoscaler",
            "serviceaccount-controller": "serviceaccount", "replication-controller": "replicationcontroller",
-           "replicationmanager": "replicationcontroller"}
+           "replicationmanager": "replicationcontroller",
+           "job-controller": "job", "cronjob-controller": "cronjob"}
 
 
 def select_controllers(spec: str | None) -> list[str]:

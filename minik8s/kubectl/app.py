@@ -35,6 +35,7 @@ from minik8s.kubectl import (
     taint,
     top,
     version,
+    wait,
 )
 from minik8s.kubectl import exec as exec_cmd
 from minik8s.kubectl.errors import render
@@ -76,6 +77,7 @@ app.command("version")(version.version)
 app.command("logs")(logs.logs)
 app.command("exec")(exec_cmd.exec_)
 app.command("scale")(scale.scale)
+app.command("wait")(wait.wait)
 app.add_typer(rollout.app, name="rollout")
 app.command("cordon")(drain.cordon)
 app.command("uncordon")(drain.uncordon)

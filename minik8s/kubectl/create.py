@@ -1,5 +1,5 @@
 """``kubectl create``: from files (``-f``), or by generator: ``namespace NAME``,
-``configmap NAME`` and ``secret generic NAME``.
+``configmap NAME``, ``secret generic NAME``, ``job NAME`` and ``cronjob NAME``.
 
 The generators build the object from ``--from-literal=KEY=VALUE``, ``--from-file=[KEY=]PATH``
 (a file: KEY defaults to its base name; a directory: each regular file in it whose name is a
@@ -40,7 +40,8 @@ app = typer.Typer(
     invoke_without_command=True,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
-    help="Create a resource from a file or from stdin, or with a generator (namespace, configmap, secret).",
+    help="Create a resource from a file or from stdin, or with a generator "
+         "(namespace, configmap, secret, job, cronjob).",
 )
 
 
@@ -270,3 +271,90 @@ def create_namespace(ctx: typer.Context, name: Annotated[str, typer.Argument(hel
 
 
 app.command("ns", hidden=True)(create_namespace)
+
+
+# ------------------------------------------------------------------ batch: job, cronjob
+CommandArg = Annotated[list[str] | None, typer.Argument(metavar="-- [COMMAND] [args...]",
+                                                        help="the container's command")]
+ImageOpt = Annotated[str, typer.Option("--image", help="the container image")]
+
+
+def job_object(name: str, image: str, command: list[str]) -> Obj:
+    """``kubectl create job NAME --image=IMG -- CMD``: one container named NAME, restartPolicy Never."""
+    container: Obj = {"name": name, "image": image}
+    if command:
+        container["command"] = list(command)
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"template": {"metadata": {}, "spec": {"containers": [container], "restartPolicy": "Never"}}}}
+
+
+def job_from_cronjob(name: str, cronjob: Obj) -> Obj:
+    """A Job from a CronJob's ``jobTemplate`` (``kubectl create job --from=cronjob/X``): the template's
+    labels and annotations plus ``cronjob.kubernetes.io/instantiate: manual``, owned by the CronJob."""
+    template = copy.deepcopy((cronjob.get("spec") or {}).get("jobTemplate") or {})
+    tmeta = template.get("metadata") or {}
+    cmeta = cronjob.get("metadata") or {}
+    annotations = {"cronjob.kubernetes.io/instantiate": "manual", **(tmeta.get("annotations") or {})}
+    meta: Obj = {"name": name, "annotations": annotations,
+                 "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": cmeta.get("name"),
+                                      "uid": cmeta.get("uid"), "controller": True, "blockOwnerDeletion": True}]}
+    if tmeta.get("labels"):
+        meta["labels"] = dict(tmeta["labels"])
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": template.get("spec") or {}}
+
+
+async def _fetch_cronjob(opts: GlobalOptions, ref: str) -> Obj:
+    kind, slash, cj_name = ref.partition("/")
+    if not slash or not cj_name or kind.lower() not in ("cronjob", "cronjobs", "cj", "cronjob.batch",
+                                                        "cronjobs.batch"):
+        raise KubectlError(f"from must be an existing cronjob: {ref}")
+    async with Session(opts) as s:
+        rt = s.registry.by_kind("batch/v1", "CronJob")
+        if rt is None:
+            raise KubectlError("the server does not serve CronJob objects")
+        try:
+            return await s.client.get(rt, cj_name, s.namespace)
+        except errors.NotFound:
+            raise KubectlError(f'cronjobs.batch "{cj_name}" not found') from None
+
+
+@app.command("job", context_settings={"allow_interspersed_args": True})
+def create_job(ctx: typer.Context, name: Annotated[str, typer.Argument(help="the Job's name")],
+               command: CommandArg = None, image: ImageOpt = "",
+               from_: Annotated[str, typer.Option("--from", help="cronjob/NAME to take the job template from")] = "",
+               dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a Job with the given name: from an image (and command after --), or from a CronJob."""
+    if from_:
+        if image or command:
+            raise KubectlError("either --image or --from must be specified, not both")
+        obj = job_from_cronjob(name, asyncio.run(_fetch_cronjob(ctx.obj, from_)))
+    elif not image:
+        raise KubectlError("either --image or --from must be specified")
+    else:
+        obj = job_object(name, image, command or [])
+    asyncio.run(send(ctx.obj, obj, dry_run, output))
+
+
+@app.command("cronjob", context_settings={"allow_interspersed_args": True})
+def create_cronjob(ctx: typer.Context, name: Annotated[str, typer.Argument(help="the CronJob's name")],
+                   command: CommandArg = None, image: ImageOpt = "",
+                   schedule: Annotated[str, typer.Option("--schedule", help="cron schedule, e.g. '*/1 * * * *'")] = "",
+                   restart: Annotated[str, typer.Option("--restart", help="OnFailure or Never")] = "OnFailure",
+                   dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a CronJob with the given name, image, schedule (and command after --) (alias: cj)."""
+    if not image:
+        raise KubectlError("--image must be specified")
+    if not schedule:
+        raise KubectlError("--schedule must be specified")
+    if restart not in ("OnFailure", "Never"):
+        raise KubectlError(f"invalid restart policy: {restart}")
+    container: Obj = {"name": name, "image": image}
+    if command:
+        container["command"] = list(command)
+    obj: Obj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name},
+                "spec": {"schedule": schedule, "jobTemplate": {"metadata": {"name": name}, "spec": {
+                    "template": {"metadata": {}, "spec": {"containers": [container], "restartPolicy": restart}}}}}}
+    asyncio.run(send(ctx.obj, obj, dry_run, output))
+
+
+app.command("cj", hidden=True, context_settings={"allow_interspersed_args": True})(create_cronjob)

@@ -9,6 +9,7 @@ describer, so later kinds can add their own.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import re
 import sys
 from collections.abc import Awaitable, Callable
@@ -35,6 +36,7 @@ from minik8s.kubectl.sections import (
     write_containers,
     write_events,
     write_labels,
+    write_pod_template,
     write_tolerations,
     write_volumes,
 )
@@ -463,6 +465,83 @@ async def describe_secret(s: Session, rt: ResourceType, secret: Obj) -> str:
     return w.text()
 
 
+def _write_conditions(w: Writer, conditions: list[Obj]) -> None:
+    if not conditions:
+        return
+    w.write(0, "Conditions:")
+    w.write(1, "Type\tStatus\tReason\tMessage")
+    w.write(1, "----\t------\t------\t-------")
+    for c in conditions:
+        w.write(1, f"{c.get('type')}\t{c.get('status')}\t{c.get('reason') or ''}\t{c.get('message') or ''}")
+
+
+def _write_job_spec(w: Writer, spec: Obj) -> None:
+    """The JobSpec lines kubectl's Job describer prints (Parallelism ... Backoff Limit)."""
+    w.write(0, f"Parallelism:\t{spec.get('parallelism', 1)}")
+    w.write(0, f"Completions:\t{spec['completions'] if spec.get('completions') is not None else '<unset>'}")
+    w.write(0, f"Completion Mode:\t{spec.get('completionMode') or 'NonIndexed'}")
+    w.write(0, f"Suspend:\t{str(bool(spec.get('suspend'))).lower()}")
+    w.write(0, f"Backoff Limit:\t{spec.get('backoffLimit', 6)}")
+    if spec.get("activeDeadlineSeconds") is not None:
+        w.write(0, f"Active Deadline Seconds:\t{spec['activeDeadlineSeconds']}s")
+    if spec.get("ttlSecondsAfterFinished") is not None:
+        w.write(0, f"TTL Seconds After Finished:\t{spec['ttlSecondsAfterFinished']}")
+
+
+async def describe_job(s: Session, rt: ResourceType, job: Obj) -> str:
+    """A Job in kubectl's layout: selector, counts and modes, times, pod statuses, template, conditions, events."""
+    meta, spec, status = meta_of(job), job.get("spec") or {}, job.get("status") or {}
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
+    w.write(0, "Selector:\t" + cols.format_selector(spec.get("selector")))
+    write_labels(w, "Labels", meta.get("labels"))
+    write_annotations(w, "Annotations", meta.get("annotations"))
+    if _controller(job):
+        w.write(0, f"Controlled By:\t{_controller(job)}")
+    _write_job_spec(w, spec)
+    if status.get("startTime"):
+        w.write(0, f"Start Time:\t{describe_time(status['startTime'])}")
+    if status.get("completionTime"):
+        w.write(0, f"Completed At:\t{describe_time(status['completionTime'])}")
+    duration = cols.job_duration(job, dt.datetime.now(dt.UTC))
+    if duration and status.get("completionTime"):
+        w.write(0, f"Duration:\t{duration}")
+    w.write(0, f"Pods Statuses:\t{status.get('active') or 0} Active ({status.get('ready') or 0} Ready) / "
+               f"{status.get('succeeded') or 0} Succeeded / {status.get('failed') or 0} Failed")
+    if spec.get("completionMode") == "Indexed":
+        w.write(0, f"Completed Indexes:\t{status.get('completedIndexes') or NONE}")
+    write_pod_template(w, spec.get("template"))
+    w.flush()
+    _write_conditions(w, status.get("conditions") or [])
+    write_events(w, await fetch_events(s, job, rt))
+    return w.text()
+
+
+async def describe_cronjob(s: Session, rt: ResourceType, cj: Obj) -> str:
+    """A CronJob in kubectl's layout: schedule, policies, limits, the job template, active jobs, events."""
+    meta, spec, status = meta_of(cj), cj.get("spec") or {}, cj.get("status") or {}
+    w = header(meta)
+    w.write(0, f"Schedule:\t{spec.get('schedule', '')}")
+    if spec.get("timeZone"):
+        w.write(0, f"Time Zone:\t{spec['timeZone']}")
+    w.write(0, f"Concurrency Policy:\t{spec.get('concurrencyPolicy') or 'Allow'}")
+    w.write(0, f"Suspend:\t{str(bool(spec.get('suspend'))).lower()}")
+    w.write(0, f"Successful Job History Limit:\t{spec.get('successfulJobsHistoryLimit', 3)}")
+    w.write(0, f"Failed Job History Limit:\t{spec.get('failedJobsHistoryLimit', 1)}")
+    deadline = spec.get("startingDeadlineSeconds")
+    w.write(0, f"Starting Deadline Seconds:\t{f'{deadline}s' if deadline is not None else '<unset>'}")
+    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    _write_job_spec(w, job_spec)
+    write_pod_template(w, job_spec.get("template"))
+    w.flush()
+    last = status.get("lastScheduleTime")
+    w.write(0, f"Last Schedule Time:\t{describe_time(last) if last else '<unset>'}")
+    w.write(0, "Active Jobs:\t" + (", ".join(str(r.get("name")) for r in status.get("active") or []) or NONE))
+    write_events(w, await fetch_events(s, cj, rt))
+    return w.text()
+
+
 Describer = Callable[[Session, ResourceType, Obj], Awaitable[str]]
 DESCRIBERS: dict[str, Describer] = {
     "Pod": describe_pod,
@@ -472,6 +551,8 @@ DESCRIBERS: dict[str, Describer] = {
     "GPUJob": describe_gpujob,
     "ConfigMap": describe_config_map,
     "Secret": describe_secret,
+    "Job": describe_job,
+    "CronJob": describe_cronjob,
 }
 
 

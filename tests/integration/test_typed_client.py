@@ -62,6 +62,14 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
                                {"desiredNumberScheduled": 2, "currentNumberScheduled": 2, "numberReady": 1,
                                 "numberMisscheduled": 0, "updatedNumberScheduled": 2, "numberAvailable": 1,
                                 "numberUnavailable": 1, "observedGeneration": 1}),
+    ("batch/v1", "Job"): ({"spec": {"completions": 1, "template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}}, {
+        "startTime": now_rfc3339(), "completionTime": now_rfc3339(), "succeeded": 1, "active": 0,
+        "conditions": [{"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": now_rfc3339()},
+                       {"type": "Complete", "status": "True", "lastTransitionTime": now_rfc3339()}]}),
+    ("batch/v1", "CronJob"): ({"spec": {"schedule": "*/5 * * * *", "timeZone": "Etc/UTC", "jobTemplate": {
+        "spec": {"template": {"spec": {**POD_SPEC, "restartPolicy": "OnFailure"}}}}}}, {
+        "lastScheduleTime": now_rfc3339(),
+        "active": [{"apiVersion": "batch/v1", "kind": "Job", "name": "typed-1", "uid": "u-1"}]}),
     ("networking.k8s.io/v1", "Ingress"): ({"spec": {"rules": [{"host": "typed.example", "http": {"paths": [
         {"path": "/", "pathType": "Prefix",
          "backend": {"service": {"name": "typed", "port": {"number": 80}}}}]}}]}}, None),
@@ -85,6 +93,10 @@ STANZAS: dict[tuple[str, str], Any] = {
     ("apps/v1", "Deployment"): lambda o: o.status is not None,
     ("apps/v1", "DaemonSet"): lambda o: o.status.desired_number_scheduled == 2
     and o.spec.update_strategy.rolling_update.max_unavailable == 1 and o.spec.revision_history_limit == 10,
+    ("batch/v1", "Job"): lambda o: o.spec.backoff_limit == 6 and o.spec.completion_mode == "NonIndexed"
+    and o.spec.selector.match_labels["batch.kubernetes.io/controller-uid"] == o.metadata.uid,
+    ("batch/v1", "CronJob"): lambda o: o.spec.concurrency_policy == "Allow"
+    and o.spec.successful_jobs_history_limit == 3,
     ("autoscaling/v2", "HorizontalPodAutoscaler"): lambda o: o.status.desired_replicas == 1,
     ("autoscaling/v1", "HorizontalPodAutoscaler"): lambda o: (o.status.current_replicas, o.status.desired_replicas)
     == (0, 0),
@@ -181,6 +193,7 @@ SERVED_LISTS = {
     "CoreV1Api": ["config_map", "endpoints", "event", "namespace", "node", "pod", "replication_controller", "secret",
                   "service", "service_account"],
     "AppsV1Api": ["daemon_set", "deployment", "replica_set"],
+    "BatchV1Api": ["job", "cron_job"],
     "AutoscalingV2Api": ["horizontal_pod_autoscaler"],
 }
 
@@ -222,7 +235,8 @@ async def test_typed_list_calls_of_served_kinds_succeed(apiserver: APIServer, na
 # ---------------------------------------------------------------- typed CRUD and watch, every kind
 #: The typed API class of each group/version minik8s serves Kubernetes kinds in.
 API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": k8s.AutoscalingV2Api,
-               "autoscaling/v1": k8s.AutoscalingV1Api, "coordination.k8s.io/v1": k8s.CoordinationV1Api,
+               "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api,
+               "coordination.k8s.io/v1": k8s.CoordinationV1Api,
                "networking.k8s.io/v1": k8s.NetworkingV1Api}
 
 

@@ -113,6 +113,28 @@ async def mark_running(client: Client, pod: Obj, node: str | None = "node-1", re
     raise AssertionError(f"could not write the status of pod {name}")
 
 
+async def finish(client: Client, pod: Obj, phase: str = "Succeeded") -> None:
+    """What a kubelet reports when the pod's container exited (0: Succeeded, 1: Failed)."""
+    rt = client.kind("v1", "Pod")
+    code = 0 if phase == "Succeeded" else 1
+    for _ in range(10):
+        live = await client.get(rt, pod["metadata"]["name"], pod["metadata"]["namespace"])
+        stamp = now()
+        live["status"] = {
+            "phase": phase,
+            "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted",
+                            "lastTransitionTime": stamp}],
+            "containerStatuses": [{"name": "main", "ready": False, "restartCount": 0, "image": "minik8s/busybox",
+                                   "imageID": "", "state": {"terminated": {
+                                       "exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                                       "startedAt": stamp, "finishedAt": stamp}}}],
+        }
+        with contextlib.suppress(errors.Conflict):
+            await client.update_status(rt, live)
+            return
+    raise AssertionError("could not write the pod's status")
+
+
 async def finish_deletion(client: Client, pod: Obj) -> None:
     """What a kubelet does once a pod's containers stopped: DELETE with grace period 0."""
     meta = pod["metadata"]

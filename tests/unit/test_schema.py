@@ -92,7 +92,8 @@ def test_openapi_documents() -> None:
     openapi = OpenAPI("v1.32.0")
     openapi.refresh(REGISTRY.types)
     assert set(openapi.index()["paths"]) == {"api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1",
-                                             "apis/networking.k8s.io/v1", "apis/minik8s.io/v1", "apis/autoscaling/v2"}
+                                             "apis/networking.k8s.io/v1", "apis/minik8s.io/v1", "apis/autoscaling/v2",
+                                             "apis/batch/v1"}
     apps = [rt for rt in REGISTRY.types if rt.group == "apps"]
     doc = document_v3(apps, SCHEMAS, "v1.32.0")
     patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]

@@ -17,6 +17,7 @@ from minik8s.apiserver.strategies.event import EventStrategy
 from minik8s.apiserver.strategies.gpujob import GPUJobStrategy, SlurmClusterStrategy
 from minik8s.apiserver.strategies.horizontalpodautoscaler import HorizontalPodAutoscalerStrategy
 from minik8s.apiserver.strategies.ingress import IngressStrategy
+from minik8s.apiserver.strategies.job import CronJobStrategy, JobStrategy
 from minik8s.apiserver.strategies.namespace import NamespaceStrategy
 from minik8s.apiserver.strategies.node import NodeStrategy
 from minik8s.apiserver.strategies.pod import PodStrategy
@@ -45,6 +46,8 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "ReplicationController": ReplicationControllerStrategy(),
         "Deployment": DeploymentStrategy(),
         "DaemonSet": DaemonSetStrategy(),
+        "Job": JobStrategy(),
+        "CronJob": CronJobStrategy(),
         "DNS": DNSStrategy(),
         "Ingress": IngressStrategy(),
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),

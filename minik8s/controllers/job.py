@@ -1,0 +1,477 @@
+"""The Job controller: run each Job's pods until enough succeed, or the Job fails.
+
+Kubernetes' ``pkg/controller/job`` semantics, as far as minik8s goes:
+
+* **Pods** are the Job's by their controller ownerReference (``controller: true``,
+  ``blockOwnerDeletion: true``, so the garbage collector removes them with the Job).  Active
+  pods (not finished, not terminating) are kept at ``spec.parallelism``, never more than the
+  completions still missing; extra ones are deleted (``SuccessfulDelete``).  Finished pods
+  stay (they are what ``status.succeeded``/``status.failed`` count) until the Job goes.
+* **Failures**: ``status.failed`` counts Failed pods (with ``restartPolicy: OnFailure`` also the
+  restarts of active pods' containers).  After a failure the next pod waits an exponential
+  back-off from the last failure: 10 s, doubled per failure since the last success, at most
+  6 minutes (the work queue's ``add_after``).  More failures than ``spec.backoffLimit`` fail the
+  Job: condition ``FailureTarget``, active pods deleted, then ``Failed`` (reason
+  ``BackoffLimitExceeded``, message ``Job has reached the specified backoff limit``).
+* **activeDeadlineSeconds** past ``status.startTime``: the same with reason ``DeadlineExceeded``
+  (``Job was active longer than specified deadline``).
+* **Success**: ``status.succeeded`` reaching ``spec.completions`` (without completions: one pod
+  succeeded and none active) adds ``SuccessCriteriaMet`` then ``Complete`` and sets
+  ``status.completionTime``; active leftovers are deleted.
+* **suspend**: active pods are deleted, condition ``Suspended`` True (``JobSuspended``) and
+  ``startTime`` cleared; resuming sets it False (``JobResumed``) and starts the clock again.
+* **ttlSecondsAfterFinished**: that long after the Job finished it is deleted with
+  ``propagationPolicy: Background`` (Kubernetes' TTL-after-finished controller, folded in here).
+* **Indexed** completion mode: each pod carries its index in the annotation and label
+  ``batch.kubernetes.io/job-completion-index`` and the env var ``JOB_COMPLETION_INDEX`` and is
+  named ``<job>-<index>-<suffix>`` with hostname ``<job>-<index>``; ``status.completedIndexes``
+  lists the indexes that succeeded (``0-2,4``), the Job succeeds when all ``completions`` did.
+* **Events** on the Job: ``SuccessfulCreate``, ``SuccessfulDelete``, ``FailedCreate``,
+  ``Completed``, ``BackoffLimitExceeded``, ``DeadlineExceeded``, ``Suspended``, ``Resumed``.
+
+Differences: no ``batch.kubernetes.io/job-tracking`` finalizer (a finished pod deleted by hand
+is no longer counted); ``podFailurePolicy``, ``backoffLimitPerIndex`` and ``successPolicy`` are
+stored but not acted on; orphan pods are not adopted.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from minik8s.api import errors
+from minik8s.api.base import Obj, parse_time
+from minik8s.api.batch import COMPLETION_INDEX_ANNOTATION
+from minik8s.api.meta import object_key
+from minik8s.client.events import EventRecorder
+from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
+from minik8s.client.rest import Client
+from minik8s.controllers.base import CONTROLLER_UID_INDEX, Controller, by_controller_uid, slow_start_batch
+from minik8s.controllers.expectations import Expectations
+from minik8s.controllers.ownerrefs import controller_ref, meta_of, new_controller_ref, resolve_controller_ref
+from minik8s.controllers.podutil import is_pod_active, is_pod_ready
+
+#: First delay after a pod failure and its cap (Kubernetes' ``DefaultJobPodFailureBackOff`` and
+#: the 6-minute ``MaxJobPodFailureBackOff`` of the Job docs).
+BACKOFF_BASE = 10.0
+BACKOFF_MAX = 360.0
+#: Most pods one sync creates (Kubernetes' ``MaxPodCreateDeletePerSync``).
+MAX_PER_SYNC = 500
+
+Clock = Callable[[], dt.datetime]
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def rfc3339(when: dt.datetime) -> str:
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _time(value: Any) -> dt.datetime | None:
+    try:
+        return parse_time(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def condition(job: Obj, type_: str) -> Obj | None:
+    """The Job's condition of ``type_`` whose status is True, or None."""
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if c.get("type") == type_ and c.get("status") == "True":
+            return dict(c)
+    return None
+
+
+def is_finished(job: Obj) -> bool:
+    """Complete or Failed (``IsJobFinished``)."""
+    return condition(job, "Complete") is not None or condition(job, "Failed") is not None
+
+
+def finish_time(job: Obj) -> dt.datetime | None:
+    """When the Job finished: the Complete or Failed condition's lastTransitionTime."""
+    for type_ in ("Complete", "Failed"):
+        c = condition(job, type_)
+        if c is not None:
+            return _time(c.get("lastTransitionTime")) or _time((job.get("status") or {}).get("completionTime"))
+    return None
+
+
+def set_condition(conditions: list[Obj], type_: str, status: str, reason: str, message: str,
+                  now: dt.datetime) -> list[Obj]:
+    """``conditions`` with ``type_`` set; ``lastTransitionTime`` moves only when the status changes
+    (``lastProbeTime`` is always now, as the Job controller writes both)."""
+    stamp = rfc3339(now)
+    out = []
+    found = False
+    for c in conditions:
+        if c.get("type") == type_:
+            found = True
+            changed = c.get("status") != status
+            c = {**c, "status": status, "reason": reason, "message": message, "lastProbeTime": stamp}
+            if changed or not c.get("lastTransitionTime"):
+                c["lastTransitionTime"] = stamp
+        out.append(c)
+    if not found:
+        out.append({"type": type_, "status": status, "reason": reason, "message": message,
+                    "lastProbeTime": stamp, "lastTransitionTime": stamp})
+    return out
+
+
+def pod_finish_time(pod: Obj) -> dt.datetime | None:
+    """When a finished pod's last container terminated (else its Ready condition's last change)."""
+    latest: dt.datetime | None = None
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        finished = _time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+        if finished is not None and (latest is None or finished > latest):
+            latest = finished
+    if latest is not None:
+        return latest
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready" and _time(c.get("lastTransitionTime")):
+            return _time(c.get("lastTransitionTime"))
+    return _time(meta_of(pod).get("creationTimestamp"))
+
+
+def backoff_delay(failures: int, base: float = BACKOFF_BASE, cap: float = BACKOFF_MAX) -> float:
+    """Seconds to wait before the next pod after ``failures`` failures since the last success."""
+    if failures <= 0:
+        return 0.0
+    return min(base * 2 ** (failures - 1), cap)
+
+
+def pod_index(pod: Obj) -> int | None:
+    """An Indexed Job pod's completion index (annotation), or None."""
+    value = (meta_of(pod).get("annotations") or {}).get(COMPLETION_INDEX_ANNOTATION)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def format_indexes(indexes: set[int]) -> str:
+    """``{0, 1, 2, 4}`` → ``0-2,4`` (``status.completedIndexes``)."""
+    parts: list[str] = []
+    ordered = sorted(indexes)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def count_failures(job: Obj, pods: list[Obj]) -> int:
+    """Failed pods, plus container restarts of active pods with ``restartPolicy: OnFailure``."""
+    failed = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Failed")
+    template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+    if template.get("restartPolicy") == "OnFailure":
+        for p in pods:
+            if is_pod_active(p):
+                failed += sum(int(cs.get("restartCount") or 0)
+                              for cs in (p.get("status") or {}).get("containerStatuses") or [])
+    return failed
+
+
+def failures_since_success(pods: list[Obj]) -> tuple[int, dt.datetime | None]:
+    """Failed pods that finished after the last succeeded one, and the last failure's time."""
+    last_success = max((t for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"
+                        and (t := pod_finish_time(p)) is not None), default=None)
+    failures = [t for p in pods if (p.get("status") or {}).get("phase") == "Failed"
+                and (t := pod_finish_time(p)) is not None and (last_success is None or t >= last_success)]
+    return len(failures), max(failures, default=None)
+
+
+class JobController(Controller):
+    """Reconciles batch/v1 Jobs (keys ``namespace/name``) against the shared pod cache.
+
+    ``clock`` gives the current time (tests move it); ``backoff_base``/``backoff_max`` are the
+    pod-failure back-off in seconds (10 and 360 as in Kubernetes).
+    """
+
+    name = "job-controller"
+
+    def __init__(self, client: Client, factory: SharedInformerFactory, recorder: EventRecorder | None = None,
+                 clock: Clock = _utc_now, backoff_base: float = BACKOFF_BASE,
+                 backoff_max: float = BACKOFF_MAX) -> None:
+        super().__init__(client, factory, recorder)
+        self.job_rt = client.kind("batch/v1", "Job")
+        self.pod_rt = client.kind("v1", "Pod")
+        self.clock = clock
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.expectations = Expectations()
+        self.jobs = factory.informer(self.job_rt, {NAMESPACE_INDEX: by_namespace})
+        self.pods = factory.informer(self.pod_rt, {NAMESPACE_INDEX: by_namespace,
+                                                   CONTROLLER_UID_INDEX: by_controller_uid})
+        self.jobs.add_handler(lambda j: self.enqueue(object_key(j)), self._update_job, self._delete_job)
+        self.pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
+
+    # ================================================================== event handlers
+    def _update_job(self, old: Obj, cur: Obj) -> None:
+        if meta_of(old).get("uid") != meta_of(cur).get("uid"):
+            self.expectations.forget(object_key(old))
+        self.enqueue(object_key(cur))
+
+    def _delete_job(self, job: Obj) -> None:
+        self.expectations.forget(object_key(job))
+
+    def _owner(self, pod: Obj) -> Obj | None:
+        ref = controller_ref(pod)
+        if ref is None:
+            return None
+        return resolve_controller_ref(self.jobs, meta_of(pod).get("namespace") or "", ref, "Job", "batch")
+
+    def _add_pod(self, pod: Obj) -> None:
+        job = self._owner(pod)
+        if job is not None:
+            self.expectations.creation_observed(object_key(job))
+            self.enqueue(object_key(job))
+
+    def _update_pod(self, old: Obj, cur: Obj) -> None:
+        if meta_of(old).get("resourceVersion") == meta_of(cur).get("resourceVersion"):
+            return
+        job = self._owner(cur)
+        if job is not None:
+            self.enqueue(object_key(job))
+
+    def _delete_pod(self, pod: Obj) -> None:
+        job = self._owner(pod)
+        if job is not None:
+            key = object_key(job)
+            self.expectations.deletion_observed(key, object_key(pod))
+            self.enqueue(key)
+
+    # ================================================================== sync
+    async def sync(self, key: str) -> None:
+        """Reconcile Job ``key``: pods toward parallelism, counts and conditions into status."""
+        job = self.jobs.get(key)
+        if job is None:
+            self.expectations.forget(key)
+            return
+        meta = meta_of(job)
+        if meta.get("deletionTimestamp"):
+            return
+        now = self.clock()
+        if is_finished(job):
+            await self._after_finished(key, job, now)
+            return
+        uid = meta.get("uid") or ""
+        pods = [p for p in self.pods.by_index(CONTROLLER_UID_INDEX, uid)
+                if meta_of(p).get("namespace") == meta.get("namespace")]
+        spec = job.get("spec") or {}
+        status = copy.deepcopy(job.get("status") or {})
+        conditions: list[Obj] = list(status.get("conditions") or [])
+        active = [p for p in pods if is_pod_active(p)]
+        indexed = spec.get("completionMode") == "Indexed"
+        succeeded_pods = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
+        completions = spec.get("completions")
+        completed: set[int] = set()
+        if indexed:
+            completed = {i for p in succeeded_pods if (i := pod_index(p)) is not None
+                         and completions is not None and 0 <= i < completions}
+            succeeded = len(completed)
+        else:
+            succeeded = len(succeeded_pods)
+        failed = count_failures(job, pods)
+        suspended = bool(spec.get("suspend"))
+        if not suspended and not status.get("startTime"):
+            status["startTime"] = rfc3339(now)
+        start = _time(status.get("startTime"))
+
+        failure: tuple[str, str] | None = None
+        deadline = spec.get("activeDeadlineSeconds")
+        backoff_limit = spec.get("backoffLimit")
+        if failed > (6 if backoff_limit is None else int(backoff_limit)):
+            failure = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+        elif deadline is not None and start is not None and not suspended \
+                and (now - start).total_seconds() >= deadline:
+            failure = ("DeadlineExceeded", "Job was active longer than specified deadline")
+        if completions is not None:
+            complete = succeeded >= completions
+        else:
+            complete = succeeded > 0 and not active
+
+        manage_error: Exception | None = None
+        if failure is not None:
+            reason, message = failure
+            conditions = set_condition(conditions, "FailureTarget", "True", reason, message, now)
+            await self._delete_pods(key, job, active)
+            conditions = set_condition(conditions, "Failed", "True", reason, message, now)
+            self.event(job, "Warning", reason, message)
+            active = []
+        elif complete:
+            await self._delete_pods(key, job, active)
+            active = []
+            conditions = set_condition(conditions, "SuccessCriteriaMet", "True", "CompletionsReached",
+                                       "Reached expected number of succeeded pods", now)
+            conditions = set_condition(conditions, "Complete", "True", "CompletionsReached",
+                                       "Reached expected number of succeeded pods", now)
+            status["completionTime"] = rfc3339(now)
+            self.event(job, "Normal", "Completed", "Job completed")
+        elif suspended:
+            if active:
+                await self._delete_pods(key, job, active)
+                active = []
+            if not condition(job, "Suspended"):
+                conditions = set_condition(conditions, "Suspended", "True", "JobSuspended", "Job suspended", now)
+                self.event(job, "Normal", "Suspended", "Job suspended")
+            status.pop("startTime", None)
+        else:
+            if condition(job, "Suspended"):
+                conditions = set_condition(conditions, "Suspended", "False", "JobResumed", "Job resumed", now)
+                self.event(job, "Normal", "Resumed", "Job resumed")
+            if self.expectations.satisfied(key):
+                try:
+                    active = await self._manage(key, job, active, succeeded, completed, pods, now)
+                except Exception as exc:  # noqa: BLE001 - status first, then retried
+                    manage_error = exc
+            if deadline is not None and start is not None:
+                self.enqueue_after(key, max(deadline - (now - start).total_seconds(), 0) + 0.05)
+
+        status["active"] = len(active)
+        status["ready"] = sum(1 for p in active if is_pod_ready(p))
+        status["succeeded"] = succeeded
+        status["failed"] = failed
+        status["terminating"] = sum(1 for p in pods if meta_of(p).get("deletionTimestamp")
+                                    and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+        if indexed:
+            if completed:
+                status["completedIndexes"] = format_indexes(completed)
+            else:
+                status.pop("completedIndexes", None)
+        status.setdefault("uncountedTerminatedPods", {})
+        if conditions:
+            status["conditions"] = conditions
+        if status != (job.get("status") or {}):
+            updated = await self.client.update_status(self.job_rt, {**job, "status": status})
+            if is_finished(updated):
+                await self._after_finished(key, updated, now)
+        if manage_error is not None:
+            raise manage_error
+
+    # ------------------------------------------------------------------ after finishing
+    async def _after_finished(self, key: str, job: Obj, now: dt.datetime) -> None:
+        """ttlSecondsAfterFinished: delete the Job (Background) once that long has passed."""
+        ttl = (job.get("spec") or {}).get("ttlSecondsAfterFinished")
+        if ttl is None:
+            return
+        finished = finish_time(job) or now
+        remaining = (finished + dt.timedelta(seconds=ttl) - now).total_seconds()
+        if remaining > 0:
+            self.enqueue_after(key, remaining + 0.05)
+            return
+        meta = meta_of(job)
+        self.log.info("Job %s finished %ss ago: deleting it (ttlSecondsAfterFinished)", key, ttl)
+        try:
+            await self.client.delete(self.job_rt, meta["name"], meta.get("namespace"),
+                                     propagation_policy="Background", preconditions={"uid": str(meta.get("uid"))})
+        except (errors.NotFound, errors.Conflict):
+            pass
+
+    # ------------------------------------------------------------------ pods
+    async def _manage(self, key: str, job: Obj, active: list[Obj], succeeded: int, completed: set[int],
+                      pods: list[Obj], now: dt.datetime) -> list[Obj]:
+        """Create or delete pods toward ``min(parallelism, completions - succeeded)``; returns the
+        pods then active."""
+        spec = job.get("spec") or {}
+        raw_parallelism = spec.get("parallelism")
+        parallelism = 1 if raw_parallelism is None else int(raw_parallelism)
+        completions = spec.get("completions")
+        wanted = parallelism
+        if completions is not None:
+            wanted = max(min(parallelism, completions - succeeded), 0)
+        elif succeeded > 0:
+            wanted = min(wanted, len(active))  # work queue Jobs: no new pods once one succeeded
+        if len(active) > wanted:
+            extra = sorted(active, key=lambda p: str(meta_of(p).get("creationTimestamp") or ""), reverse=True)
+            victims = extra[:len(active) - wanted]
+            await self._delete_pods(key, job, victims)
+            return [p for p in active if p not in victims]
+        missing = min(wanted - len(active), MAX_PER_SYNC)
+        if missing <= 0:
+            return active
+        failures, last_failure = failures_since_success(pods)
+        delay = backoff_delay(failures, self.backoff_base, self.backoff_max)
+        if last_failure is not None and delay > 0:
+            wait = (last_failure + dt.timedelta(seconds=delay) - now).total_seconds()
+            if wait > 0:
+                self.enqueue_after(key, wait + 0.05)
+                return active
+        indexes: list[int | None] = [None] * missing
+        if spec.get("completionMode") == "Indexed" and completions is not None:
+            busy = completed | {i for p in active if (i := pod_index(p)) is not None}
+            free = [i for i in range(completions) if i not in busy]
+            indexes = list(free[:missing])
+        await self._create_pods(key, job, indexes)
+        return active
+
+    def _pod_from_template(self, job: Obj, index: int | None) -> Obj:
+        meta = meta_of(job)
+        template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
+        tmeta = template.get("metadata") or {}
+        spec = template.get("spec") or {}
+        name = str(meta.get("name"))
+        pod_meta: Obj = {"generateName": f"{name}-", "namespace": meta.get("namespace"),
+                         "ownerReferences": [new_controller_ref(job, "batch/v1", "Job")]}
+        for fld in ("labels", "annotations", "finalizers"):
+            if tmeta.get(fld):
+                pod_meta[fld] = tmeta[fld]
+        if index is not None:
+            pod_meta["generateName"] = f"{name}-{index}-"
+            pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), COMPLETION_INDEX_ANNOTATION: str(index)}
+            pod_meta["labels"] = {**(pod_meta.get("labels") or {}), COMPLETION_INDEX_ANNOTATION: str(index)}
+            spec.setdefault("hostname", f"{name}-{index}"[:63].rstrip("-"))
+            for kind in ("initContainers", "containers"):
+                for c in spec.get(kind) or []:
+                    env = [e for e in c.get("env") or [] if e.get("name") != "JOB_COMPLETION_INDEX"]
+                    c["env"] = [{"name": "JOB_COMPLETION_INDEX", "value": str(index)}, *env]
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
+
+    async def _create_pods(self, key: str, job: Obj, indexes: list[int | None]) -> None:
+        namespace = meta_of(job).get("namespace")
+        self.expectations.expect_creations(key, len(indexes))
+        queue = list(indexes)
+
+        async def create_one() -> None:
+            index = queue.pop(0)
+            try:
+                pod = await self.client.create(self.pod_rt, self._pod_from_template(job, index), namespace)
+            except errors.APIError as exc:
+                self.event(job, "Warning", "FailedCreate", f"Error creating: {exc.message}")
+                raise
+            self.event(job, "Normal", "SuccessfulCreate", f"Created pod: {meta_of(pod).get('name')}")
+
+        successes, error = await slow_start_batch(len(indexes), 1, create_one)
+        for _ in range(len(indexes) - successes):
+            self.expectations.creation_observed(key)
+        if error is not None:
+            raise error
+
+    async def _delete_pods(self, key: str, job: Obj, pods: list[Obj]) -> None:
+        if not pods:
+            return
+        self.expectations.expect_deletions(key, [object_key(p) for p in pods])
+        first: Exception | None = None
+        for pod in pods:
+            pmeta = meta_of(pod)
+            try:
+                await self.client.delete(self.pod_rt, pmeta["name"], pmeta.get("namespace"),
+                                         preconditions={"uid": str(pmeta.get("uid"))})
+            except errors.NotFound:
+                self.expectations.deletion_observed(key, object_key(pod))
+                continue
+            except errors.APIError as exc:
+                self.expectations.deletion_observed(key, object_key(pod))
+                self.event(job, "Warning", "FailedDelete", f"Error deleting: {exc.message}")
+                first = first or exc
+                continue
+            self.event(job, "Normal", "SuccessfulDelete", f"Deleted pod: {pmeta.get('name')}")
+        if first is not None:
+            raise first
