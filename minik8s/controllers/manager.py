@@ -18,8 +18,8 @@ from minik8s.api.serverless import DEFAULT_GATEWAY_URL
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
-from minik8s.controllers.daemonset import DaemonSetController
 from minik8s.controllers.cronjob import CronJobController
+from minik8s.controllers.daemonset import DaemonSetController
 from minik8s.controllers.deployment import DeploymentController
 from minik8s.controllers.dnsrecords import DNSController
 from minik8s.controllers.endpoints import EndpointsController
