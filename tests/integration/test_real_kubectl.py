@@ -228,3 +228,35 @@ def test_generators_create_expose_run_scale(real_kubectl: RealKubectl, apiserver
     assert rows[1][:3] == ["web", "Deployment/web", "cpu: <unknown>/50%"] and rows[1][3:6] == ["2", "5", "0"]
     assert kubectl.ok("get", "horizontalpodautoscalers.v1.autoscaling", "web", "-o",
                       "jsonpath={.spec.targetCPUUtilizationPercentage}").out == "50"
+
+
+def test_batch_and_daemonset_verbs(real_kubectl: RealKubectl, apiserver: APIServer,  # noqa: F811
+                                   namespace: str) -> None:
+    """``kubectl create job|cronjob`` (protobuf bodies), ``create job --from=cronjob/X`` and the
+    Job, CronJob and DaemonSet columns.  No controllers run here: the Job stays at 0 completions."""
+    kubectl = real_kubectl
+    assert kubectl.ok("create", "cronjob", "tick", "--image=minik8s/busybox", "--schedule=*/5 * * * *",
+                      "--", "true").out == "cronjob.batch/tick created\n"
+    rows = kubectl.ok("get", "cronjobs").table()
+    assert rows[0][:5] == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE"]
+    assert rows[1][:5] == ["tick", "*/5 * * * *", "<none>", "False", "0"]
+    assert kubectl.ok("create", "job", "once", "--from=cronjob/tick").out == "job.batch/once created\n"
+    job = kubectl.ok("get", "job", "once", "-o", "jsonpath={.metadata.ownerReferences[0].kind} "
+                     "{.metadata.annotations.cronjob\\.kubernetes\\.io/instantiate}").out
+    assert job == "CronJob manual"
+    assert kubectl.ok("create", "job", "pi", "--image=minik8s/busybox", "--", "sh", "-c", "exit 0").out == \
+        "job.batch/pi created\n"
+    assert kubectl.ok("get", "job", "pi", "-o", "jsonpath={.spec.template.spec.restartPolicy} "
+                      "{.spec.backoffLimit} {.spec.completions}").out == "Never 6 1"
+    rows = kubectl.ok("get", "jobs").table()
+    assert rows[0][:4] == ["NAME", "STATUS", "COMPLETIONS", "DURATION"]
+    assert {r[0]: r[2] for r in rows[1:]} == {"once": "0/1", "pi": "0/1"}
+
+    create(apiserver, namespace, "/apis/apps/v1/namespaces/{ns}/daemonsets", {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                 "template": {"metadata": {"labels": {"app": "agent"}},
+                              "spec": {"containers": [{"name": "a", "image": "minik8s/busybox"}]}}}})
+    rows = kubectl.ok("get", "ds", "-o", "wide").table()
+    assert rows[0][:6] == ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE"]
+    assert rows[1][:6] == ["agent", "0", "0", "0", "0", "0"] and "minik8s/busybox" in rows[1]
