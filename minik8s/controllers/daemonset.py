@@ -62,20 +62,18 @@ from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
-from minik8s.controllers.base import CONTROLLER_UID_INDEX, Controller, by_controller_uid, slow_start_batch
+from minik8s.controllers.base import CONTROLLER_UID_INDEX, by_controller_uid, slow_start_batch
 from minik8s.controllers.deploymentutil import compute_hash, scaled_value
 from minik8s.controllers.expectations import Expectations
 from minik8s.controllers.ownerrefs import (
     claim,
-    controller_ref,
     meta_of,
     new_controller_ref,
     recheck_owner,
-    resolve_controller_ref,
-    selecting_controllers,
     spec_selector,
 )
-from minik8s.controllers.podutil import is_pod_available, is_pod_ready, seconds_until_available
+from minik8s.controllers.podowner import PodOwnerController
+from minik8s.controllers.podutil import is_pod_available, is_pod_ready
 
 #: The label telling a daemon pod's template revision (Kubernetes' ``ControllerRevisionHashLabelKey``).
 REVISION_HASH_LABEL = "controller-revision-hash"
@@ -313,10 +311,12 @@ class _Backoff:
 
 
 # ====================================================================== the controller
-class DaemonSetController(Controller):
+class DaemonSetController(PodOwnerController):
     """Reconciles DaemonSets (keys ``namespace/name``) against the shared node and pod caches."""
 
     name = "daemonset-controller"
+    owner_api_version = "apps/v1"
+    owner_kind = "DaemonSet"
 
     def __init__(self, client: Client, factory: SharedInformerFactory, recorder: EventRecorder | None = None,
                  expectations: Expectations | None = None, burst_replicas: int = BURST_REPLICAS,
@@ -333,80 +333,13 @@ class DaemonSetController(Controller):
         self.pods = factory.informer(self.pod_rt, {NAMESPACE_INDEX: by_namespace,
                                                    CONTROLLER_UID_INDEX: by_controller_uid})
         self.nodes = factory.informer(self.node_rt)
-        self.daemonsets.add_handler(self._add_ds, self._update_ds, self._delete_ds)
-        self.pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
+        self.watch_pods(self.daemonsets, self.pods)
         self.nodes.add_handler(self._add_node, self._update_node, self._delete_node)
 
     # ================================================================== event handlers
-    def _add_ds(self, ds: Obj) -> None:
-        self.enqueue(object_key(ds))
-
-    def _update_ds(self, old: Obj, cur: Obj) -> None:
-        if meta_of(old).get("uid") != meta_of(cur).get("uid"):
-            self.expectations.forget(object_key(old))
-        self.enqueue(object_key(cur))
-
-    def _delete_ds(self, ds: Obj) -> None:
-        key = object_key(ds)
-        self.expectations.forget(key)
+    def _delete_owner(self, ds: Obj) -> None:
         self.failed_backoff.forget_prefix(f"{meta_of(ds).get('uid')}/")
-        self.enqueue(key)
-
-    def _resolve(self, namespace: str, ref: Obj) -> Obj | None:
-        return resolve_controller_ref(self.daemonsets, namespace, ref, "DaemonSet")
-
-    def _add_pod(self, pod: Obj) -> None:
-        if meta_of(pod).get("deletionTimestamp"):
-            self._delete_pod(pod)
-            return
-        ref = controller_ref(pod)
-        if ref is not None:
-            ds = self._resolve(meta_of(pod).get("namespace") or "", ref)
-            if ds is not None:
-                key = object_key(ds)
-                self.expectations.creation_observed(key)
-                self.enqueue(key)
-            return
-        for ds in selecting_controllers(self.daemonsets, pod):
-            self.enqueue(object_key(ds))
-
-    def _update_pod(self, old: Obj, cur: Obj) -> None:
-        old_meta, cur_meta = meta_of(old), meta_of(cur)
-        if old_meta.get("resourceVersion") == cur_meta.get("resourceVersion"):
-            return
-        if cur_meta.get("deletionTimestamp"):
-            self._delete_pod(cur)
-            return
-        namespace = cur_meta.get("namespace") or ""
-        cur_ref, old_ref = controller_ref(cur), controller_ref(old)
-        if old_ref is not None and old_ref != cur_ref:
-            old_ds = self._resolve(namespace, old_ref)
-            if old_ds is not None:
-                self.enqueue(object_key(old_ds))
-        if cur_ref is not None:
-            ds = self._resolve(namespace, cur_ref)
-            if ds is None:
-                return
-            key = object_key(ds)
-            self.enqueue(key)
-            min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-            if min_ready > 0 and not is_pod_ready(old) and is_pod_ready(cur):
-                self.enqueue_after(key, min_ready + 0.05)
-            return
-        if (old_meta.get("labels") or {}) != (cur_meta.get("labels") or {}) or old_ref != cur_ref:
-            for ds in selecting_controllers(self.daemonsets, cur):
-                self.enqueue(object_key(ds))
-
-    def _delete_pod(self, pod: Obj) -> None:
-        ref = controller_ref(pod)
-        if ref is None:
-            return
-        ds = self._resolve(meta_of(pod).get("namespace") or "", ref)
-        if ds is None:
-            return
-        key = object_key(ds)
-        self.expectations.deletion_observed(key, object_key(pod))
-        self.enqueue(key)
+        super()._delete_owner(ds)
 
     def _enqueue_all(self) -> None:
         for ds in self.daemonsets.list():
@@ -635,16 +568,6 @@ class DaemonSetController(Controller):
         if generation is not None:
             status["observedGeneration"] = generation
         return status
-
-    def _requeue_for_availability(self, key: str, ds: Obj, pods: list[Obj]) -> None:
-        min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-        if min_ready <= 0:
-            return
-        now = dt.datetime.now(dt.UTC)
-        waits = [w for p in pods if not is_pod_available(p, min_ready, now)
-                 and (w := seconds_until_available(p, min_ready, now)) is not None]
-        if waits:
-            self.enqueue_after(key, min(waits) + 0.1)
 
     async def _write_status(self, ds: Obj, status: Obj) -> None:
         """PUT ``status`` through the status subresource unless unchanged (409 → a later sync)."""

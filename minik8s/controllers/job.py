@@ -49,9 +49,10 @@ from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
-from minik8s.controllers.base import CONTROLLER_UID_INDEX, Controller, by_controller_uid, slow_start_batch
+from minik8s.controllers.base import CONTROLLER_UID_INDEX, by_controller_uid, slow_start_batch
 from minik8s.controllers.expectations import Expectations
-from minik8s.controllers.ownerrefs import controller_ref, meta_of, new_controller_ref, resolve_controller_ref
+from minik8s.controllers.ownerrefs import meta_of, new_controller_ref
+from minik8s.controllers.podowner import PodOwnerController
 from minik8s.controllers.podutil import is_pod_active, is_pod_ready
 
 #: First delay after a pod failure and its cap (Kubernetes' ``DefaultJobPodFailureBackOff`` and
@@ -188,7 +189,7 @@ def failures_since_success(pods: list[Obj]) -> tuple[int, dt.datetime | None]:
     return len(failures), max(failures, default=None)
 
 
-class JobController(Controller):
+class JobController(PodOwnerController):
     """Reconciles batch/v1 Jobs (keys ``namespace/name``) against the shared pod cache.
 
     ``clock`` gives the current time (tests move it); ``backoff_base``/``backoff_max`` are the
@@ -196,6 +197,8 @@ class JobController(Controller):
     """
 
     name = "job-controller"
+    owner_api_version = "batch/v1"
+    owner_kind = "Job"
 
     def __init__(self, client: Client, factory: SharedInformerFactory, recorder: EventRecorder | None = None,
                  clock: Clock = _utc_now, backoff_base: float = BACKOFF_BASE,
@@ -210,26 +213,16 @@ class JobController(Controller):
         self.jobs = factory.informer(self.job_rt, {NAMESPACE_INDEX: by_namespace})
         self.pods = factory.informer(self.pod_rt, {NAMESPACE_INDEX: by_namespace,
                                                    CONTROLLER_UID_INDEX: by_controller_uid})
-        self.jobs.add_handler(lambda j: self.enqueue(object_key(j)), self._update_job, self._delete_job)
-        self.pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
+        self.watch_pods(self.jobs, self.pods)
 
     # ================================================================== event handlers
-    def _update_job(self, old: Obj, cur: Obj) -> None:
-        if meta_of(old).get("uid") != meta_of(cur).get("uid"):
-            self.expectations.forget(object_key(old))
-        self.enqueue(object_key(cur))
-
-    def _delete_job(self, job: Obj) -> None:
+    # The Job keeps the shared deletePod; it finds its pods by controller uid and adopts no orphans, so its
+    # addPod and updatePod only count creations and queue the owning Job.
+    def _delete_owner(self, job: Obj) -> None:
         self.expectations.forget(object_key(job))
 
-    def _owner(self, pod: Obj) -> Obj | None:
-        ref = controller_ref(pod)
-        if ref is None:
-            return None
-        return resolve_controller_ref(self.jobs, meta_of(pod).get("namespace") or "", ref, "Job", "batch")
-
     def _add_pod(self, pod: Obj) -> None:
-        job = self._owner(pod)
+        job = self._owner_of(pod)
         if job is not None:
             self.expectations.creation_observed(object_key(job))
             self.enqueue(object_key(job))
@@ -237,16 +230,9 @@ class JobController(Controller):
     def _update_pod(self, old: Obj, cur: Obj) -> None:
         if meta_of(old).get("resourceVersion") == meta_of(cur).get("resourceVersion"):
             return
-        job = self._owner(cur)
+        job = self._owner_of(cur)
         if job is not None:
             self.enqueue(object_key(job))
-
-    def _delete_pod(self, pod: Obj) -> None:
-        job = self._owner(pod)
-        if job is not None:
-            key = object_key(job)
-            self.expectations.deletion_observed(key, object_key(pod))
-            self.enqueue(key)
 
     # ================================================================== sync
     async def sync(self, key: str) -> None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
-from typing import ClassVar
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, now_rfc3339
@@ -38,12 +37,7 @@ from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
-from minik8s.controllers.base import (
-    CONTROLLER_UID_INDEX,
-    Controller,
-    by_controller_uid,
-    slow_start_batch,
-)
+from minik8s.controllers.base import CONTROLLER_UID_INDEX, by_controller_uid, slow_start_batch
 from minik8s.controllers.expectations import Expectations
 from minik8s.controllers.ownerrefs import (
     claim,
@@ -51,16 +45,14 @@ from minik8s.controllers.ownerrefs import (
     meta_of,
     new_controller_ref,
     recheck_owner,
-    resolve_controller_ref,
-    selecting_controllers,
     spec_selector,
 )
+from minik8s.controllers.podowner import PodOwnerController
 from minik8s.controllers.podutil import (
     is_pod_active,
     is_pod_available,
     is_pod_ready,
     pods_to_delete,
-    seconds_until_available,
 )
 
 #: Most pods one sync creates or deletes (Kubernetes' ``BurstReplicas``).
@@ -114,13 +106,13 @@ def calculate_status(rs: Obj, pods: list[Obj], manage_error: Exception | None,
     return status
 
 
-class ReplicaSetController(Controller):
+class ReplicaSetController(PodOwnerController):
     """Reconciles ReplicaSets (keys ``namespace/name``) against the shared pod cache."""
 
     name = "replicaset-controller"
-    #: The kind kept (as its pods' controller ownerReferences name it).
-    owner_api_version: ClassVar[str] = "apps/v1"
-    owner_kind: ClassVar[str] = "ReplicaSet"
+    owner_api_version = "apps/v1"
+    owner_kind = "ReplicaSet"
+    relabeled_terminating_deletes_old = True
 
     def __init__(self, client: Client, factory: SharedInformerFactory, recorder: EventRecorder | None = None,
                  expectations: Expectations | None = None, burst_replicas: int = BURST_REPLICAS) -> None:
@@ -133,89 +125,7 @@ class ReplicaSetController(Controller):
                                                          CONTROLLER_UID_INDEX: by_controller_uid})
         self.pods = factory.informer(self.pod_rt, {NAMESPACE_INDEX: by_namespace,
                                                    CONTROLLER_UID_INDEX: by_controller_uid})
-        self.replicasets.add_handler(self._add_rs, self._update_rs, self._delete_rs)
-        self.pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
-
-    # ================================================================== event handlers
-    def _add_rs(self, rs: Obj) -> None:
-        self.enqueue(object_key(rs))
-
-    def _update_rs(self, old: Obj, cur: Obj) -> None:
-        if meta_of(old).get("uid") != meta_of(cur).get("uid"):
-            self.expectations.forget(object_key(old))  # deleted and recreated under the same name
-        self.enqueue(object_key(cur))
-
-    def _delete_rs(self, rs: Obj) -> None:
-        key = object_key(rs)
-        self.expectations.forget(key)
-        self.enqueue(key)
-
-    def _resolve(self, namespace: str, ref: Obj) -> Obj | None:
-        """The cached ReplicaSet a controller ownerReference points at (same uid), or None."""
-        return resolve_controller_ref(self.replicasets, namespace, ref, self.owner_kind,
-                                      self.owner_api_version.rpartition("/")[0])
-
-    def _matching_replicasets(self, pod: Obj) -> list[Obj]:
-        """ReplicaSets in the pod's namespace whose selector matches its labels (for orphans)."""
-        return selecting_controllers(self.replicasets, pod)
-
-    def _add_pod(self, pod: Obj) -> None:
-        if meta_of(pod).get("deletionTimestamp"):
-            self._delete_pod(pod)  # seen terminating after a relist: a deletion, not a creation
-            return
-        ref = controller_ref(pod)
-        if ref is not None:
-            rs = self._resolve(meta_of(pod).get("namespace") or "", ref)
-            if rs is None:
-                return
-            key = object_key(rs)
-            self.expectations.creation_observed(key)
-            self.enqueue(key)
-            return
-        for rs in self._matching_replicasets(pod):
-            self.enqueue(object_key(rs))
-
-    def _update_pod(self, old: Obj, cur: Obj) -> None:
-        old_meta, cur_meta = meta_of(old), meta_of(cur)
-        if old_meta.get("resourceVersion") == cur_meta.get("resourceVersion"):
-            return  # periodic resync: the ReplicaSet resync covers it
-        labels_changed = (old_meta.get("labels") or {}) != (cur_meta.get("labels") or {})
-        if cur_meta.get("deletionTimestamp"):
-            self._delete_pod(cur)
-            if labels_changed:
-                self._delete_pod(old)
-            return
-        namespace = cur_meta.get("namespace") or ""
-        cur_ref, old_ref = controller_ref(cur), controller_ref(old)
-        ref_changed = cur_ref != old_ref
-        if ref_changed and old_ref is not None:
-            old_rs = self._resolve(namespace, old_ref)
-            if old_rs is not None:
-                self.enqueue(object_key(old_rs))
-        if cur_ref is not None:
-            rs = self._resolve(namespace, cur_ref)
-            if rs is None:
-                return
-            key = object_key(rs)
-            self.enqueue(key)
-            min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
-            if min_ready > 0 and not is_pod_ready(old) and is_pod_ready(cur):
-                self.enqueue_after(key, min_ready + 0.05)  # becomes available then
-            return
-        if labels_changed or ref_changed:
-            for rs in self._matching_replicasets(cur):
-                self.enqueue(object_key(rs))
-
-    def _delete_pod(self, pod: Obj) -> None:
-        ref = controller_ref(pod)
-        if ref is None:
-            return
-        rs = self._resolve(meta_of(pod).get("namespace") or "", ref)
-        if rs is None:
-            return
-        key = object_key(rs)
-        self.expectations.deletion_observed(key, object_key(pod))
-        self.enqueue(key)
+        self.watch_pods(self.replicasets, self.pods)
 
     # ================================================================== sync
     async def sync(self, key: str) -> None:
@@ -248,17 +158,6 @@ class ReplicaSetController(Controller):
         if manage_error is not None:
             raise manage_error
         self._requeue_for_availability(key, updated or rs, pods)
-
-    def _requeue_for_availability(self, key: str, rs: Obj, pods: list[Obj]) -> None:
-        """With minReadySeconds, sync again when the next Ready pod turns available."""
-        min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
-        if min_ready <= 0:
-            return
-        now = dt.datetime.now(dt.UTC)
-        waits = [w for p in pods if not is_pod_available(p, min_ready, now)
-                 and (w := seconds_until_available(p, min_ready, now)) is not None]
-        if waits:
-            self.enqueue_after(key, min(waits) + 0.1)
 
     async def _manage_replicas(self, key: str, rs: Obj, pods: list[Obj]) -> None:
         """Create or delete pods so that ``len(pods)`` moves toward ``spec.replicas``."""
