@@ -513,29 +513,14 @@ class DaemonSetController(PodOwnerController):
             self.log.info("DaemonSet %s created pod %s for node %s", key, meta_of(pod).get("name"), node)
             self.event(ds, "Normal", "SuccessfulCreate", f"Created pod: {meta_of(pod).get('name')}")
 
-        async def delete_one(pod: Obj) -> None:
-            pmeta = meta_of(pod)
-            grace = 0 if object_key(pod) in forced else None
-            try:
-                await self.client.delete(self.pod_rt, pmeta.get("name") or "", pmeta.get("namespace"),
-                                         grace_period_seconds=grace, preconditions={"uid": pmeta.get("uid") or ""})
-            except (errors.NotFound, errors.Conflict):
-                self.expectations.deletion_observed(key, object_key(pod))
-                return
-            except errors.APIError as exc:
-                self.expectations.deletion_observed(key, object_key(pod))
-                self.event(ds, "Warning", "FailedDelete", f"Error deleting: {exc.message}")
-                problems.append(exc)
-                return
-            self.log.info("DaemonSet %s deleted pod %s", key, pmeta.get("name"))
-            self.event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {pmeta.get('name')}")
-
         successes, error = await slow_start_batch(len(create_on), 1, create_one)
         for _ in range(len(create_on) - successes):
             self.expectations.creation_observed(key)
         if error is not None and not (isinstance(error, errors.Forbidden) and "being terminated" in error.message):
             problems.append(error)
-        await asyncio.gather(*(delete_one(p) for p in victims))
+        deleted = await asyncio.gather(*(self._delete_owned_pod(key, ds, p, 0 if object_key(p) in forced else None)
+                                         for p in victims))
+        problems += [exc for exc in deleted if exc is not None]
         if problems:
             raise problems[0]
 

@@ -26,8 +26,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import ClassVar
 
+from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
+from minik8s.api.registry import ResourceType
 from minik8s.client.informer import Informer
 from minik8s.controllers.base import Controller
 from minik8s.controllers.expectations import Expectations
@@ -52,6 +54,7 @@ class PodOwnerController(Controller):
 
     expectations: Expectations
     owners: Informer
+    pod_rt: ResourceType
 
     def watch_pods(self, owners: Informer, pods: Informer) -> None:
         """Register the owner and pod event handlers on the ``owners`` and ``pods`` informers."""
@@ -154,3 +157,28 @@ class PodOwnerController(Controller):
                  and (w := seconds_until_available(p, min_ready, now)) is not None]
         if waits:
             self.enqueue_after(key, min(waits) + 0.1)
+
+    # ------------------------------------------------------------------ deleting pods
+    async def _delete_owned_pod(self, key: str, owner: Obj, pod: Obj,
+                                grace_period_seconds: int | None = None) -> errors.APIError | None:
+        """Delete ``pod`` of ``owner`` (queue key ``key``) with a uid precondition, its deletion already
+        expected; ``SuccessfulDelete``/``FailedDelete`` Events on the owner.
+
+        A pod already gone or replaced (404/409) lowers the expectation at once, as does a failed delete,
+        whose error is returned (None otherwise) for the sync to raise after the others.
+        """
+        pmeta = meta_of(pod)
+        try:
+            await self.client.delete(self.pod_rt, pmeta.get("name") or "", pmeta.get("namespace"),
+                                     grace_period_seconds=grace_period_seconds,
+                                     preconditions={"uid": pmeta.get("uid") or ""})
+        except (errors.NotFound, errors.Conflict):
+            self.expectations.deletion_observed(key, object_key(pod))  # already gone or replaced
+            return None
+        except errors.APIError as exc:
+            self.expectations.deletion_observed(key, object_key(pod))
+            self.event(owner, "Warning", "FailedDelete", f"Error deleting: {exc.message}")
+            return exc
+        self.log.info("%s %s deleted pod %s", self.owner_kind, key, pmeta.get("name"))
+        self.event(owner, "Normal", "SuccessfulDelete", f"Deleted pod: {pmeta.get('name')}")
+        return None

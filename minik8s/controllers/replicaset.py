@@ -206,27 +206,10 @@ class ReplicaSetController(PodOwnerController):
     async def _delete_pods(self, key: str, rs: Obj, pods: list[Obj], count: int) -> None:
         victims = pods_to_delete(pods, self._related_pods(rs, pods), count)
         self.expectations.expect_deletions(key, [object_key(p) for p in victims])
-        errors_seen: list[Exception] = []
-
-        async def delete_one(pod: Obj) -> None:
-            pmeta = meta_of(pod)
-            try:
-                await self.client.delete(self.pod_rt, pmeta.get("name") or "", pmeta.get("namespace"),
-                                         preconditions={"uid": pmeta.get("uid") or ""})
-            except (errors.NotFound, errors.Conflict):
-                self.expectations.deletion_observed(key, object_key(pod))  # already gone or replaced
-                return
-            except errors.APIError as exc:
-                self.expectations.deletion_observed(key, object_key(pod))
-                self.event(rs, "Warning", "FailedDelete", f"Error deleting: {exc.message}")
-                errors_seen.append(exc)
-                return
-            self.log.info("%s %s deleted pod %s", self.owner_kind, key, pmeta.get("name"))
-            self.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pmeta.get('name')}")
-
-        await asyncio.gather(*(delete_one(p) for p in victims))
-        if errors_seen:
-            raise errors_seen[0]
+        failures = await asyncio.gather(*(self._delete_owned_pod(key, rs, p) for p in victims))
+        first = next((exc for exc in failures if exc is not None), None)
+        if first is not None:
+            raise first
 
     def _related_pods(self, rs: Obj, own: list[Obj]) -> list[Obj]:
         """Active pods of every ReplicaSet controlled by the same owner as ``rs`` (or ``own``)."""

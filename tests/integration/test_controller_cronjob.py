@@ -68,6 +68,14 @@ class Harness:
         found = await jobs(self.client, self.ns)
         return (found or True) if len(found) == n else False
 
+    async def first_job_then_tick(self, body: Obj) -> Obj:
+        """Create the CronJob ``body``, tick until its first Job exists, then tick once more; the first Job."""
+        await self.client.create(self.client.kind("batch/v1", "CronJob"), body, self.ns)
+        await self.tick()
+        first = (await wait_for(lambda: self.job_count(1), what="a Job"))[0]
+        await self.tick()
+        return first
+
 
 @contextlib.asynccontextmanager
 async def harness(client: Client, namespace: str) -> Any:
@@ -124,11 +132,7 @@ async def test_creates_jobs_on_schedule(client: Client, namespace: str) -> None:
 
 async def test_forbid_skips_while_a_job_runs(client: Client, namespace: str) -> None:
     async with harness(client, namespace) as h:
-        await client.create(client.kind("batch/v1", "CronJob"), cronjob("single", concurrencyPolicy="Forbid"),
-                            namespace)
-        await h.tick()
-        first = (await wait_for(lambda: h.job_count(1), what="a Job"))[0]
-        await h.tick()
+        first = await h.first_job_then_tick(cronjob("single", concurrencyPolicy="Forbid"))
 
         async def refused() -> bool:
             return any(e["reason"] == "JobAlreadyActive" for e in await events_for(client, namespace, "single"))
@@ -142,11 +146,7 @@ async def test_forbid_skips_while_a_job_runs(client: Client, namespace: str) -> 
 
 async def test_replace_deletes_the_running_job(client: Client, namespace: str) -> None:
     async with harness(client, namespace) as h:
-        await client.create(client.kind("batch/v1", "CronJob"), cronjob("swap", concurrencyPolicy="Replace"),
-                            namespace)
-        await h.tick()
-        first = (await wait_for(lambda: h.job_count(1), what="a Job"))[0]
-        await h.tick()
+        first = await h.first_job_then_tick(cronjob("swap", concurrencyPolicy="Replace"))
 
         async def replaced() -> bool:
             names = [j["metadata"]["name"] for j in await jobs(client, namespace)]

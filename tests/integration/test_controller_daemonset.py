@@ -223,12 +223,24 @@ async def test_rolling_update_respects_max_unavailable(apiserver: APIServer, cli
                                             observedGeneration=2), what="status: 4 updated")
 
 
+async def _two_nodes_running(client: Client, ns: str, nodes: Nodes, **spec: Any) -> tuple[set[str], dict[str, Obj]]:
+    """Add nodes ``a`` and ``b``, create DaemonSet ``agent`` (``spec`` added) and wait for its 2 Ready pods:
+    the node names and the pod on each."""
+    names = {await nodes.add(s) for s in ("a", "b")}
+    await client.create(client.kind("apps/v1", "DaemonSet"), daemonset(nodes, **spec), ns)
+    return names, await wait_for(lambda: running_on(client, ns, names), what="2 Ready pods")
+
+
+async def _replaced(client: Client, ns: str, names: set[str], node: str, old: Obj) -> bool:
+    """Every node of ``names`` runs a Ready pod, and the one on ``node`` is no longer ``old``."""
+    live = await running_on(client, ns, names)
+    return bool(live) and live[node]["metadata"]["uid"] != old["metadata"]["uid"]
+
+
 async def test_on_delete_replaces_only_deleted_pods(apiserver: APIServer, client: Client, namespace: str) -> None:
     ds_rt, pod_rt = client.kind("apps/v1", "DaemonSet"), client.kind("v1", "Pod")
     async with cluster(apiserver, client, namespace) as nodes:
-        names = {await nodes.add(s) for s in ("a", "b")}
-        await client.create(ds_rt, daemonset(nodes, updateStrategy={"type": "OnDelete"}), namespace)
-        before = await wait_for(lambda: running_on(client, namespace, names), what="2 Ready pods")
+        names, before = await _two_nodes_running(client, namespace, nodes, updateStrategy={"type": "OnDelete"})
         await client.patch(ds_rt, "agent", {"spec": {"template": {"spec": {"containers": [
             {"name": "main", "image": "minik8s/busybox:v2", "command": ["sleep", "3600"]}]}}}}, namespace)
         # the controller has seen generation 2 and left both pods alone
@@ -240,11 +252,8 @@ async def test_on_delete_replaces_only_deleted_pods(apiserver: APIServer, client
         victim = before[victim_node]
         await client.delete(pod_rt, victim["metadata"]["name"], namespace)
 
-        async def replaced() -> bool:
-            live = await running_on(client, namespace, names)
-            return bool(live) and live[victim_node]["metadata"]["uid"] != victim["metadata"]["uid"]
-
-        await wait_for(replaced, what="the deleted pod replaced")
+        await wait_for(lambda: _replaced(client, namespace, names, victim_node, victim),
+                       what="the deleted pod replaced")
         live = await placed(client, namespace)
         assert live[victim_node]["spec"]["containers"][0]["image"] == "minik8s/busybox:v2"
         other = sorted(names)[1]
@@ -256,18 +265,12 @@ async def test_failed_pod_replaced_and_deletion_cascades(apiserver: APIServer, c
                                                           namespace: str) -> None:
     ds_rt = client.kind("apps/v1", "DaemonSet")
     async with cluster(apiserver, client, namespace) as nodes:
-        names = {await nodes.add(s) for s in ("a", "b")}
-        await client.create(ds_rt, daemonset(nodes), namespace)
-        before = await wait_for(lambda: running_on(client, namespace, names), what="2 Ready pods")
+        names, before = await _two_nodes_running(client, namespace, nodes)
         node = sorted(names)[0]
         failed = before[node]
         await mark_running(client, failed, node=None, ready=False, phase="Failed")
 
-        async def replaced() -> bool:
-            live = await running_on(client, namespace, names)
-            return bool(live) and live[node]["metadata"]["uid"] != failed["metadata"]["uid"]
-
-        await wait_for(replaced, what="the failed pod replaced")
+        await wait_for(lambda: _replaced(client, namespace, names, node, failed), what="the failed pod replaced")
         reasons = [e["reason"] for e in await events_for(client, namespace, "agent")]
         assert "FailedDaemonPod" in reasons
         await client.delete(ds_rt, "agent", namespace)
@@ -305,11 +308,8 @@ async def test_invalid_daemonsets_answer_422(client: Client, namespace: str) -> 
 
 async def test_kubectl_get_rollout_status_and_restart(apiserver: APIServer, client: Client, namespace: str,
                                                       kubectl: Kubectl) -> None:
-    ds_rt = client.kind("apps/v1", "DaemonSet")
     async with cluster(apiserver, client, namespace) as nodes:
-        names = {await nodes.add(s) for s in ("a", "b")}
-        await client.create(ds_rt, daemonset(nodes), namespace)
-        before = await wait_for(lambda: running_on(client, namespace, names), what="2 Ready pods")
+        names, before = await _two_nodes_running(client, namespace, nodes)
         await wait_for(lambda: _status_with(client, namespace, numberAvailable=2, updatedNumberScheduled=2),
                        what="status 2 available")
         table = (await asyncio.to_thread(kubectl.ok, "get", "ds")).table()
