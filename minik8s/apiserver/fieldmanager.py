@@ -14,7 +14,8 @@ field by field, list-maps item by item on their keys, every other list is atomic
   into the live object; its fields become the manager's ``Apply`` set; fields this manager
   applied before and no longer applies are removed unless another manager owns them.
   Changing a field another manager owns is a conflict (409, reason Conflict, one cause
-  ``FieldManagerConflict`` per field, Kubernetes' message) unless ``force`` is given,
+  ``FieldManagerConflict`` per field, Kubernetes' message; a manager is its name, operation and
+  subresource, so the same name's ``Update`` entry conflicts too) unless ``force`` is given,
   which moves the field to the applier.  Applying the value already there shares it.
 
 Not tracked, as in Kubernetes: ``apiVersion``, ``kind`` and the metadata the server owns
@@ -334,13 +335,12 @@ def apply(paths: FieldPaths, live: Obj | None, config: Obj, manager: str, api_ve
     live_leaves, merged_leaves = paths.leaves(base), paths.leaves(merged)
     changed = {p for p in applied if live_leaves.get(p, _MISSING) != merged_leaves.get(p, _MISSING)}
     mine = next((e for e in owners if e.same_owner(manager, APPLY, "")), None)
-    others = [e for e in owners if e.manager != manager and not e.subresource]
+    others = [e for e in owners if e is not mine]  # managers are (name, operation, subresource), as in Kubernetes
     conflicts = [(e, p) for e in others for p in sorted(changed & e.fields)]
     if conflicts and not force:
         raise _conflict(conflicts)
-    for entry in owners:
-        if entry is not mine:
-            entry.fields -= changed if entry.manager != manager else applied
+    for entry in others:
+        entry.fields -= changed
     if mine is not None:
         kept = {p[:i] for e in owners if e is not mine for p in e.fields for i in range(1, len(p) + 1)}
         kept |= {p[:i] for p in applied for i in range(1, len(p) + 1)}

@@ -46,6 +46,8 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
+#: ObjectMeta fields that Kubernetes serialises with ``omitempty`` (an empty one is dropped).
+OMIT_EMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
 _NAME_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
 
 
@@ -276,7 +278,12 @@ class ResourceAPI:
         except pydantic.ValidationError as exc:
             raise errors.invalid(rt.kind, str(meta.get("name") or meta.get("generateName") or ""),
                                  _pydantic_causes(exc)) from exc
-        return {"apiVersion": rt.api_version, "kind": rt.kind, **model.to_dict()}
+        out = {"apiVersion": rt.api_version, "kind": rt.kind, **model.to_dict()}
+        out_meta = out.get("metadata") or {}
+        for fld in OMIT_EMPTY_METADATA:  # Go's omitempty: an empty map or list is not kept
+            if out_meta.get(fld) in ({}, []):
+                del out_meta[fld]
+        return out
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         causes = self.strategy(rt.kind).validate(obj, old)
