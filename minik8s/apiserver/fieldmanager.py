@@ -324,17 +324,19 @@ def _conflict(conflicts: list[tuple[Entry, Path]]) -> errors.Conflict:
 
 
 def apply(paths: FieldPaths, live: Obj | None, config: Obj, manager: str, api_version: str,
-          force: bool = False) -> Obj:
+          force: bool = False, subresource: str | None = None) -> Obj:
     """The object after ``manager`` applies ``config`` (an object in wire form) to ``live`` (None:
-    absent), with its managedFields; 409 Conflict (see the module) unless ``force``."""
+    absent), with its managedFields; 409 Conflict (see the module) unless ``force``.  With
+    ``subresource`` ``"status"`` only ``status`` is applied and owned (an entry of that subresource)."""
     before = entries(live)
     owners = copy.deepcopy(before)
     base = live or {}
-    applied = set(paths.leaves(config))
+    sub = subresource or ""
+    applied = set(paths.leaves(config, subresource))
     merged = paths.merge(base, config)
-    live_leaves, merged_leaves = paths.leaves(base), paths.leaves(merged)
+    live_leaves, merged_leaves = paths.leaves(base, subresource), paths.leaves(merged, subresource)
     changed = {p for p in applied if live_leaves.get(p, _MISSING) != merged_leaves.get(p, _MISSING)}
-    mine = next((e for e in owners if e.same_owner(manager, APPLY, "")), None)
+    mine = next((e for e in owners if e.same_owner(manager, APPLY, sub)), None)
     others = [e for e in owners if e is not mine]  # managers are (name, operation, subresource), as in Kubernetes
     conflicts = [(e, p) for e in others for p in sorted(changed & e.fields)]
     if conflicts and not force:
@@ -346,7 +348,7 @@ def apply(paths: FieldPaths, live: Obj | None, config: Obj, manager: str, api_ve
         kept |= {p[:i] for p in applied for i in range(1, len(p) + 1)}
         paths.remove(merged, [p for p in mine.fields - applied if p not in kept])
     else:
-        mine = Entry(manager, APPLY, api_version, None, "")
+        mine = Entry(manager, APPLY, api_version, None, sub)
         owners.append(mine)
     mine.fields, mine.api_version, mine.time = applied, api_version, now_rfc3339()
     _store(merged, owners, before)

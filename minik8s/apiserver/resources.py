@@ -518,7 +518,7 @@ class ResourceAPI:
             except errors.NotFound:
                 old = None
             if old is None:
-                if wanted_rv:
+                if wanted_rv or subresource:
                     raise self._not_found(rt, name)
                 body = fieldmanager.apply(paths, None, config, manager, rt.api_version, force)
                 body = view[1](body, None) if view else body
@@ -529,7 +529,7 @@ class ResourceAPI:
             shown = view[0](old) if view else old
             if wanted_rv and wanted_rv != old["metadata"]["resourceVersion"]:
                 raise self._conflict(rt, name)
-            new = fieldmanager.apply(paths, shown, config, manager, rt.api_version, force)
+            new = fieldmanager.apply(paths, shown, config, manager, rt.api_version, force, subresource)
             if view:
                 new = view[1](new, old)
             self._check_uid(rt, name, new["metadata"], old)
@@ -574,7 +574,10 @@ class ResourceAPI:
                 meta.pop(fld, None)
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if subresource == "status":
+            managed = meta.get("managedFields")
             strategy.prepare_for_status_update(obj, old)
+            if managed is not None:  # the fields this write's managers own (metadata stays as stored otherwise)
+                obj["metadata"]["managedFields"] = managed
         elif subresource is None:
             strategy.prepare_for_update(obj, old)
         else:

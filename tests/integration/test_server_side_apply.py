@@ -124,6 +124,20 @@ def test_conflicts_force_sharing_and_options(apiserver: APIServer, namespace: st
     assert r.status_code == 200
 
 
+def test_status_subresource_apply(apiserver: APIServer, namespace: str) -> None:
+    api = API(apiserver, namespace)
+    assert api.apply(deploy()).status_code == 201
+    status = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+              "spec": {"replicas": 9}, "status": {"observedGeneration": 1, "replicas": 1}}
+    r = api.http.patch(api.path + "/status", content=json.dumps(status), params={"fieldManager": "ctrl"},
+                       headers={"Content-Type": APPLY})
+    assert r.status_code == 200, r.text
+    live = api.get()
+    assert live["status"]["replicas"] == 1 and live["spec"]["replicas"] == 2  # status only
+    entry = managers(live)["ctrl/Apply"]
+    assert entry["subresource"] == "status" and list(entry["fieldsV1"]) == ["f:status"]
+
+
 def test_dry_run_apply_does_not_create(apiserver: APIServer, namespace: str) -> None:
     api = API(apiserver, namespace)
     r = api.apply(deploy(), dryRun="All")

@@ -110,5 +110,14 @@ def test_removed_container_item() -> None:
     assert [c["name"] for c in one["spec"]["template"]["spec"]["containers"]] == ["web"]
 
 
+def test_kubectl_output_hides_managed_fields() -> None:
+    from minik8s.kubectl.get import structured
+
+    obj = fm.apply(DEPLOY, None, deploy(), "mgr", "apps/v1")
+    assert "managedFields" not in structured("json", obj)
+    assert "managedFields" not in structured("yaml", {"kind": "List", "items": [obj]})
+    assert "managedFields" in obj["metadata"]
+
+
 def test_manager_from_user_agent() -> None:
     assert fm.manager_from_user_agent("kubectl/v1.32.0 (linux/amd64) kubernetes/abc") == "kubectl"
