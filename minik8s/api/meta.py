@@ -21,8 +21,15 @@ class OwnerReference(Model):
 
 
 class ManagedFieldsEntry(Model):
+    """``metav1.ManagedFieldsEntry``: the fields one manager owns (``fieldsV1``, Kubernetes' FieldsV1 tree)."""
+
     manager: str | None = None
     operation: str | None = None
+    api_version: str | None = None
+    time: str | None = None
+    fields_type: str | None = None
+    fields_v1: dict[str, Any] | None = None
+    subresource: str | None = None
 
 
 class ObjectMeta(Model):
@@ -41,6 +48,7 @@ class ObjectMeta(Model):
     annotations: dict[str, str] | None = None
     owner_references: list[OwnerReference] | None = None
     finalizers: list[str] | None = None
+    managed_fields: list[ManagedFieldsEntry] | None = None
 
 
 class ListMeta(Model):

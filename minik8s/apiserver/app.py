@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
-from minik8s.apiserver import discovery, negotiation
+from minik8s.apiserver import discovery, fieldmanager, negotiation
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.httpio import (
     InternalErrors,
@@ -38,7 +38,7 @@ from minik8s.apiserver.inflight import MutatingInflight
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
 from minik8s.apiserver.openapi import V2_PROTOBUF, V2_PROTOBUF_RETURNED, OpenAPI
-from minik8s.apiserver.resources import FieldValidation, ListOptions, ResourceAPI
+from minik8s.apiserver.resources import APPLY_PATCH, FieldValidation, ListOptions, ResourceAPI
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
@@ -261,7 +261,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 if t.served is not None:
                     body = t.served.to_storage(body, None)
                 validation = FieldValidation.parse(params.get("fieldValidation"), "CreateOptions")
-                obj = await api.create(t.rt, t.namespace, body, dry_run=dry_run, validation=validation)
+                obj = await api.create(t.rt, t.namespace, body, dry_run=dry_run, validation=validation,
+                                       manager=field_manager(request))
                 return with_warnings(JSONResponse(t.out(obj), status_code=201), validation)
             if method == "DELETE":
                 body = await read_body(request)
@@ -284,14 +285,27 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             if t.served is not None:
                 body = t.served.to_storage(body, await api.get(t.rt, t.namespace, t.name))
             validation = FieldValidation.parse(params.get("fieldValidation"), "UpdateOptions")
-            obj = await api.update(t.rt, t.namespace, t.name, body, t.subresource, dry_run, validation)
+            obj = await api.update(t.rt, t.namespace, t.name, body, t.subresource, dry_run, validation,
+                                   field_manager(request))
             return with_warnings(JSONResponse(t.out(obj)), validation)
         if method == "PATCH":
             body = await read_body(request)
             ctype = request.headers.get("content-type", "")
             validation = FieldValidation.parse(params.get("fieldValidation"), "PatchOptions")
+            view = t.served.view if t.served is not None else None
+            if ctype.split(";")[0].strip().lower() == APPLY_PATCH:
+                if not params.get("fieldManager"):
+                    raise errors.invalid("PatchOptions.meta.k8s.io", "", [
+                        ("fieldManager", None, "Required value: is required for apply patch")])
+                obj, created = await api.apply(t.rt, t.namespace, t.name, body, params["fieldManager"],
+                                               parse_bool(params.get("force")), t.subresource, dry_run,
+                                               validation, view)
+                return with_warnings(JSONResponse(t.out(obj), status_code=201 if created else 200), validation)
+            if "force" in params:
+                raise errors.invalid("PatchOptions.meta.k8s.io", "", [
+                    ("force", None, "Forbidden: may not be specified for non-apply patch")])
             obj = await api.patch(t.rt, t.namespace, t.name, body, ctype, t.subresource, dry_run, validation,
-                                  t.served.view if t.served is not None else None)
+                                  view, field_manager(request))
             return with_warnings(JSONResponse(t.out(obj)), validation)
         if method == "DELETE":
             if t.subresource:
@@ -301,6 +315,11 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             del_opts.dry_run = del_opts.dry_run or dry_run
             return JSONResponse(t.out(await api.delete(t.rt, t.namespace, t.name, del_opts)))
         raise errors.MethodNotAllowed(f"{method} is not supported here")
+
+    def field_manager(request: Request) -> str:
+        """The manager of a write: ``?fieldManager=``, else the User-Agent's first token (Kubernetes' default)."""
+        return request.query_params.get("fieldManager") or \
+            fieldmanager.manager_from_user_agent(request.headers.get("user-agent", ""))
 
     def respond(data: Any, out: negotiation.Output, status_code: int = 200) -> Response:
         return Response(negotiation.render(data, out), status_code=status_code, media_type=out.media_type)

@@ -32,6 +32,7 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.schema import Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
+from minik8s.apiserver import fieldmanager
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
@@ -45,6 +46,8 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
+#: ObjectMeta fields that Kubernetes serialises with ``omitempty`` (an empty one is dropped).
+OMIT_EMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
 _NAME_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
 
 
@@ -184,6 +187,7 @@ class ResourceAPI:
         self.registry = registry
         self.strategies = strategies if strategies is not None else default_strategies()
         self._schemas: tuple[tuple[ResourceType, ...], Schemas] = ((), Schemas([]))
+        self._field_paths: dict[str, tuple[Schemas, fieldmanager.FieldPaths]] = {}
 
     @property
     def schemas(self) -> Schemas:
@@ -191,6 +195,15 @@ class ResourceAPI:
         if self._schemas[0] != tuple(self.registry.types):
             self._schemas = (tuple(self.registry.types), Schemas(self.registry.types))
         return self._schemas[1]
+
+    def field_paths(self, rt: ResourceType) -> fieldmanager.FieldPaths:
+        """The managed-fields walk of ``rt``'s objects (cached with the schemas)."""
+        schemas = self.schemas
+        cached = self._field_paths.get(rt.kind)
+        if cached is None or cached[0] is not schemas:
+            cached = (schemas, fieldmanager.FieldPaths(schemas, rt.group, rt.version, rt.kind))
+            self._field_paths[rt.kind] = cached
+        return cached[1]
 
     def strategy(self, kind: str) -> Strategy:
         """The strategy of ``kind`` (generic when it has none of its own)."""
@@ -265,7 +278,12 @@ class ResourceAPI:
         except pydantic.ValidationError as exc:
             raise errors.invalid(rt.kind, str(meta.get("name") or meta.get("generateName") or ""),
                                  _pydantic_causes(exc)) from exc
-        return {"apiVersion": rt.api_version, "kind": rt.kind, **model.to_dict()}
+        out = {"apiVersion": rt.api_version, "kind": rt.kind, **model.to_dict()}
+        out_meta = out.get("metadata") or {}
+        for fld in OMIT_EMPTY_METADATA:  # Go's omitempty: an empty map or list is not kept
+            if out_meta.get(fld) in ({}, []):
+                del out_meta[fld]
+        return out
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         causes = self.strategy(rt.kind).validate(obj, old)
@@ -285,10 +303,17 @@ class ResourceAPI:
 
     # ---------------------------------------------------------------- create
     async def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False,
-                     validation: FieldValidation | None = None) -> Obj:
-        """Create an object; 409 AlreadyExists, 422 Invalid, 404 for a missing namespace."""
+                     validation: FieldValidation | None = None, manager: str | None = None,
+                     applied: bool = False) -> Obj:
+        """Create an object; 409 AlreadyExists, 422 Invalid, 404 for a missing namespace.
+
+        ``manager`` (the ``fieldManager``) gets an ``Update`` entry in managedFields for every
+        field; ``applied``: ``body`` is an apply configuration whose managedFields are already
+        computed (:func:`minik8s.apiserver.fieldmanager.apply`), kept as they are."""
         obj = self._parse(rt, body, namespace, validation)
         meta = obj["metadata"]
+        if not applied:
+            meta.pop("managedFields", None)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + random_suffix()
         for fld in ("uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
@@ -300,6 +325,8 @@ class ResourceAPI:
         strategy = self.strategy(rt.kind)
         strategy.prepare_for_create(obj)
         strategy.default(obj)
+        if not applied and manager:
+            fieldmanager.record_update(self.field_paths(rt), None, obj, manager, rt.api_version)
         self._validate(rt, obj, None)
         self.schemas.fill_required(rt, obj)
         if rt.namespaced:
@@ -378,8 +405,9 @@ class ResourceAPI:
     # ---------------------------------------------------------------- update / patch
     async def update(self, rt: ResourceType, namespace: str | None, name: str, body: Any,
                      subresource: str | None = None, dry_run: bool = False,
-                     validation: FieldValidation | None = None) -> Obj:
-        """PUT: replace the object (or its status). A stale ``metadata.resourceVersion`` → 409."""
+                     validation: FieldValidation | None = None, manager: str | None = None) -> Obj:
+        """PUT: replace the object (or its status). A stale ``metadata.resourceVersion`` → 409.
+        ``manager``: the ``fieldManager`` whose ``Update`` entry records the changed fields."""
         obj = self._parse(rt, body, namespace, validation)
         if obj["metadata"].get("name") not in (None, name):
             raise errors.BadRequest(
@@ -394,7 +422,7 @@ class ResourceAPI:
             if precondition is not None and precondition != old_rv:
                 raise self._conflict(rt, name)
             try:
-                return await self._write_update(rt, name, copy.deepcopy(obj), old, subresource, dry_run)
+                return await self._write_update(rt, name, copy.deepcopy(obj), old, subresource, dry_run, manager)
             except errors.Conflict:
                 if precondition is not None:
                     raise self._conflict(rt, name) from None
@@ -410,16 +438,15 @@ class ResourceAPI:
 
     async def patch(self, rt: ResourceType, namespace: str | None, name: str, patch: Any,
                     content_type: str, subresource: str | None = None, dry_run: bool = False,
-                    validation: FieldValidation | None = None, view: View | None = None) -> Obj:
-        """PATCH with JSON merge patch, JSON patch or strategic merge patch (415 for others).
+                    validation: FieldValidation | None = None, view: View | None = None,
+                    manager: str | None = None) -> Obj:
+        """PATCH with JSON merge patch, JSON patch or strategic merge patch (415 for others;
+        server-side apply is :meth:`apply`).
 
         ``view``: (stored → served form, (served form, stored) → stored) of a version served by
         conversion: the patch applies to the object as that version shows it.  Returns the stored form.
         """
         ctype = content_type.split(";")[0].strip().lower()
-        if ctype == APPLY_PATCH:
-            raise errors.UnsupportedMediaType("server-side apply is not supported; use kubectl apply "
-                                              "(client-side) or another patch type")
         if ctype not in (MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH):
             raise errors.UnsupportedMediaType(
                 f"the body of the request was in an unknown format - accepted media types include: "
@@ -451,10 +478,68 @@ class ResourceAPI:
             obj = self._parse(rt, new, namespace, validation, patch)
             obj["metadata"]["name"] = name
             try:
-                return await self._write_update(rt, name, obj, old, subresource, dry_run)
+                return await self._write_update(rt, name, obj, old, subresource, dry_run, manager)
             except errors.Conflict:
                 if wanted_rv is not None and isinstance(patch, dict) and \
                         (patch.get("metadata") or {}).get("resourceVersion"):
+                    raise self._conflict(rt, name) from None
+        raise self._conflict(rt, name)
+
+    async def apply(self, rt: ResourceType, namespace: str | None, name: str, config: Any, manager: str,
+                    force: bool = False, subresource: str | None = None, dry_run: bool = False,
+                    validation: FieldValidation | None = None, view: View | None = None) -> tuple[Obj, bool]:
+        """Server-side apply (``application/apply-patch+yaml``) of ``config`` by ``manager``:
+        (the stored form, whether it was created).
+
+        An absent object is created from ``config`` (defaults and validation as a create);
+        otherwise ``config`` is merged into the live object (:func:`minik8s.apiserver.fieldmanager.apply`:
+        409 Conflict with ``FieldManagerConflict`` causes for fields other managers own, unless
+        ``force``).  A ``metadata.resourceVersion`` in ``config`` is a precondition (409 when stale);
+        ``metadata.managedFields`` must be absent (400); the result is validated like an update (422).
+        """
+        if not isinstance(config, dict):
+            raise errors.BadRequest("the apply configuration must be an object")
+        meta = config.get("metadata")
+        if not isinstance(meta, dict):
+            raise errors.BadRequest("the apply configuration needs metadata with a name")
+        if meta.get("managedFields") is not None:
+            raise errors.BadRequest("metadata.managedFields must be nil")
+        if meta.get("name") not in (None, name):
+            raise errors.BadRequest(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
+        config = dict(config, metadata=dict(meta, name=name))
+        if rt.namespaced and namespace:
+            config["metadata"].setdefault("namespace", namespace)
+        wanted_rv = meta.get("resourceVersion")
+        paths = self.field_paths(rt)
+        async for _ in _conflict_retries():
+            try:
+                old: Obj | None = await self.get(rt, namespace, name)
+            except errors.NotFound:
+                old = None
+            if old is None:
+                if wanted_rv or subresource:
+                    raise self._not_found(rt, name)
+                body = fieldmanager.apply(paths, None, config, manager, rt.api_version, force)
+                body = view[1](body, None) if view else body
+                try:
+                    return await self.create(rt, namespace, body, dry_run, validation, applied=True), True
+                except errors.AlreadyExists:
+                    continue  # created meanwhile: apply to it
+            shown = view[0](old) if view else old
+            if wanted_rv and wanted_rv != old["metadata"]["resourceVersion"]:
+                raise self._conflict(rt, name)
+            new = fieldmanager.apply(paths, shown, config, manager, rt.api_version, force, subresource)
+            if view:
+                new = view[1](new, old)
+            self._check_uid(rt, name, new["metadata"], old)
+            obj = self._parse(rt, new, namespace, validation, config)
+            obj["metadata"]["name"] = name
+            try:
+                return await self._write_update(rt, name, obj, old, subresource, dry_run, manager,
+                                                applied=True), False
+            except errors.Conflict:
+                if wanted_rv:
                     raise self._conflict(rt, name) from None
         raise self._conflict(rt, name)
 
@@ -472,10 +557,15 @@ class ResourceAPI:
                 f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")
 
     async def _write_update(self, rt: ResourceType, name: str, obj: Obj, old: Obj,
-                            subresource: str | None, dry_run: bool) -> Obj:
+                            subresource: str | None, dry_run: bool, manager: str | None = None,
+                            applied: bool = False) -> Obj:
+        """Write ``obj`` over ``old``. managedFields: ``applied`` keeps the ones ``obj`` carries;
+        otherwise ``manager`` records an update (without one, ``old``'s are kept when ``obj`` has none)."""
         strategy = self.strategy(rt.kind)
         old_meta = old["metadata"]
         meta = obj["metadata"]
+        if not applied and "managedFields" not in meta and "managedFields" in old_meta:
+            meta["managedFields"] = copy.deepcopy(old_meta["managedFields"])
         for fld in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                     "generation", "namespace"):
             if fld in old_meta:
@@ -484,12 +574,17 @@ class ResourceAPI:
                 meta.pop(fld, None)
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if subresource == "status":
+            managed = meta.get("managedFields")
             strategy.prepare_for_status_update(obj, old)
+            if managed is not None:  # the fields this write's managers own (metadata stays as stored otherwise)
+                obj["metadata"]["managedFields"] = managed
         elif subresource is None:
             strategy.prepare_for_update(obj, old)
         else:
             raise errors.NotFound(f"the server could not find the requested resource ({subresource})")
         strategy.default(obj)
+        if not applied and manager:
+            fieldmanager.record_update(self.field_paths(rt), old, obj, manager, rt.api_version, subresource)
         if subresource is None and obj.get("spec") != old.get("spec") and "generation" in meta:
             meta["generation"] = int(meta["generation"]) + 1
         self._validate(rt, obj, old)

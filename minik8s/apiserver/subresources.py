@@ -31,6 +31,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from minik8s.api import errors
 from minik8s.api.base import now_rfc3339
 from minik8s.api.registry import ResourceType
+from minik8s.apiserver import fieldmanager
 from minik8s.apiserver.httpio import read_body, status_json
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error
 
@@ -292,5 +293,7 @@ class ScaleSubresource:
             obj["metadata"]["resourceVersion"] = wanted_rv
         else:
             obj["metadata"].pop("resourceVersion", None)
-        updated = await self.api.update(rt, namespace, name, obj)
+        manager = request.query_params.get("fieldManager") or \
+            fieldmanager.manager_from_user_agent(request.headers.get("user-agent", ""))
+        updated = await self.api.update(rt, namespace, name, obj, manager=manager)
         return JSONResponse(self.to_scale(updated))

@@ -76,9 +76,23 @@ def check_output(output: str) -> str:
     return kind
 
 
+def without_managed_fields(data: Any) -> Any:
+    """``data`` (an object or a list of them) without ``metadata.managedFields``, as kubectl prints
+    objects unless ``--show-managed-fields`` is given."""
+    if not isinstance(data, dict):
+        return data
+    if isinstance(data.get("items"), list):
+        data = dict(data, items=[without_managed_fields(item) for item in data["items"]])
+    meta = data.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        data = dict(data, metadata={k: v for k, v in meta.items() if k != "managedFields"})
+    return data
+
+
 def structured(output: str, data: Any) -> str:
-    """``data`` rendered as yaml, json or jsonpath output."""
+    """``data`` rendered as yaml, json or jsonpath output (without managedFields)."""
     kind = output.split("=", 1)[0]
+    data = without_managed_fields(data)
     if kind == "yaml":
         return printing.to_yaml(data).rstrip("\n")
     if kind == "json":

@@ -118,6 +118,9 @@ async def test_patches(client: Client, namespace: str) -> None:
     async with httpx.AsyncClient(base_url=client.config.server) as h:
         r = await h.patch(f"/api/v1/namespaces/{namespace}/pods/p", content=b"{}",
                           headers={"Content-Type": "application/apply-patch+yaml"})
+        assert r.status_code == 422 and "fieldManager: Required value" in r.json()["message"]  # apply needs one
+        r = await h.patch(f"/api/v1/namespaces/{namespace}/pods/p", content=b"{}",
+                          headers={"Content-Type": "application/cbor-patch"})
         assert r.status_code == 415
 
 
