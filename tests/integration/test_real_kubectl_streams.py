@@ -5,8 +5,10 @@ by its output.  One cluster and a few long-running pods serve the whole module."
 
 from __future__ import annotations
 
+import hashlib
 import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +30,8 @@ pytestmark = pytest.mark.docker
 
 VERSIONS = sorted(CANDIDATES)
 WEB_PAGE = "hello from the web pod"
+BIG_LINES = 300_000  # /www/big: about 2 MB, many times SPDY's 64 KiB window
+UPLOAD = 1_000_000  # bytes the web pod's port 9000 reads before it answers their MD5
 
 
 @dataclass
@@ -49,6 +53,8 @@ def _pod(name: str, node: str, scheduler: str, command: str, **extra: object) ->
 def _pods(node: str, scheduler: str) -> list[dict]:
     pods = [
         _pod("web", node, scheduler, f"mkdir -p /www && echo '{WEB_PAGE}' > /www/index.html && "
+                                     f"seq 1 {BIG_LINES} > /www/big && "
+                                     f"(nc -ll -p 9000 -e sh -c 'head -c {UPLOAD} | md5sum' &) && "
                                      "exec httpd -f -p 8080 -h /www"),
         _pod("box", node, scheduler, "exec sleep 3600"),
         _pod("talker", node, scheduler, 'echo ready; while read line; do echo "got $line"; done; sleep 3600',
@@ -111,6 +117,7 @@ class Proc:
                                      env=kubectl.env())
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.seen: list[str] = []
+        self._stderr: str | None = None
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
@@ -144,10 +151,13 @@ class Proc:
         return out
 
     def stderr(self) -> str:
+        """What it wrote to stderr, once it has ended."""
         if self.proc.poll() is None:
             return "(running)"
         assert self.proc.stderr is not None
-        return self.proc.stderr.read()
+        if self._stderr is None:
+            self._stderr = self.proc.stderr.read()
+        return self._stderr
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -189,13 +199,23 @@ def test_cp_both_ways(kubectl: RealKubectl, tmp_path: Path) -> None:
 
 
 def test_port_forward(kubectl: RealKubectl) -> None:
-    port = free_port()
-    pf = Proc(kubectl, "port-forward", "pod/web", f"{port}:8080", "--address", "127.0.0.1")
+    port, port2 = free_port(), free_port()
+    pf = Proc(kubectl, "port-forward", "pod/web", f"{port}:8080", f"{port2}:9000", "--address", "127.0.0.1")
     try:
-        pf.until(lambda line: line.startswith(f"Forwarding from 127.0.0.1:{port} -> 8080"))
+        pf.until(lambda line: line.startswith(f"Forwarding from 127.0.0.1:{port2} -> 9000"))
         for _ in range(3):  # one connection after another through the same forward
             resp = httpx.get(f"http://127.0.0.1:{port}/", timeout=10)
             assert resp.status_code == 200 and resp.text == WEB_PAGE + "\n"
+        # Megabytes each way: the pod to kubectl, and kubectl to the pod.
+        resp = httpx.get(f"http://127.0.0.1:{port}/big", timeout=30)
+        assert resp.text == "".join(f"{i}\n" for i in range(1, BIG_LINES + 1))
+        payload = os.urandom(UPLOAD)
+        with socket.create_connection(("127.0.0.1", port2), timeout=30) as conn:
+            conn.sendall(payload)
+            answer = b""
+            while b"\n" not in answer and (chunk := conn.recv(4096)):
+                answer += chunk
+        assert answer.split()[0].decode() == hashlib.md5(payload).hexdigest()  # noqa: S324 - a checksum
     finally:
         pf.stop()
     assert pf.proc.returncode is not None
@@ -261,3 +281,20 @@ def test_events(kubectl: RealKubectl) -> None:
     assert rows[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     assert want <= reasons(rows, 2), rows
     assert {row[3] for row in rows[1:]} == {"pod/box"}
+
+
+def test_port_forward_to_a_closed_port(kubectl: RealKubectl) -> None:
+    port = free_port()
+    pf = Proc(kubectl, "port-forward", "pod/web", f"{port}:8081", "--address", "127.0.0.1")
+    try:
+        pf.until(lambda line: line.startswith(f"Forwarding from 127.0.0.1:{port} -> 8081"))
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            assert conn.recv(100) == b""  # closed: nothing listens on 8081 in the pod
+        assert pf.proc.wait(20) == 1  # kubectl >= 1.31 ends the forward when a connection fails
+    finally:
+        pf.stop()
+    error, lost = pf.stderr().splitlines()[-2:]
+    # 1.32: err="an error occurred forwarding L -> 8081: <the kubelet's message>"; 1.37: err="<it>" localPort=L ...
+    assert (f'err="error forwarding port 8081 to pod {kubectl.namespace}/web: failed to connect to localhost:8081: '
+            'Connection refused"' in error.replace(f"an error occurred forwarding {port} -> 8081: ", "")), error
+    assert lost == "error: lost connection to pod"
