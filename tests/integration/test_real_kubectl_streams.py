@@ -242,6 +242,14 @@ def test_attach(kubectl: RealKubectl) -> None:
                     raise
     finally:
         att.stop()
+    # Without -i: what the container prints from now on.
+    pod = f"ticker-{kubectl.version.replace('.', '')}"
+    att = Proc(kubectl, "attach", pod)
+    try:
+        first = int(att.until(lambda line: line.startswith("tick ")).split()[1])
+        att.until(lambda line: line == f"tick {first + 1}")
+    finally:
+        att.stop()
 
 
 def test_logs_follow(kubectl: RealKubectl) -> None:
