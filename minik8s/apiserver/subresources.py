@@ -31,7 +31,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from minik8s.api import errors
 from minik8s.api.base import now_rfc3339
 from minik8s.api.registry import ResourceType
-from minik8s.apiserver import fieldmanager
+from minik8s.apiserver import fieldmanager, spdy
 from minik8s.apiserver.httpio import read_body, status_json
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error
 
@@ -183,6 +183,9 @@ class PodSubresources:
         except errors.APIError as exc:
             await refuse(exc)
             return
+        if sub == "portforward" and spdy.SUBPROTOCOL in offered:
+            await self._spdy_port_forward(websocket, address, namespace, name)
+            return
         query = urlencode([(k, v) for k, v in params.multi_items() if k != "container"])
         path = f"/portForward/{namespace}/{name}?{query}" if sub == "portforward" else \
             f"/{sub}/{namespace}/{name}/{container}?{query}"
@@ -198,6 +201,21 @@ class PodSubresources:
             return
         await websocket.accept(subprotocol=proto)
         await _splice(websocket, upstream)
+
+    async def _spdy_port_forward(self, websocket: WebSocket, address: str, namespace: str, name: str) -> None:
+        """kubectl's SPDY-in-WebSocket port forwarding (:mod:`minik8s.apiserver.spdy`): one kubelet
+        ``/portForward`` WebSocket per forwarded connection."""
+        async def open_upstream(port: int) -> Any:
+            return await self.kubelet.connect_websocket(address, f"/portForward/{namespace}/{name}?ports={port}",
+                                                        ["v4.channel.k8s.io"])
+
+        await websocket.accept(subprotocol=spdy.SUBPROTOCOL)
+        log.info("apiserver portforward pod=%s/%s over %s", namespace, name, spdy.SUBPROTOCOL)
+        try:
+            await spdy.serve_tunnel(websocket, open_upstream, f"{namespace}/{name}")
+        finally:
+            with contextlib.suppress(Exception):
+                await websocket.close()
 
 
 async def _splice(client: WebSocket, upstream: Any) -> None:

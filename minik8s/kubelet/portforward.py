@@ -74,8 +74,9 @@ async def run_port_forward(ws: WebSocket, protocols: tuple[str, ...], ports: lis
             sock = await asyncio.to_thread(connect_in_netns, pid, "127.0.0.1", port, CONNECT_TIMEOUT)
             reader, writer = await asyncio.open_connection(sock=sock)
         except OSError as exc:
-            await send(2 * index + 1, f"an error occurred forwarding {port} -> {port}: error forwarding port "
-                                      f"{port} to pod {pod}: failed to connect to localhost:{port}: "
+            # Kubernetes' kubelet wording; kubectl puts "an error occurred forwarding L -> R: " before it.
+            await send(2 * index + 1, f"error forwarding port {port} to pod {pod}: failed to connect to "
+                                      f"localhost:{port}: "
                                       f"{exc.strerror or exc}".encode())
             continue
         writers[index] = writer

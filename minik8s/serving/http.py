@@ -28,6 +28,9 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.datastructures import Headers
+from websockets.server import ServerProtocol
+from websockets.typing import Subprotocol
 
 #: Seconds a client has to send a complete request head (kube-apiserver uses 32 s; minik8s' clients are near).
 HEADER_TIMEOUT = 10.0
@@ -151,7 +154,25 @@ class TLSInfoProtocol(BoundedHttpProtocol):
         self.scope["extensions"] = {"tls": {"client_cert": peer_certificate(self.transport)}}  # type: ignore[typeddict-unknown-key]
 
 
-class TLSInfoWebSocketProtocol(WebSocketsSansIOProtocol):
+class _AnySubprotocolServer(ServerProtocol):
+    """websockets' handshake without its check of ``Sec-WebSocket-Protocol``: the ASGI app reads
+    the offered names (uvicorn splits them on commas) and names the chosen one when it accepts."""
+
+    def process_subprotocol(self, headers: Headers) -> Subprotocol | None:
+        return None
+
+
+class KubeWebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol, taking Kubernetes' subprotocol names as kubectl sends them:
+    ``SPDY/3.1+portforward.k8s.io`` (port-forward, kubectl >= 1.31) has a ``/``, which the
+    RFC 6455 token grammar refuses (the handshake would fail with 400)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.conn.__class__ = _AnySubprotocolServer
+
+
+class TLSInfoWebSocketProtocol(KubeWebSocketProtocol):
     """The same for WebSocket upgrades (``pods/exec``), whose scope uvicorn builds separately."""
 
     async def run_asgi(self) -> None:
@@ -218,6 +239,6 @@ def server_config(app: Any, host: str, port: int, tls: dict[str, Any] | None = N
     settings = dict(tls or {})
     base: type[BoundedHttpProtocol] = settings.pop("http", BoundedHttpProtocol)
     protocol = type(base.__name__, (base,), {"header_timeout": header_timeout, "max_head_bytes": max_head_bytes})
-    settings.setdefault("ws", "auto")
+    settings.setdefault("ws", KubeWebSocketProtocol)
     return uvicorn.Config(app, host=host, port=port, http=protocol, log_level="warning", access_log=False,
                           **settings, **options)

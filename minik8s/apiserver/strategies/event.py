@@ -1,4 +1,6 @@
-"""v1 Event: ``involvedObject`` required; its fields, ``reason``, ``type`` and ``source`` as field selectors."""
+"""v1 Event: ``involvedObject`` required; as field selectors (Kubernetes' set): its ``kind``, ``name``,
+``namespace``, ``uid``, ``apiVersion``, ``resourceVersion`` and ``fieldPath``, ``reason``, ``type``,
+``source`` (the component) and ``reportingComponent``."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ class EventStrategy(Strategy):
     def fields(self, obj: Obj) -> dict[str, str]:
         f = super().fields(obj)
         inv = obj.get("involvedObject") or {}
-        for k in ("kind", "name", "namespace", "uid", "fieldPath"):
+        for k in ("kind", "name", "namespace", "uid", "apiVersion", "resourceVersion", "fieldPath"):
             f[f"involvedObject.{k}"] = inv.get(k) or ""
         f["reason"] = obj.get("reason") or ""
         f["type"] = obj.get("type") or ""
         f["source"] = (obj.get("source") or {}).get("component") or ""
+        f["reportingComponent"] = obj.get("reportingComponent") or ""
         return f

@@ -1,0 +1,308 @@
+"""The official kubectl's streaming and convenience verbs (v1.32 and v1.37, see :mod:`tests.realkubectl`)
+against the real apiserver, a real scheduler and a real kubelet running Docker containers:
+``port-forward``, ``cp`` (both ways), ``attach``, ``logs -f``, ``exec -i`` and ``events``, each checked
+by its output.  One cluster and a few long-running pods serve the whole module."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from minik8s.client.kubeconfig import render
+from tests.realkubectl import CANDIDATES, RealKubectl, find
+from tests.support.kubelet import BUSYBOX, KubeletProcess, running_kubelet
+from tests.support.processes import ROOT, APIServer, free_port
+from tests.support.waiting import wait_for_sync
+
+pytestmark = pytest.mark.docker
+
+VERSIONS = sorted(CANDIDATES)
+WEB_PAGE = "hello from the web pod"
+BIG_LINES = 300_000  # /www/big: about 2 MB, many times SPDY's 64 KiB window
+UPLOAD = 1_000_000  # bytes the web pod's port 9000 reads before it answers their MD5
+
+
+@dataclass
+class Cluster:
+    apiserver: APIServer
+    kubelet: KubeletProcess
+    namespace: str
+    kubeconfig: Path
+
+
+def _pod(name: str, node: str, scheduler: str, command: str, **extra: object) -> dict:
+    container: dict = {"name": "main", "image": BUSYBOX, "command": ["sh", "-c", command]}
+    container.update(extra)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"schedulerName": scheduler, "nodeSelector": {"kubernetes.io/hostname": node},
+                     "terminationGracePeriodSeconds": 1, "restartPolicy": "Never", "containers": [container]}}
+
+
+def _pods(node: str, scheduler: str) -> list[dict]:
+    pods = [
+        _pod("web", node, scheduler, f"mkdir -p /www && echo '{WEB_PAGE}' > /www/index.html && "
+                                     f"seq 1 {BIG_LINES} > /www/big && "
+                                     f"(nc -ll -p 9000 -e sh -c 'head -c {UPLOAD} | md5sum' &) && "
+                                     "exec httpd -f -p 8080 -h /www"),
+        _pod("box", node, scheduler, "exec sleep 3600"),
+        _pod("talker", node, scheduler, 'echo ready; while read line; do echo "got $line"; done; sleep 3600',
+             stdin=True),
+    ]
+    for version in VERSIONS:  # logs -f ends when its container ends: one each
+        pods.append(_pod(f"ticker-{version.replace('.', '')}", node, scheduler,
+                         "i=0; while [ ! -f /tmp/stop ]; do i=$((i+1)); echo tick $i; sleep 0.2; done; echo bye"))
+    return pods
+
+
+@pytest.fixture(scope="module")
+def cluster(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    workdir = tmp_path_factory.mktemp("streams")
+    kubeconfig = workdir / "kubeconfig"
+    kubeconfig.write_text(render(apiserver.url))
+    namespace = f"t-{os.urandom(4).hex()}"
+    scheduler_name = f"streams-{os.urandom(3).hex()}"
+    http = httpx.Client(base_url=apiserver.url, timeout=10)
+    assert http.post("/api/v1/namespaces", json={"metadata": {"name": namespace}}).status_code == 201
+    with running_kubelet(apiserver, workdir) as kubelet, open(workdir / "scheduler.log", "wb") as log:
+        scheduler = subprocess.Popen([sys.executable, "-m", "minik8s", "scheduler", "--kubeconfig", str(kubeconfig),
+                                      "--scheduler-name", scheduler_name], stdout=log, stderr=subprocess.STDOUT,
+                                     cwd=ROOT)
+        try:
+            for pod in _pods(kubelet.node, scheduler_name):
+                r = http.post(f"/api/v1/namespaces/{namespace}/pods", json=pod)
+                assert r.status_code == 201, r.text
+
+            def running() -> bool:
+                items = http.get(f"/api/v1/namespaces/{namespace}/pods").json()["items"]
+                return all((p.get("status") or {}).get("phase") == "Running" for p in items)
+            wait_for_sync(running, 60, what="the streams pods Running")
+            yield Cluster(apiserver, kubelet, namespace, kubeconfig)
+        finally:
+            scheduler.terminate()
+            try:
+                scheduler.wait(10)
+            except subprocess.TimeoutExpired:
+                scheduler.kill()
+                scheduler.wait()
+            http.delete(f"/api/v1/namespaces/{namespace}")
+            http.close()
+
+
+@pytest.fixture(params=VERSIONS, ids=lambda v: f"kubectl-{v}")
+def kubectl(request: pytest.FixtureRequest, cluster: Cluster) -> RealKubectl:
+    path, why = find(request.param)
+    if path is None:
+        pytest.skip(why)
+    return RealKubectl(path, request.param, cluster.kubeconfig, cluster.namespace)
+
+
+class Proc:
+    """A kubectl running in the background with its stdout lines on a queue; always stopped by the test."""
+
+    def __init__(self, kubectl: RealKubectl, *args: str, stdin: bool = False) -> None:
+        self.proc = subprocess.Popen(kubectl.argv(args, True), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, text=True,
+                                     env=kubectl.env())
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        self._stderr: str | None = None
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def until(self, predicate: object, timeout: float = 20) -> str:
+        """Read lines until one satisfies ``predicate`` (a callable); that line."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.001))
+            except queue.Empty:
+                raise AssertionError(f"no matching line in {timeout} s; saw {self.seen[-5:]}, "
+                                     f"stderr: {self.stderr()}") from None
+            if line is None:
+                raise AssertionError(f"kubectl ended ({self.proc.wait()}); saw {self.seen[-5:]}, "
+                                     f"stderr: {self.stderr()}")
+            self.seen.append(line)
+            if predicate(line):  # type: ignore[operator]
+                return line
+
+    def rest(self, timeout: float = 20) -> list[str]:
+        """The remaining lines until the process closes its stdout."""
+        deadline = time.monotonic() + timeout
+        out = []
+        while (line := self.lines.get(timeout=max(deadline - time.monotonic(), 0.001))) is not None:
+            out.append(line)
+        return out
+
+    def stderr(self) -> str:
+        """What it wrote to stderr, once it has ended."""
+        if self.proc.poll() is None:
+            return "(running)"
+        assert self.proc.stderr is not None
+        if self._stderr is None:
+            self._stderr = self.proc.stderr.read()
+        return self._stderr
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def test_exec_with_stdin(kubectl: RealKubectl) -> None:
+    res = kubectl.ok("exec", "-i", "box", "--", "tr", "a-z", "A-Z", stdin="hello\nworld\n")
+    assert res.out == "HELLO\nWORLD\n"
+    res = kubectl("exec", "box", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+    assert (res.code, res.out, res.err.splitlines()[0]) == (3, "out\n", "err")
+    assert "command terminated with exit code 3" in res.err
+
+
+def test_cp_both_ways(kubectl: RealKubectl, tmp_path: Path) -> None:
+    data = "".join(f"line {i} {os.urandom(8).hex()}\n" for i in range(200))
+    src = tmp_path / "src.txt"
+    src.write_text(data)
+    remote = f"/tmp/cp-{kubectl.version}.txt"
+    kubectl.ok("cp", str(src), f"box:{remote}")
+    assert kubectl.ok("exec", "box", "--", "cat", remote).out == data
+    back = tmp_path / "back.txt"
+    kubectl.ok("cp", f"box:{remote}", str(back))
+    assert back.read_text() == data
+    # A directory, into a pod and back.
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "a.txt").write_text("a\n")
+    (tree / "sub" / "b.txt").write_text("b\n")
+    kubectl.ok("cp", str(tree), f"box:/tmp/tree-{kubectl.version}")
+    assert kubectl.ok("exec", "box", "--", "cat", f"/tmp/tree-{kubectl.version}/sub/b.txt").out == "b\n"
+    kubectl.ok("cp", f"box:/tmp/tree-{kubectl.version}", str(tmp_path / "tree-back"))
+    assert (tmp_path / "tree-back" / "sub" / "b.txt").read_text() == "b\n"
+
+
+def test_port_forward(kubectl: RealKubectl) -> None:
+    port, port2 = free_port(), free_port()
+    pf = Proc(kubectl, "port-forward", "pod/web", f"{port}:8080", f"{port2}:9000", "--address", "127.0.0.1")
+    try:
+        pf.until(lambda line: line.startswith(f"Forwarding from 127.0.0.1:{port2} -> 9000"))
+        for _ in range(3):  # one connection after another through the same forward
+            resp = httpx.get(f"http://127.0.0.1:{port}/", timeout=10)
+            assert resp.status_code == 200 and resp.text == WEB_PAGE + "\n"
+        # Megabytes each way: the pod to kubectl, and kubectl to the pod.
+        resp = httpx.get(f"http://127.0.0.1:{port}/big", timeout=30)
+        assert resp.text == "".join(f"{i}\n" for i in range(1, BIG_LINES + 1))
+        payload = os.urandom(UPLOAD)
+        with socket.create_connection(("127.0.0.1", port2), timeout=30) as conn:
+            conn.sendall(payload)
+            answer = b""
+            while b"\n" not in answer and (chunk := conn.recv(4096)):
+                answer += chunk
+        assert answer.split()[0].decode() == hashlib.md5(payload).hexdigest()  # noqa: S324 - a checksum
+    finally:
+        pf.stop()
+    assert pf.proc.returncode is not None
+
+
+def test_attach(kubectl: RealKubectl) -> None:
+    att = Proc(kubectl, "attach", "-i", "talker", stdin=True)
+    try:
+        assert att.proc.stdin is not None
+        word = f"hello-{kubectl.version}"
+
+        def sent_and_echoed(line: str) -> bool:
+            return line == f"got {word}"
+        # kubectl prints nothing before the stream is up: send until the answer comes back.
+        deadline = time.monotonic() + 20
+        while True:
+            att.proc.stdin.write(word + "\n")
+            att.proc.stdin.flush()
+            try:
+                att.until(sent_and_echoed, timeout=2)
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+    finally:
+        att.stop()
+    # Without -i: what the container prints from now on.
+    pod = f"ticker-{kubectl.version.replace('.', '')}"
+    att = Proc(kubectl, "attach", pod)
+    try:
+        first = int(att.until(lambda line: line.startswith("tick ")).split()[1])
+        att.until(lambda line: line == f"tick {first + 1}")
+    finally:
+        att.stop()
+
+
+def test_logs_follow(kubectl: RealKubectl) -> None:
+    pod = f"ticker-{kubectl.version.replace('.', '')}"
+    logs = Proc(kubectl, "logs", "-f", pod)
+    try:
+        first = int(logs.until(lambda line: line.startswith("tick ")).split()[1])
+        later = int(logs.until(lambda line: line.startswith("tick ") and int(line.split()[1]) >= first + 3)
+                    .split()[1])
+        assert later >= first + 3  # new lines arrive while it follows
+        kubectl.ok("exec", pod, "--", "touch", "/tmp/stop")
+        rest = logs.rest()
+        assert rest[-1] == "bye", rest[-3:]
+        assert logs.proc.wait(20) == 0  # ends by itself when the container ends
+    finally:
+        logs.stop()
+    # A follow on a running container runs until it is stopped.
+    logs = Proc(kubectl, "logs", "-f", "talker")
+    try:
+        logs.until(lambda line: line == "ready")
+        assert logs.proc.poll() is None
+    finally:
+        logs.stop()
+    assert logs.proc.returncode is not None
+
+
+def test_events(kubectl: RealKubectl) -> None:
+    def reasons(rows: list[list[str]], column: int) -> set[str]:
+        return {row[column] for row in rows[1:]}
+
+    want = {"Scheduled", "Pulled", "Created", "Started"}
+    rows = kubectl.ok("events", "--for", "pod/box").table()
+    assert rows[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert want <= reasons(rows, 2), rows
+    assert {row[3] for row in rows[1:]} == {"Pod/box"}
+    rows = kubectl.ok("get", "events", "--field-selector", "involvedObject.name=box").table()
+    assert rows[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert want <= reasons(rows, 2), rows
+    assert {row[3] for row in rows[1:]} == {"pod/box"}
+
+
+def test_port_forward_to_a_closed_port(kubectl: RealKubectl) -> None:
+    port = free_port()
+    pf = Proc(kubectl, "port-forward", "pod/web", f"{port}:8081", "--address", "127.0.0.1")
+    try:
+        pf.until(lambda line: line.startswith(f"Forwarding from 127.0.0.1:{port} -> 8081"))
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            assert conn.recv(100) == b""  # closed: nothing listens on 8081 in the pod
+        assert pf.proc.wait(20) == 1  # kubectl >= 1.31 ends the forward when a connection fails
+    finally:
+        pf.stop()
+    error, lost = pf.stderr().splitlines()[-2:]
+    # 1.32: err="an error occurred forwarding L -> 8081: <the kubelet's message>"; 1.37: err="<it>" localPort=L ...
+    assert (f'err="error forwarding port 8081 to pod {kubectl.namespace}/web: failed to connect to localhost:8081: '
+            'Connection refused"' in error.replace(f"an error occurred forwarding {port} -> 8081: ", "")), error
+    assert lost == "error: lost connection to pod"
