@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.kubectl import Result
-from tests.support.processes import ROOT
+from tests.support.processes import ROOT, stop_process
 
 #: Where each tested version is looked for (after its MINIK8S_KUBECTL_<version> variable).
 CANDIDATES = {
@@ -123,12 +123,7 @@ class Background:
 
     def stop(self) -> str:
         """Stop the process; returns what it wrote to stderr."""
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
         self.thread.join(5)
         assert self.proc.stderr is not None
         return self.proc.stderr.read()

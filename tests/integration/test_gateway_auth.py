@@ -14,7 +14,7 @@ import pytest
 
 from minik8s.cluster.processes import free_port
 from minik8s.controllers.functionautoscaler import MetricsScraper
-from tests.support.processes import APIServer
+from tests.support.processes import APIServer, stop_process
 from tests.support.waiting import wait_for_sync
 
 TOKEN = "s3cret-gateway-token"
@@ -43,12 +43,7 @@ def gateway(apiserver: APIServer, kubeconfig: Path, tmp_path: Path) -> Iterator[
         wait_for_sync(healthy, 30, what="gateway listening", not_yet=(httpx.HTTPError,))
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         log.close()
 
 

@@ -23,7 +23,7 @@ import pytest
 from minik8s.client.kubeconfig import render
 from tests.realkubectl import CANDIDATES, RealKubectl, find
 from tests.support.kubelet import BUSYBOX, KubeletProcess, running_kubelet
-from tests.support.processes import ROOT, APIServer, free_port
+from tests.support.processes import ROOT, APIServer, free_port, stop_process
 from tests.support.waiting import wait_for_sync
 
 pytestmark = pytest.mark.docker
@@ -90,12 +90,7 @@ def cluster(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> I
             wait_for_sync(running, 60, what="the streams pods Running")
             yield Cluster(apiserver, kubelet, namespace, kubeconfig)
         finally:
-            scheduler.terminate()
-            try:
-                scheduler.wait(10)
-            except subprocess.TimeoutExpired:
-                scheduler.kill()
-                scheduler.wait()
+            stop_process(scheduler)
             http.delete(f"/api/v1/namespaces/{namespace}")
             http.close()
 
@@ -160,13 +155,7 @@ class Proc:
         return self._stderr
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
 
 def test_exec_with_stdin(kubectl: RealKubectl) -> None:

@@ -6,12 +6,25 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from minik8s.cluster.processes import etcd_command, free_port, wait_http
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def stop_process(proc: subprocess.Popen[Any], grace: float = 10) -> None:
+    """Stop ``proc``: SIGTERM, then SIGKILL if it has not exited within ``grace`` seconds."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class Etcd:
