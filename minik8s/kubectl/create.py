@@ -309,13 +309,7 @@ async def _fetch_cronjob(opts: GlobalOptions, ref: str) -> Obj:
                                                         "cronjobs.batch"):
         raise KubectlError(f"from must be an existing cronjob: {ref}")
     async with Session(opts) as s:
-        rt = s.registry.by_kind("batch/v1", "CronJob")
-        if rt is None:
-            raise KubectlError("the server does not serve CronJob objects")
-        try:
-            return await s.client.get(rt, cj_name, s.namespace)
-        except errors.NotFound:
-            raise KubectlError(f'cronjobs.batch "{cj_name}" not found') from None
+        return await s.get_object("batch/v1", "CronJob", cj_name)
 
 
 @app.command("job", context_settings={"allow_interspersed_args": True})

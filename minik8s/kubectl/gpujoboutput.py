@@ -16,13 +16,7 @@ from minik8s.kubectl.session import GlobalOptions, Session
 
 
 async def get_gpujob(s: Session, name: str) -> Obj:
-    rt = s.registry.by_kind(API_VERSION, "GPUJob")
-    if rt is None:
-        raise KubectlError('the server doesn\'t have a resource type "gpujobs"')
-    try:
-        return await s.client.get(rt, name, s.namespace)
-    except errors.NotFound:
-        raise KubectlError(f'gpujobs.minik8s.io "{name}" not found') from None
+    return await s.get_object(API_VERSION, "GPUJob", name)
 
 
 async def results_files(s: Session, job: Obj) -> dict[str, bytes]:

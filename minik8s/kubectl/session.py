@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import TracebackType
 
+from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.client.kubeconfig import ClientConfig, KubeconfigError, load
 from minik8s.client.rest import Client
 from minik8s.kubectl import resolve
+from minik8s.kubectl.errors import KubectlError
 
 
 @dataclass
@@ -85,3 +88,14 @@ class Session:
     def resource(self, name: str) -> ResourceType:
         """Resolve a resource type name through discovery (KubectlError when unknown)."""
         return resolve.resource_type(self.registry, name)
+
+    async def get_object(self, api_version: str, kind: str, name: str) -> Obj:
+        """The object ``name`` of ``kind`` in the session's namespace; KubectlError, in kubectl's
+        words, when the server does not serve the kind or has no such object."""
+        rt = self.registry.by_kind(api_version, kind)
+        if rt is None:
+            raise KubectlError(f'the server doesn\'t have a resource type "{kind.lower()}s"')
+        try:
+            return await self.client.get(rt, name, self.namespace)
+        except errors.NotFound:
+            raise KubectlError(f'{resolve.plural_ref(rt)} "{name}" not found') from None
