@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet
+from minik8s.api.authentication import TokenReview
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.batch import CronJob, Job
 from minik8s.api.config import ConfigMap, Secret
@@ -146,10 +147,12 @@ CORE_TYPES = [
     ResourceType("", "v1", "ConfigMap", "configmaps", "configmap", True, ConfigMap, short_names=("cm",)),
     ResourceType("", "v1", "Secret", "secrets", "secret", True, Secret),
     ResourceType("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, ServiceAccount,
-                 short_names=("sa",)),
+                 short_names=("sa",), subresources=frozenset({"token"})),
     ResourceType("", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", True,
                  ReplicationController, short_names=("rc",), subresources=frozenset({"status", "scale"}),
                  categories=("all",)),
+    ResourceType("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", "tokenreview", False, TokenReview,
+                 verbs=("create",)),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),

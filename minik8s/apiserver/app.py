@@ -39,6 +39,7 @@ from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.metrics import DEFAULT_RESOLUTION, MetricsAPI, MetricsScraper, running
 from minik8s.apiserver.openapi import V2_PROTOBUF, V2_PROTOBUF_RETURNED, OpenAPI
 from minik8s.apiserver.resources import APPLY_PATCH, FieldValidation, ListOptions, ResourceAPI
+from minik8s.apiserver.serviceaccounts import ServiceAccountTokens, TokenIssuer
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
@@ -67,7 +68,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                server_address: str = "127.0.0.1:6443", service_cidr: str = "10.96.0.0/16",
                node_port_range: tuple[int, int] = (30000, 32767),
                metrics_resolution: float | None = DEFAULT_RESOLUTION,
-               kubelet_client: KubeletClient | None = None, max_mutating_inflight: int = 4) -> FastAPI:
+               kubelet_client: KubeletClient | None = None, max_mutating_inflight: int = 4,
+               token_issuer: TokenIssuer | None = None) -> FastAPI:
     """Build the ASGI application over ``store``.  The system namespaces and the ``kubernetes``
     Service (advertised at ``server_address``) are kept in place (:mod:`minik8s.apiserver.bootstrap`).
 
@@ -77,7 +79,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     kubelets for ``pods/log``, ``pods/exec`` and the scraper (default: plain HTTP, see
     :mod:`minik8s.apiserver.kubelet_client`); the application closes it at shutdown.
     ``max_mutating_inflight``: writes processed at once, the others wait
-    (:mod:`minik8s.apiserver.inflight`).
+    (:mod:`minik8s.apiserver.inflight`).  ``token_issuer`` signs and checks service-account tokens
+    (TokenRequest and TokenReview, :mod:`minik8s.apiserver.serviceaccounts`); without it
+    TokenRequest answers 404 and no review authenticates.
     """
     registry = registry or default_registry()
     served = Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])  # what discovery lists
@@ -85,6 +89,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     kubelet = kubelet_client or KubeletClient()
     pods = PodSubresources(api, kubelet)
     scale = ScaleSubresource(api)
+    tokens = ServiceAccountTokens(api, registry, token_issuer)
     scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION, kubelet)
     metrics = MetricsAPI(api, scraper)
 
@@ -244,6 +249,14 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             return await pods.handle(request, t.rt, t.namespace, t.name or "", t.subresource)
         if t.subresource == "scale":
             return await scale.handle(request, t.rt, t.namespace, t.name or "")
+        if t.subresource == "token" or (t.rt.group, t.rt.kind) == ("authentication.k8s.io", "TokenReview"):
+            if method != "POST" or (t.subresource is None and t.name is not None):
+                raise errors.MethodNotAllowed(f"{method} is not supported on {t.rt.plural}"
+                                              + (f"/{t.subresource}" if t.subresource else ""))
+            body = await read_body(request)
+            if t.subresource == "token":
+                return JSONResponse(await tokens.request(t.namespace or "", t.name or "", body), status_code=201)
+            return JSONResponse(await tokens.review(body), status_code=201)
         if t.name is None:
             if method == "GET":
                 opts = list_options(params)

@@ -43,11 +43,15 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
         for sub in sorted(rt.subresources):
             verbs = {"status": ["get", "patch", "update"], "binding": ["create"], "scale": ["get", "patch", "update"],
                      "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
-                     "portforward": ["create", "get"]}.get(sub, ["get"])
+                     "portforward": ["create", "get"], "token": ["create"]}.get(sub, ["get"])
             kind = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions",
-                    "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions"}.get(sub, rt.kind)
-            resources.append({"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced,
-                              "kind": kind, "verbs": verbs})
+                    "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions",
+                    "token": "TokenRequest"}.get(sub, rt.kind)
+            sub_entry: dict[str, Any] = {"name": f"{rt.plural}/{sub}", "singularName": "",
+                                         "namespaced": rt.namespaced, "kind": kind, "verbs": verbs}
+            if sub == "token":  # a kind of another group, as kube-apiserver says
+                sub_entry.update(group="authentication.k8s.io", version="v1")
+            resources.append(sub_entry)
     if not resources:
         return None
     gv = f"{group}/{version}" if group else version

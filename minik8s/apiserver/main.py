@@ -11,6 +11,7 @@ from minik8s import logs
 from minik8s.apiserver.app import create_app
 from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdTLS, EtcdTLSRefused, check_tls, parse_etcd_servers
 from minik8s.apiserver.kubelet_client import KubeletClient
+from minik8s.apiserver.serviceaccounts import DEFAULT_ISSUER, TokenIssuer
 from minik8s.apiserver.storage import Store
 from minik8s.auth import Authenticator, load_token_file
 from minik8s.serving.http import server_config, tls_serving_options
@@ -35,6 +36,9 @@ def run(
     kubelet_client_key: str | None = None,
     kubelet_certificate_authority: str | None = None,
     max_mutating_requests_inflight: int = 4,
+    service_account_signing_key_file: str | None = None,
+    service_account_issuer: str = DEFAULT_ISSUER,
+    api_audiences: list[str] | None = None,
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -44,7 +48,9 @@ def run(
     valid client certificate or bearer token, or it gets 401.  ``etcd_tls`` holds
     ``--etcd-cafile/--etcd-certfile/--etcd-keyfile`` for an ``https://`` etcd URL; the
     ``kubelet_*`` files make it reach kubelets over https/wss
-    (:mod:`minik8s.apiserver.kubelet_client`).
+    (:mod:`minik8s.apiserver.kubelet_client`).  ``service_account_signing_key_file`` (a PEM RSA or
+    EC P-256 private key) enables service-account tokens (TokenRequest, TokenReview) issued as
+    ``service_account_issuer`` for ``api_audiences`` (default: the issuer).
 
     Exits (SystemExit, one log line) for unusable flags or files, and when etcd refuses
     the TLS connection at start; an etcd that is not reachable yet is only reported (then
@@ -56,6 +62,8 @@ def run(
         serving = tls_serving_options(tls_cert_file, tls_private_key_file, client_ca_file)
         kubelet = KubeletClient(kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority)
         tokens = load_token_file(token_auth_file) if token_auth_file else {}
+        issuer = TokenIssuer.from_file(service_account_signing_key_file, service_account_issuer, api_audiences) \
+            if service_account_signing_key_file else None
     except (ValueError, OSError) as exc:
         log.error("apiserver cannot start: %s", exc)
         raise SystemExit(1) from exc
@@ -76,9 +84,10 @@ def run(
     app = create_app(store, authenticator=auth, server_address=f"{advertise_address or bind_address}:{port}",
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
                      metrics_resolution=metrics_resolution, kubelet_client=kubelet,
-                     max_mutating_inflight=max_mutating_requests_inflight)
-    log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, kubelets over %s)", scheme, bind_address, port,
-             endpoint.url, "on" if auth.enabled else "off", kubelet.scheme)
+                     max_mutating_inflight=max_mutating_requests_inflight, token_issuer=issuer)
+    log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, kubelets over %s, service-account tokens %s)",
+             scheme, bind_address, port, endpoint.url, "on" if auth.enabled else "off", kubelet.scheme,
+             f"issued as {issuer.issuer}" if issuer else "off")
     config = server_config(app, bind_address, port, serving, timeout_keep_alive=30, timeout_graceful_shutdown=2)
     uvicorn.Server(config).run()
 
@@ -108,6 +117,12 @@ def command(
     max_mutating_requests_inflight: int = typer.Option(
         4, min=1, help="writes processed at once; more wait their turn (bodies received first), so that "
                        "writes cannot starve reads"),
+    service_account_signing_key_file: str = typer.Option(
+        None, help="private key (PEM, RSA or EC P-256) that signs service-account tokens; enables the "
+                   "TokenRequest (serviceaccounts/NAME/token) and TokenReview APIs"),
+    service_account_issuer: str = typer.Option(DEFAULT_ISSUER, help="the tokens' issuer (iss claim)"),
+    api_audiences: str = typer.Option(None, help="comma-separated audiences of tokens that name none "
+                                                 "(default: the issuer)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
@@ -122,4 +137,5 @@ def command(
         token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range, resolution,
         EtcdTLS(etcd_cafile, etcd_certfile, etcd_keyfile),
         kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority,
-        max_mutating_requests_inflight)
+        max_mutating_requests_inflight, service_account_signing_key_file, service_account_issuer,
+        [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None)

@@ -101,8 +101,9 @@ STANZAS: dict[tuple[str, str], Any] = {
     ("autoscaling/v1", "HorizontalPodAutoscaler"): lambda o: (o.status.current_replicas, o.status.desired_replicas)
     == (0, 0),
 }
-#: Served kinds the typed client has no model of a stored object for (``Binding`` is a create-only verb).
-NO_OBJECT = {("v1", "Binding")}
+#: Served kinds the typed client has no model of a stored object for (``Binding`` and ``TokenReview`` are
+#: create-only verbs).
+NO_OBJECT = {("v1", "Binding"), ("authentication.k8s.io/v1", "TokenReview")}
 
 
 def served_kubernetes_kinds() -> list[Any]:

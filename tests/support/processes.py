@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from minik8s.cluster.processes import etcd_command, free_port, wait_http
+from minik8s.cluster.signingkey import ensure_signing_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,6 +60,8 @@ class APIServer:
         self.etcd = etcd
         self.extra = extra or []
         self.log_path = log_dir / f"apiserver-{self.port}.log"
+        #: signs the service-account tokens of TokenRequest (kept across restarts, as on a cluster)
+        self.signing_key = ensure_signing_key(log_dir / f"sa-{self.port}.key")
         self.proc: subprocess.Popen[bytes] | None = None
         self.start()
 
@@ -66,7 +69,7 @@ class APIServer:
         log = open(self.log_path, "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "minik8s", "apiserver", "--etcd-servers", self.etcd.endpoint,
-             "--port", str(self.port), *self.extra],
+             "--port", str(self.port), "--service-account-signing-key-file", str(self.signing_key), *self.extra],
             stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
         if wait and not self.extra:
             wait_http(f"{self.url}/readyz")
