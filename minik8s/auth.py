@@ -18,6 +18,7 @@ serving flags into uvicorn settings.
 from __future__ import annotations
 
 import csv
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -53,16 +54,46 @@ def load_token_file(path: str) -> dict[str, UserInfo]:
     return tokens
 
 
-class Authenticator:
-    """Decides who a request is from (``None``: unauthenticated)."""
+#: Checks a bearer token no static entry knows (e.g. by a TokenReview): its user, or None.
+TokenReviewer = Callable[[str], Awaitable["UserInfo | None"]]
 
-    def __init__(self, tokens: dict[str, UserInfo] | None = None, client_certs: bool = False) -> None:
+
+def bearer_token(scope: dict[str, Any]) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header of an ASGI ``scope``, if any."""
+    for name, value in scope.get("headers") or []:
+        if name == b"authorization":
+            kind, _, token = value.decode("latin-1").partition(" ")
+            if kind.lower() == "bearer" and token.strip():
+                return token.strip()
+    return None
+
+
+class Authenticator:
+    """Decides who a request is from (``None``: unauthenticated).
+
+    ``tokens``: static bearer tokens; ``client_certs``: verified client certificates;
+    ``reviewer``: asked (awaited) about a bearer token the static ones do not know, as Kubernetes'
+    webhook token authenticator asks a TokenReview (only :meth:`authenticate_request` uses it).
+    """
+
+    def __init__(self, tokens: dict[str, UserInfo] | None = None, client_certs: bool = False,
+                 reviewer: TokenReviewer | None = None) -> None:
         self.tokens = tokens or {}
         self.client_certs = client_certs
+        self.reviewer = reviewer
 
     @property
     def enabled(self) -> bool:
-        return bool(self.tokens) or self.client_certs
+        return bool(self.tokens) or self.client_certs or self.reviewer is not None
+
+    async def authenticate_request(self, scope: dict[str, Any]) -> UserInfo | None:
+        """:meth:`authenticate`, then the ``reviewer`` for a bearer token nothing else knew."""
+        user = self.authenticate(scope)
+        if user is None and self.reviewer is not None:
+            token = bearer_token(scope)
+            if token is not None:
+                user = await self.reviewer(token)
+        return user
 
     def authenticate(self, scope: dict[str, Any]) -> UserInfo | None:
         """The user of an ASGI ``scope``: a known bearer token, else a verified client certificate
@@ -70,11 +101,9 @@ class Authenticator:
         authentication is on and neither names anyone; :data:`ANONYMOUS` when it is off."""
         if not self.enabled:
             return ANONYMOUS
-        for name, value in scope.get("headers") or []:
-            if name == b"authorization":
-                kind, _, token = value.decode("latin-1").partition(" ")
-                if kind.lower() == "bearer" and token.strip() in self.tokens:
-                    return self.tokens[token.strip()]
+        token = bearer_token(scope)
+        if token is not None and token in self.tokens:
+            return self.tokens[token]
         cert = ((scope.get("extensions") or {}).get("tls") or {}).get("client_cert")
         if self.client_certs and cert:
             subject = {k: v for rdn in cert.get("subject", ()) for k, v in rdn}
@@ -102,17 +131,21 @@ class AuthMiddleware:
     upgrade gets the same HTTP response when the server supports the ASGI WebSocket denial
     response (uvicorn does), else the connection is closed with 1008.  The user is left in
     ``scope["state"]["user"]``.  ``public_paths`` (and the paths below them) may be read (GET)
-    without credentials, as :data:`ANONYMOUS`.
+    without credentials, as :data:`ANONYMOUS`.  ``trusted(scope)`` true: the request passes as
+    :data:`ANONYMOUS` unchecked (a server with an unauthenticated loopback listener beside an
+    authenticated one says which requests came through the loopback one).
     """
 
     def __init__(self, app: ASGIApp, authenticator: Authenticator, authorizer: Authorizer | None = None,
-                 plain_text: bool = False, public_paths: tuple[str, ...] = ()) -> None:
+                 plain_text: bool = False, public_paths: tuple[str, ...] = (),
+                 trusted: Callable[[Scope], bool] | None = None) -> None:
         self.app = app
         self.authenticator = authenticator
         self.authorizer = authorizer
         self.plain_text = plain_text
         self.public_paths = public_paths
         self._public_prefixes = tuple(p + "/" for p in public_paths)
+        self.trusted = trusted
 
     def _public(self, scope: Scope) -> bool:
         path = scope.get("path") or "/"
@@ -121,7 +154,11 @@ class AuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            user = self.authenticator.authenticate(dict(scope))
+            if self.trusted is not None and self.trusted(scope):
+                scope.setdefault("state", {})["user"] = ANONYMOUS
+                await self.app(scope, receive, send)
+                return
+            user = await self.authenticator.authenticate_request(dict(scope))
             if user is None and self._public(scope):
                 user = ANONYMOUS  # kube-apiserver's system:public-info-viewer: anyone may read these
             if user is None:

@@ -2,6 +2,6 @@
 
 * :mod:`~minik8s.dns.records` — the zone: names → records from informer caches (pure);
 * :mod:`~minik8s.dns.server` — UDP/TCP server on dnslib, optional forwarding;
-* :mod:`~minik8s.dns.registration` — the ``kube-dns`` Service and this server's Endpoints;
+* the ``kube-dns`` Service and this server's Endpoints are kept by :mod:`minik8s.client.registration`;
 * :mod:`~minik8s.dns.app` — the process wiring; :mod:`~minik8s.dns.main` — its flags.
 """

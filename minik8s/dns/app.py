@@ -11,18 +11,26 @@ away the caches keep their last state and the server keeps answering from them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
+from minik8s.client.registration import ServiceRegistration
 from minik8s.client.rest import Client
 from minik8s.dns.records import POD_IP_INDEX, ClusterZone, pod_ips
-from minik8s.dns.registration import Registration
 from minik8s.dns.server import DNSServer
 
 log = logging.getLogger("dns")
+
+#: The labels of the ``kube-dns`` Service and Endpoints, as a cluster's DNS add-on sets them.
+SERVICE_LABELS = {"k8s-app": "kube-dns", "kubernetes.io/name": "minik8s-dns"}
+
+
+def dns_service_ports(target_port: int) -> list[dict[str, object]]:
+    """The ``kube-dns`` Service's ports: ``dns`` (UDP 53) and ``dns-tcp`` (TCP 53) to ``target_port``."""
+    return [{"name": "dns", "port": 53, "targetPort": target_port, "protocol": "UDP"},
+            {"name": "dns-tcp", "port": 53, "targetPort": target_port, "protocol": "TCP"}]
 
 
 @dataclass
@@ -67,7 +75,7 @@ class ClusterDNS:
                                  lambda _obj: self.zone.invalidate_hosts())
         self.server = DNSServer(self.zone, config.bind_address, config.port, forward=config.forward,
                                 upstreams=config.upstreams)
-        self.registration: Registration | None = None
+        self.registration: ServiceRegistration | None = None
         self.ready = asyncio.Event()
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
@@ -81,33 +89,15 @@ class ClusterDNS:
                 return
             if self.config.register:
                 advertise = self.config.advertise_address or self.config.bind_address
-                self.registration = Registration(self.client, self.config.service_namespace,
-                                                 self.config.service_name, self.config.cluster_dns_ip,
-                                                 advertise, self.server.port, self.config.node_name)
-            while not stop.is_set():
-                await self._register()
-                self.ready.set()  # serving, and registered once (or tried to)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.config.register_period)
+                self.registration = ServiceRegistration(
+                    self.client, self.config.service_namespace, self.config.service_name,
+                    dns_service_ports(self.server.port), advertise, dict(SERVICE_LABELS),
+                    cluster_ip=self.config.cluster_dns_ip, node_name=self.config.node_name, component="dns")
+                # serving; ready once registered (or tried to); the address is withdrawn on stop
+                await self.registration.run(stop, self.config.register_period, self.ready.set)
+            else:
+                self.ready.set()
+                await stop.wait()
         finally:
-            await self._withdraw()
             await self.server.close()
             await self.factory.shutdown()
-
-    async def _register(self) -> None:
-        if self.registration is None:
-            return
-        try:
-            await self.registration.ensure()
-        except Exception as exc:  # noqa: BLE001 - the apiserver may be away: retried next period
-            log.warning("dns could not register %s:%d in %s/%s: %s", self.registration.advertise,
-                        self.registration.port, self.config.service_namespace, self.config.service_name, exc)
-
-    async def _withdraw(self) -> None:
-        if self.registration is None:
-            return
-        try:
-            await asyncio.wait_for(asyncio.shield(self.registration.withdraw()), 5)
-        except Exception as exc:  # noqa: BLE001 - best effort on the way out
-            log.warning("dns could not withdraw %s from %s/%s: %s", self.registration.advertise,
-                        self.config.service_namespace, self.config.service_name, exc)

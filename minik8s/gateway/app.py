@@ -22,9 +22,11 @@ Routes (JSON in and out; every error is ``{"error": <reason>, "message": <text>}
 * ``GET /healthz`` — answered without credentials.
 
 With an :class:`~minik8s.auth.Authenticator` (``minik8s gateway --token-auth-file``, the
-apiserver's token file format), every other request needs ``Authorization: Bearer <token>``
-naming a token of the file; without one it gets 401 and a ``kind: Status`` JSON body
-(``reason: Unauthorized``), as the apiserver answers.
+apiserver's token file format; ``--pod-address`` with service-account tokens,
+:mod:`minik8s.gateway.authn`), every other request needs ``Authorization: Bearer <token>``
+naming a token of the file or a pod's service-account token; without one it gets 401 and a
+``kind: Status`` JSON body (``reason: Unauthorized``), as the apiserver answers, and a service
+account calling outside its namespace gets 403 (``reason: Forbidden``).
 
 Bodies over ``max_body_bytes`` get 413, bodies that do not arrive within ``read_timeout``
 seconds 408; the gateway itself answers no request with a 500 (an unexpected failure is
@@ -39,6 +41,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,13 +54,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from minik8s.api import errors
 from minik8s.api import serverless as s
 from minik8s.api.base import Obj, now_rfc3339_micro
-from minik8s.auth import Authenticator, AuthMiddleware
+from minik8s.auth import Authenticator, AuthMiddleware, Authorizer
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import Informer
+from minik8s.client.registration import ServiceRegistration
 from minik8s.client.rest import Client
 from minik8s.fnruntime import PORT
 from minik8s.gateway.backends import Backends, ConcurrencyMeter, function_key
+from minik8s.gateway.server import REGISTER_PERIOD
 from minik8s.gateway.triggers import BadEvent, TriggerRunner, cloudevent_headers, parse_event
 from minik8s.gateway.workflow import TASK_FAILED, Interpreter, Step, TaskError
 
@@ -407,22 +412,34 @@ class Gateway:
             return f"{exc.reason}: {exc.message}"
 
 
-def create_app(gateway: Gateway, authenticator: Authenticator | None = None) -> FastAPI:
+def create_app(gateway: Gateway, authenticator: Authenticator | None = None, authorizer: Authorizer | None = None,
+               trusted: Callable[[Any], bool] | None = None,
+               registration: ServiceRegistration | None = None) -> FastAPI:
     """The ASGI application around ``gateway`` (started and stopped with the app); with an
-    enabled ``authenticator`` every request but ``GET /healthz`` must authenticate (else 401)."""
+    enabled ``authenticator`` every request but ``GET /healthz`` and those ``trusted(scope)``
+    accepts (the loopback listener's) must authenticate (else 401) and be allowed by
+    ``authorizer`` (else 403; :mod:`minik8s.gateway.authn`).  ``registration`` publishes the
+    gateway's Service while the app runs (every :data:`REGISTER_PERIOD` seconds; withdrawn at
+    shutdown)."""
     from contextlib import asynccontextmanager
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         await gateway.start()
+        stop = asyncio.Event()
+        publishing = asyncio.create_task(registration.run(stop, REGISTER_PERIOD)) if registration else None
         try:
             yield
         finally:
+            stop.set()
+            if publishing is not None:
+                await publishing
             await gateway.stop()
 
     app = FastAPI(title="minik8s gateway", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     if authenticator is not None and authenticator.enabled:
-        app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=("/healthz",))
+        app.add_middleware(AuthMiddleware, authenticator=authenticator, authorizer=authorizer,
+                           public_paths=("/healthz",), trusted=trusted)
     cfg = gateway.config
 
     async def read_body(request: Request) -> bytes:

@@ -1,9 +1,12 @@
 """``minik8s gateway --token-auth-file``: bearer tokens in the apiserver's file format, over real
 HTTP to a gateway process on 127.0.0.1 (against a real apiserver and etcd), and the refusal to
-listen off loopback without them.  The function autoscaler's scraper sends its token."""
+listen off loopback without them.  The function autoscaler's scraper sends its token.  Pods'
+service-account tokens (TokenRequest, audience ``minik8s-gateway``) are checked by TokenReview and
+allowed their own namespace only; the gateway publishes itself as ``kube-system/minik8s-gateway``."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,10 +15,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from minik8s.api import errors
+from minik8s.client import Client
 from minik8s.cluster.processes import free_port
 from minik8s.controllers.functionautoscaler import MetricsScraper
 from tests.support.processes import APIServer, stop_process
-from tests.support.waiting import wait_for_sync
+from tests.support.waiting import wait_for, wait_for_sync
 
 TOKEN = "s3cret-gateway-token"
 
@@ -24,15 +29,16 @@ def gateway_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "minik8s", "gateway", *args]
 
 
-@pytest.fixture
-def gateway(apiserver: APIServer, kubeconfig: Path, tmp_path: Path) -> Iterator[str]:
-    """A ``minik8s gateway`` process with a token file; yields its URL."""
+@contextlib.contextmanager
+def running_gateway(kubeconfig: Path, tmp_path: Path, *extra: str) -> Iterator[str]:
+    """A ``minik8s gateway`` process with a token file (and ``extra`` flags); yields its URL."""
     tokens = tmp_path / "gateway-tokens.csv"
     tokens.write_text(f'# the gateway\'s clients\n{TOKEN},fn-caller,uid-1,"callers,ops"\n')
     port = free_port()
     log = (tmp_path / "gateway.log").open("wb")
     proc = subprocess.Popen(gateway_argv("--kubeconfig", str(kubeconfig), "--port", str(port),
-                                         "--token-auth-file", str(tokens)), stdout=log, stderr=subprocess.STDOUT)
+                                         "--token-auth-file", str(tokens), *extra),
+                            stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
 
     def healthy() -> bool:
@@ -45,6 +51,66 @@ def gateway(apiserver: APIServer, kubeconfig: Path, tmp_path: Path) -> Iterator[
     finally:
         stop_process(proc)
         log.close()
+
+
+@pytest.fixture
+def gateway(apiserver: APIServer, kubeconfig: Path, tmp_path: Path) -> Iterator[str]:
+    with running_gateway(kubeconfig, tmp_path) as url:
+        yield url
+
+
+async def pod_token(client: Client, namespace: str, audience: str = "minik8s-gateway") -> str:
+    """A token of a fresh ServiceAccount ``caller`` of ``namespace`` (TokenRequest) for ``audience``."""
+    sa_rt = client.kind("v1", "ServiceAccount")
+    with contextlib.suppress(errors.AlreadyExists):
+        await client.create(sa_rt, {"metadata": {"name": "caller"}}, namespace)
+    made = await client.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/caller/token",
+                                body={"spec": {"audiences": [audience], "expirationSeconds": 600}})
+    return str(made["status"]["token"])
+
+
+async def test_pods_call_their_own_namespace_with_service_account_tokens(gateway: str, client: Client,
+                                                                         namespace: str) -> None:
+    token = await pod_token(client, namespace)
+    auth = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=gateway, timeout=10) as h:
+        # authenticated and allowed: the gateway's own answer for a Function that does not exist
+        for path in (f"/functions/{namespace}/missing", f"/workflows/{namespace}/missing"):
+            r = await h.post(path, headers=auth, json={})
+            assert r.status_code == 404 and r.json()["error"] == "NotFound", (path, r.text)
+        r = await h.post(f"/events/{namespace}", headers={**auth, "ce-id": "1", "ce-source": "t", "ce-type": "t",
+                                                          "ce-specversion": "1.0"}, json={})
+        assert r.status_code == 202, r.text
+        # another namespace, and the operators' endpoints: 403 with a Status naming the account
+        for method, path in (("POST", "/functions/default/missing"), ("POST", "/events/kube-system"),
+                             ("GET", "/metrics")):
+            r = await h.request(method, path, headers=auth, json={})
+            assert r.status_code == 403, (path, r.text)
+            body = r.json()
+            assert body["reason"] == "Forbidden" and f"system:serviceaccount:{namespace}:caller" in body["message"]
+        # a token for another audience (the apiserver's) is not accepted
+        other = await pod_token(client, namespace, "https://kubernetes.default.svc.cluster.local")
+        r = await h.post(f"/functions/{namespace}/missing", headers={"Authorization": f"Bearer {other}"}, json={})
+        assert r.status_code == 401 and r.json()["reason"] == "Unauthorized", r.text
+
+
+async def test_the_gateway_publishes_its_service(apiserver: APIServer, kubeconfig: Path, tmp_path: Path,
+                                                 client: Client) -> None:
+    svc_rt, ep_rt = client.kind("v1", "Service"), client.kind("v1", "Endpoints")
+    with running_gateway(kubeconfig, tmp_path, "--advertise-address", "10.1.2.3") as url:
+        port = int(url.rsplit(":", 1)[1])
+
+        async def published() -> bool:
+            ep = await client.get(ep_rt, "minik8s-gateway", "kube-system")
+            return {"ip": "10.1.2.3"} in [a for s in ep.get("subsets") or [] for a in s.get("addresses") or []]
+
+        await wait_for(published, 20, what="the gateway's Endpoints", not_yet=(errors.NotFound,))
+        svc = await client.get(svc_rt, "minik8s-gateway", "kube-system")
+        assert svc["spec"]["ports"] == [{"name": "http", "port": port, "targetPort": port, "protocol": "TCP"}]
+        assert svc["spec"]["clusterIP"] and "selector" not in svc["spec"]
+    ep = await client.get(ep_rt, "minik8s-gateway", "kube-system")  # withdrawn on the way out
+    assert not [a for s in ep.get("subsets") or [] for a in s.get("addresses") or [] if a["ip"] == "10.1.2.3"]
+    await client.delete(svc_rt, "minik8s-gateway", "kube-system")
 
 
 def test_requests_need_a_known_bearer_token(gateway: str) -> None:
