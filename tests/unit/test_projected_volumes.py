@@ -157,30 +157,32 @@ async def test_downward_and_projected_volumes_on_disk(tmp_path: Path) -> None:
             {"secret": {"name": "absent", "optional": True}},
             {"downwardAPI": {"items": [{"path": "ns", "fieldRef": {"fieldPath": "metadata.namespace"}}]}}]}}])
     assert references(p) == {("ConfigMap", "cfg"), ("Secret", "sec"), ("Secret", "absent")}
-    paths = await vm.setup(p)
-    d, proj = Path(paths["d"]), Path(paths["p"])
-    assert d == tmp_path / "root/pods/u1/volumes/kubernetes.io~downward-api/d"
-    assert proj == tmp_path / "root/pods/u1/volumes/kubernetes.io~projected/p"
-    assert tree(d) == {"labels": b'a="say \\"hi\\"\\n"\nb="2"', "meta/name": b"p", "cpu_limit": b"8",
-                       "mem": b"64"}
-    assert stat.S_IMODE((d / "labels").stat().st_mode) == 0o600
-    assert stat.S_IMODE((d / "meta/name").stat().st_mode) == 0o444
-    assert tree(proj) == {"conf/a.conf": b"A", "password": b"p@ss", "ns": b"ns"}
-    assert stat.S_IMODE((proj / "conf/a.conf").stat().st_mode) == 0o400
-    assert stat.S_IMODE((proj / "password").stat().st_mode) == 0o640
-    assert stat.S_IMODE(proj.parent.stat().st_mode) == 0o700
-    assert VolumeManager.read_only_volumes(p) == {"d", "p"}
-    c = {"name": "c", "volumeMounts": [{"name": "d", "mountPath": "/etc/pod", "readOnly": False},
-                                       {"name": "p", "mountPath": "/etc/pw", "subPath": "password"}]}
-    assert VolumeManager.binds(c, paths, VolumeManager.read_only_volumes(p)) == [
-        f"{d}:/etc/pod:ro", f"{proj}/password:/etc/pw:ro"]
+    try:
+        paths = await vm.setup(p)
+        d, proj = Path(paths["d"]), Path(paths["p"])
+        assert d == tmp_path / "root/pods/u1/volumes/kubernetes.io~downward-api/d"
+        assert proj == tmp_path / "root/pods/u1/volumes/kubernetes.io~projected/p"
+        assert tree(d) == {"labels": b'a="say \\"hi\\"\\n"\nb="2"', "meta/name": b"p", "cpu_limit": b"8",
+                           "mem": b"64"}
+        assert stat.S_IMODE((d / "labels").stat().st_mode) == 0o600
+        assert stat.S_IMODE((d / "meta/name").stat().st_mode) == 0o444
+        assert tree(proj) == {"conf/a.conf": b"A", "password": b"p@ss", "ns": b"ns"}
+        assert stat.S_IMODE((proj / "conf/a.conf").stat().st_mode) == 0o400
+        assert stat.S_IMODE((proj / "password").stat().st_mode) == 0o640
+        assert stat.S_IMODE(proj.parent.stat().st_mode) == 0o700
+        assert VolumeManager.read_only_volumes(p) == {"d", "p"}
+        c = {"name": "c", "volumeMounts": [{"name": "d", "mountPath": "/etc/pod", "readOnly": False},
+                                           {"name": "p", "mountPath": "/etc/pw", "subPath": "password"}]}
+        assert VolumeManager.binds(c, paths, VolumeManager.read_only_volumes(p)) == [
+            f"{d}:/etc/pod:ro", f"{proj}/password:/etc/pw:ro"]
 
-    p["metadata"]["labels"] = {"a": "1"}
-    assert await vm.refresh(p) == []
-    assert (d / "labels").read_bytes() == b'a="1"'
+        p["metadata"]["labels"] = {"a": "1"}
+        assert await vm.refresh(p) == []
+        assert (d / "labels").read_bytes() == b'a="1"'
 
-    token = pod([{"name": "t", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}])
-    with pytest.raises(VolumeError, match="serviceAccountToken projection is not supported yet"):
-        await vm.setup(token)
-    await vm.cleanup("u1")
+        token = pod([{"name": "t", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}])
+        with pytest.raises(VolumeError, match="serviceAccountToken projection is not supported yet"):
+            await vm.setup(token)
+    finally:
+        await vm.cleanup("u1")  # unmounts the tmpfs
     assert not (tmp_path / "root/pods/u1").exists()
