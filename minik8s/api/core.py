@@ -225,12 +225,94 @@ class SecretVolumeSource(Model):
     optional: bool | None = None
 
 
+class ObjectFieldSelector(Model):
+    """A field of the pod (``metadata.name``, ``metadata.labels['k']``...); ``apiVersion`` defaults to ``v1``."""
+
+    api_version: str | None = None
+    field_path: str
+
+
+class ResourceFieldSelector(Model):
+    """A container's resource (``limits.cpu``, ``requests.memory``, ...) in units of ``divisor``
+    (a quantity: ``1m``/``1`` for cpu, ``1``/``1Mi``/... for memory and ephemeral-storage)."""
+
+    container_name: str | None = None
+    resource: str
+    divisor: str | int | None = None
+
+
+class DownwardAPIVolumeFile(Model):
+    """One file of a downwardAPI volume: relative ``path``, exactly one of ``fieldRef`` and
+    ``resourceFieldRef``, permission bits ``mode`` (0-0777)."""
+
+    path: str
+    field_ref: ObjectFieldSelector | None = None
+    resource_field_ref: ResourceFieldSelector | None = None
+    mode: int | None = None
+
+
+class DownwardAPIVolumeSource(Model):
+    """Files with the pod's own metadata and its containers' resources; ``defaultMode`` 0644 (420)."""
+
+    items: list[DownwardAPIVolumeFile] | None = None
+    default_mode: int | None = None
+
+
+class ConfigMapProjection(Model):
+    """A ConfigMap as one source of a projected volume (modes come from the volume's ``defaultMode``)."""
+
+    name: str | None = None
+    items: list[KeyToPath] | None = None
+    optional: bool | None = None
+
+
+class SecretProjection(Model):
+    """A Secret as one source of a projected volume."""
+
+    name: str | None = None
+    items: list[KeyToPath] | None = None
+    optional: bool | None = None
+
+
+class DownwardAPIProjection(Model):
+    """Downward API files as one source of a projected volume."""
+
+    items: list[DownwardAPIVolumeFile] | None = None
+
+
+class ServiceAccountTokenProjection(Model):
+    """A token of the pod's service account at ``path``, for ``audience``, valid for
+    ``expirationSeconds`` (default 3600, at least 600)."""
+
+    audience: str | None = None
+    expiration_seconds: int | None = None
+    path: str
+
+
+class VolumeProjection(Model):
+    """One source of a projected volume: exactly one of the four fields."""
+
+    secret: SecretProjection | None = None
+    downward_api: DownwardAPIProjection | None = Field(default=None, alias="downwardAPI")
+    config_map: ConfigMapProjection | None = None
+    service_account_token: ServiceAccountTokenProjection | None = None
+
+
+class ProjectedVolumeSource(Model):
+    """Several sources written into one directory; ``defaultMode`` 0644 (420)."""
+
+    sources: list[VolumeProjection] | None = None
+    default_mode: int | None = None
+
+
 class Volume(Model):
     name: str
     empty_dir: EmptyDirVolumeSource | None = None
     host_path: HostPathVolumeSource | None = None
     config_map: ConfigMapVolumeSource | None = None
     secret: SecretVolumeSource | None = None
+    downward_api: DownwardAPIVolumeSource | None = Field(default=None, alias="downwardAPI")
+    projected: ProjectedVolumeSource | None = None
 
 
 class NodeSelectorRequirement(Model):

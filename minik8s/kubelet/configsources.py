@@ -69,10 +69,24 @@ def volume_reference(vol: Obj) -> tuple[str, str] | None:
     return None
 
 
+def projection_reference(source: Obj) -> tuple[str, str] | None:
+    """``(kind, name)`` of a projected volume's ``configMap`` or ``secret`` source, else None."""
+    if source.get("configMap") is not None:
+        return CONFIG_MAP, str(source["configMap"].get("name") or "")
+    if source.get("secret") is not None:
+        return SECRET, str(source["secret"].get("name") or "")
+    return None
+
+
 def references(pod: Obj) -> set[tuple[str, str]]:
-    """Every ``(kind, name)`` the pod reads: volumes, env ``valueFrom`` and ``envFrom`` of all containers."""
+    """Every ``(kind, name)`` the pod reads: volumes (projected sources too), env ``valueFrom``
+    and ``envFrom`` of all containers."""
     spec = pod.get("spec") or {}
     refs = {ref for vol in spec.get("volumes") or [] if (ref := volume_reference(vol)) is not None}
+    for vol in spec.get("volumes") or []:
+        for source in (vol.get("projected") or {}).get("sources") or []:
+            if (ref := projection_reference(source)) is not None:
+                refs.add(ref)
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
         for item in c.get("env") or []:
             source = item.get("valueFrom") or {}
@@ -97,11 +111,20 @@ def volume_payload(namespace: str, vol: Obj, lookup: Lookup) -> dict[str, FilePr
     ref = volume_reference(vol)
     if ref is None:
         raise ValueError("not a configMap or secret volume")
-    kind, name = ref
-    source = vol["configMap"] if kind == CONFIG_MAP else vol["secret"]
-    optional = bool(source.get("optional"))
+    source = vol["configMap"] if ref[0] == CONFIG_MAP else vol["secret"]
     default_mode = source.get("defaultMode")
-    default_mode = DEFAULT_MODE if default_mode is None else int(default_mode)
+    return object_payload(namespace, ref, source, DEFAULT_MODE if default_mode is None else int(default_mode), lookup)
+
+
+def object_payload(namespace: str, ref: tuple[str, str], source: Obj, default_mode: int,
+                   lookup: Lookup) -> dict[str, FileProjection]:
+    """The files of ConfigMap/Secret ``ref`` as ``source`` (a volume or a projected volume's
+    source: ``items``, ``optional``) selects them, ``default_mode`` for items without ``mode``.
+
+    Raises ConfigError for a missing object or key unless optional.
+    """
+    kind, name = ref
+    optional = bool(source.get("optional"))
     obj = lookup(kind, namespace, name)
     if obj is None:
         if optional:

@@ -42,7 +42,12 @@ def expand(text: str, env: dict[str, str]) -> str:
     return _REF.sub(repl, text)
 
 
-def _field_value(pod: dict[str, Any], path: str, host_ip: str, pod_ip: str) -> str:
+def field_value(pod: dict[str, Any], path: str, host_ip: str = "", pod_ip: str = "") -> str:
+    """The value of a ``fieldRef`` (Kubernetes' ``podFieldSelectorRuntimeValue``): ``metadata.name``,
+    ``metadata.namespace``, ``metadata.uid``, ``metadata.labels['k']``/``metadata.annotations['k']``
+    (``""`` when absent), the whole ``metadata.labels``/``metadata.annotations`` as sorted
+    ``key="value"`` lines (Go ``%q`` quoting, as in downwardAPI volume files), ``spec.nodeName``,
+    ``spec.serviceAccountName``, ``status.podIP``, ``status.hostIP``; anything else is ``""``."""
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     simple = {
@@ -53,36 +58,77 @@ def _field_value(pod: dict[str, Any], path: str, host_ip: str, pod_ip: str) -> s
     }
     if path in simple:
         return str(simple[path] or "")
+    if path in ("metadata.labels", "metadata.annotations"):
+        return format_map(meta.get(path.split(".")[1]) or {})
     m = re.fullmatch(r"metadata\.(labels|annotations)\['([^']+)'\]", path)
     if m:
         return str((meta.get(m.group(1)) or {}).get(m.group(2), ""))
     return ""
 
 
-def _resource_value(container: dict[str, Any], ref: dict[str, Any]) -> str:
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+               "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(text: str) -> str:
+    """``text`` as Go's ``%q`` writes it: double-quoted, ``\\``, ``\"`` and control characters escaped."""
+    out = []
+    for ch in text:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def format_map(values: dict[str, Any]) -> str:
+    """Kubernetes' ``fieldpath.FormatMap``: one ``key="value"`` line per entry, keys sorted, no final newline."""
+    return "\n".join(f"{key}={go_quote(str(values[key]))}" for key in sorted(values))
+
+
+#: node resources a missing limit falls back to (Kubernetes' ``MergeContainerResourceLimits``)
+LIMIT_FALLBACKS = ("cpu", "memory", "ephemeral-storage")
+
+
+def resource_field_value(container: dict[str, Any], ref: dict[str, Any],
+                         allocatable: dict[str, str] | None = None) -> str:
+    """The value of a ``resourceFieldRef`` (``limits.cpu``/``requests.cpu`` in cores rounded up, or
+    in units of ``divisor`` (``1m``); ``limits.memory``/``requests.memory``/``*.ephemeral-storage``
+    in bytes, or ``ceil(bytes / divisor)``).
+
+    As Kubernetes does, a missing cpu/memory/ephemeral-storage limit is the node's ``allocatable``
+    amount (when given) and a missing request is ``0``.
+    """
     resource = ref.get("resource") or ""
     kind, _, name = resource.partition(".")
     res = container.get("resources") or {}
     qty = (res.get(kind) or {}).get(name)
+    if qty is None and kind == "limits" and name in LIMIT_FALLBACKS:
+        qty = (allocatable or {}).get(name)
     if qty is None:
-        return ""
+        qty = "0"
+    divisor = str(ref.get("divisor") or "1")
+    if divisor == "0":  # how Kubernetes serialises an unset divisor
+        divisor = "1"
     if name == "cpu":
         millis = parse_millicpu(qty)
-        divisor = parse_millicpu(ref.get("divisor") or "1")
-        return str(-(-millis // max(divisor, 1)))
+        return str(-(-millis // max(parse_millicpu(divisor), 1)))
     amount = parse_memory(qty)
-    divisor_bytes = parse_memory(ref.get("divisor") or "1")
-    return str(-(-amount // max(divisor_bytes, 1)))
+    return str(-(-amount // max(parse_memory(divisor), 1)))
 
 
 def container_env(pod: dict[str, Any], container: dict[str, Any], *, host_ip: str, pod_ip: str,
-                  lookup: Lookup | None = None, warnings: list[str] | None = None) -> dict[str, str]:
+                  lookup: Lookup | None = None, warnings: list[str] | None = None,
+                  allocatable: dict[str, str] | None = None) -> dict[str, str]:
     """The container's environment, in order, with ``$(VAR)`` references expanded.
 
     ``lookup`` finds the ConfigMaps and Secrets that ``envFrom`` and ``valueFrom`` name (without
     it they count as missing); messages about skipped ``envFrom`` keys are appended to
     ``warnings``.  Raises :class:`~minik8s.kubelet.configsources.ContainerConfigError` when a
-    non-optional one (or its key) is missing.
+    non-optional one (or its key) is missing.  ``allocatable`` (the node's) stands in for
+    missing limits in ``resourceFieldRef`` values.
     """
     lookup = lookup or (lambda kind, namespace, name: None)
     env, skipped = env_from(pod, container, lookup)
@@ -97,9 +143,9 @@ def container_env(pod: dict[str, Any], container: dict[str, Any], *, host_ip: st
             continue
         source = item.get("valueFrom") or {}
         if source.get("fieldRef"):
-            env[name] = _field_value(pod, source["fieldRef"].get("fieldPath", ""), host_ip, pod_ip)
+            env[name] = field_value(pod, source["fieldRef"].get("fieldPath", ""), host_ip, pod_ip)
         elif source.get("resourceFieldRef"):
-            env[name] = _resource_value(container, source["resourceFieldRef"])
+            env[name] = resource_field_value(container, source["resourceFieldRef"], allocatable)
         elif source.get("configMapKeyRef") or source.get("secretKeyRef"):
             value = key_ref_value(pod, source, lookup)
             if value is not None:

@@ -48,7 +48,7 @@ from minik8s.kubelet.images import ImageManager
 from minik8s.kubelet.network.bridge import bridge_of, ensure_pod_network, set_hairpin
 from minik8s.kubelet.network.podnetwork import PodNetworkAgent
 from minik8s.kubelet.network.routes import VXLAN_OVERHEAD
-from minik8s.kubelet.node import NodeAgent, read_meminfo
+from minik8s.kubelet.node import NodeAgent, capacity, read_meminfo
 from minik8s.kubelet.probes import ProbeManager
 from minik8s.kubelet.recording import PodEvents
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
@@ -130,7 +130,8 @@ class Kubelet:
         image_backoff = Backoff(cfg.crashloop_backoff_base, cfg.crashloop_backoff_max)
         probes = ProbeManager(runtime, self.queue.add, events.emit)
         self.syncer = PodSyncer(cfg, runtime, self.client, self.queue, self.informer.get,
-                                VolumeManager(cfg.root_dir, self.config_sources.get),
+                                VolumeManager(cfg.root_dir, self.config_sources.get,
+                                              lambda: capacity(cfg.root_dir, cfg.max_pods)),
                                 ImageManager(runtime, image_backoff, events.emit),
                                 probes, events, crash_backoff, read_meminfo().get("MemTotal", 0),
                                 LifecycleHooks(runtime, probes.http, events.emit),

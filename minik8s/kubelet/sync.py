@@ -559,7 +559,7 @@ class PodSyncer:
         meta, spec = pod["metadata"], pod.get("spec") or {}
         warnings: list[str] = []
         env = container_env(pod, container, host_ip=self.cfg.node_ip, pod_ip=pod_ip, lookup=self.volumes.lookup,
-                            warnings=warnings)
+                            warnings=warnings, allocatable=self.volumes.allocatable())
         for warning in warnings:
             self.events.emit(pod, "Warning", "InvalidEnvironmentVariableNames", warning, container["name"])
         entrypoint, cmd = command_and_args(container, env)

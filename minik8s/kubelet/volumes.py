@@ -1,14 +1,18 @@
-"""Pod volumes: ``emptyDir`` directories under the kubelet's root, ``hostPath`` binds, and
-``configMap``/``secret`` volumes.
+"""Pod volumes: ``emptyDir`` directories under the kubelet's root, ``hostPath`` binds, and the
+volumes that project API data: ``configMap``, ``secret``, ``downwardAPI`` and ``projected``.
 
 Layout: ``ROOT/pods/<uid>/volumes/<name>`` for each emptyDir (a tmpfs when
 ``medium: Memory``), shared by the pod's containers and removed with the pod.
 ``configMap`` volumes live in ``ROOT/pods/<uid>/volumes/kubernetes.io~configmap/<name>`` and
 ``secret`` volumes in ``ROOT/pods/<uid>/volumes/kubernetes.io~secret/<name>`` (a tmpfs, so
 Secrets stay off the disk where mounting works; the ``kubernetes.io~secret`` directory is
-0700, so no other host user can reach them); their files are written by the
+0700, so no other host user can reach them); ``downwardAPI`` volumes in
+``.../kubernetes.io~downward-api/<name>`` and ``projected`` volumes (one directory for all
+their ``configMap``/``secret``/``downwardAPI`` sources) in ``.../kubernetes.io~projected/<name>``
+(a tmpfs, as they may hold Secrets).  Their files are written by the
 :class:`~minik8s.kubelet.atomic_writer.AtomicWriter` and rewritten by :meth:`VolumeManager.refresh`
-when the object changes, and containers always mount them read-only.
+on every pod sync (a changed object or label reaches them within seconds), and containers
+always mount them read-only.
 ``hostPath`` volumes bind the host path, checked or created per ``type`` as in
 Kubernetes (``DirectoryOrCreate`` makes a 0755 directory, ``FileOrCreate`` an empty
 0644 file, ``Directory``/``File``/``Socket``/``CharDevice``/``BlockDevice`` must exist
@@ -25,11 +29,21 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from minik8s.kubelet.atomic_writer import AtomicWriter, PayloadError
-from minik8s.kubelet.configsources import ConfigError, Lookup, volume_payload, volume_reference
+from minik8s.kubelet.atomic_writer import AtomicWriter, FileProjection, PayloadError
+from minik8s.kubelet.configsources import (
+    DEFAULT_MODE,
+    ConfigError,
+    Lookup,
+    object_payload,
+    projection_reference,
+    volume_payload,
+    volume_reference,
+)
+from minik8s.kubelet.downwardapi import downward_api_payload
 
 log = logging.getLogger("kubelet.volumes")
 
@@ -41,13 +55,20 @@ class VolumeError(Exception):
 class VolumeManager:
     """Creates, resolves and removes the volumes of the pods on this node."""
 
-    #: directories of the volume plugins that project API data, per source kind
-    PLUGIN_DIRS = {"ConfigMap": "kubernetes.io~configmap", "Secret": "kubernetes.io~secret"}
+    #: directories of the volume plugins that project API data, per volume kind
+    PLUGIN_DIRS = {"ConfigMap": "kubernetes.io~configmap", "Secret": "kubernetes.io~secret",
+                   "DownwardAPI": "kubernetes.io~downward-api", "Projected": "kubernetes.io~projected"}
+    #: the kinds whose directory is a tmpfs under a 0700 plugin directory (they may hold Secrets)
+    IN_MEMORY = ("Secret", "Projected")
 
-    def __init__(self, root_dir: Path, lookup: Lookup | None = None) -> None:
+    def __init__(self, root_dir: Path, lookup: Lookup | None = None,
+                 allocatable: Callable[[], dict[str, str]] | None = None) -> None:
         self.root = Path(root_dir)
         #: finds the ConfigMaps and Secrets that volumes name (none: they count as missing)
         self.lookup: Lookup = lookup or (lambda kind, namespace, name: None)
+        #: the node's allocatable resources (``{"cpu": "4", "memory": "16318480Ki", ...}``):
+        #: what ``resourceFieldRef`` reports for a container without that limit
+        self.allocatable: Callable[[], dict[str, str]] = allocatable or dict
 
     def pod_dir(self, uid: str) -> Path:
         """``ROOT/pods/<uid>``."""
@@ -82,8 +103,8 @@ class VolumeManager:
                     paths[name] = self._host_path(vol["hostPath"])
                 elif vol.get("emptyDir") is not None:
                     paths[name] = self._empty_dir(uid, name, vol["emptyDir"] or {})
-                elif volume_reference(vol) is not None:
-                    paths[name] = self._projected(pod, vol)
+                elif api_volume_kind(vol) is not None:
+                    paths[name] = self._api_volume(pod, vol)
                 else:
                     kinds = [k for k in vol if k != "name"]
                     raise VolumeError(f"volume {name!r}: unsupported volume type {', '.join(kinds) or '(none)'}")
@@ -92,18 +113,18 @@ class VolumeManager:
         return paths
 
     async def refresh(self, pod: dict[str, Any]) -> list[str]:
-        """Rewrite the pod's ``configMap``/``secret`` volumes from the current objects (files
-        change only when the data did).  Returns one message per volume that could not be
-        updated (its files stay as they were)."""
+        """Rewrite the pod's ``configMap``/``secret``/``downwardAPI``/``projected`` volumes from
+        the current objects and the pod itself (files change only when the data did).  Returns
+        one message per volume that could not be updated (its files stay as they were)."""
         return await asyncio.to_thread(self._refresh, pod)
 
     def _refresh(self, pod: dict[str, Any]) -> list[str]:
         failures = []
         for vol in (pod.get("spec") or {}).get("volumes") or []:
-            if volume_reference(vol) is None:
+            if api_volume_kind(vol) is None:
                 continue
             try:
-                self._projected(pod, vol)
+                self._api_volume(pod, vol)
             except (OSError, ConfigError, PayloadError) as exc:
                 failures.append(f"volume {vol.get('name')!r}: {exc}")
         return failures
@@ -111,29 +132,75 @@ class VolumeManager:
     @staticmethod
     def read_only_volumes(pod: dict[str, Any]) -> set[str]:
         """Names of the pod's volumes that containers mount read-only whatever they ask
-        (``configMap`` and ``secret``, as Kubernetes does)."""
+        (``configMap``, ``secret``, ``downwardAPI`` and ``projected``, as Kubernetes does)."""
         return {vol.get("name", "") for vol in (pod.get("spec") or {}).get("volumes") or []
-                if volume_reference(vol) is not None}
+                if api_volume_kind(vol) is not None}
 
     def projected_dir(self, uid: str, kind: str, name: str) -> Path:
-        """``ROOT/pods/<uid>/volumes/kubernetes.io~configmap/<name>`` (or ``~secret``)."""
+        """``ROOT/pods/<uid>/volumes/kubernetes.io~configmap/<name>`` (``~secret``, ``~downward-api``,
+        ``~projected``) for ``kind`` ``ConfigMap``/``Secret``/``DownwardAPI``/``Projected``."""
         return self.pod_dir(uid) / "volumes" / self.PLUGIN_DIRS[kind] / name
 
-    def _projected(self, pod: dict[str, Any], vol: dict[str, Any]) -> str:
+    def _api_volume(self, pod: dict[str, Any], vol: dict[str, Any]) -> str:
         meta = pod["metadata"]
-        ref = volume_reference(vol)
-        assert ref is not None
-        payload = volume_payload(meta.get("namespace") or "", vol, self.lookup)
-        path = self.projected_dir(meta["uid"], ref[0], vol.get("name", ""))
+        kind = api_volume_kind(vol)
+        assert kind is not None
+        payload = self.payload(pod, vol)
+        path = self.projected_dir(meta["uid"], kind, vol.get("name", ""))
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            os.chmod(path.parent, 0o700 if ref[0] == "Secret" else 0o755)
+            os.chmod(path.parent, 0o700 if kind in self.IN_MEMORY else 0o755)
             path.mkdir(mode=0o755)
             os.chmod(path, 0o755)
-            if ref[0] == "Secret":
+            if kind in self.IN_MEMORY:
                 self._mount_tmpfs(path, None, mode="0755")
         AtomicWriter(path).write(payload)
         return str(path)
+
+    def payload(self, pod: dict[str, Any], vol: dict[str, Any]) -> dict[str, FileProjection]:
+        """Path → file of a ``configMap``/``secret``/``downwardAPI``/``projected`` volume of ``pod``.
+
+        A projected volume gathers its sources in order (a later source's file replaces an
+        earlier one at the same path, as in Kubernetes); each file's mode is its item's
+        ``mode``, else the volume's ``defaultMode`` (0644).  Raises ConfigError for a missing
+        ConfigMap/Secret/key (unless optional) or an unsupported source.
+        """
+        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        if volume_reference(vol) is not None:
+            return volume_payload(namespace, vol, self.lookup)
+        if vol.get("downwardAPI") is not None:
+            source = vol["downwardAPI"] or {}
+            return downward_api_payload(pod, source.get("items") or [], _mode(source), self._allocatable(source))
+        projected = vol.get("projected") or {}
+        default_mode = _mode(projected)
+        payload: dict[str, FileProjection] = {}
+        for source in projected.get("sources") or []:
+            ref = projection_reference(source)
+            if ref is not None:
+                selection = source["configMap" if ref[0] == "ConfigMap" else "secret"]
+                payload.update(object_payload(namespace, ref, selection, default_mode, self.lookup))
+            elif source.get("downwardAPI") is not None:
+                items = (source["downwardAPI"] or {}).get("items") or []
+                payload.update(downward_api_payload(pod, items, default_mode, self._allocatable(source["downwardAPI"])))
+            elif source.get("serviceAccountToken") is not None:
+                payload.update(self.service_account_token(pod, source["serviceAccountToken"], default_mode))
+        return payload
+
+    def service_account_token(self, pod: dict[str, Any], source: dict[str, Any],
+                              mode: int) -> dict[str, FileProjection]:
+        """The file of a projected ``serviceAccountToken`` source (``audience``,
+        ``expirationSeconds``, ``path``): a token of the pod's service account.
+
+        Not supported yet: raises ConfigError, so the pod waits in ContainerCreating with a
+        ``FailedMount`` event saying so.  (The place to plug in a TokenRequest-backed source.)
+        """
+        raise ConfigError("serviceAccountToken projection is not supported yet")
+
+    def _allocatable(self, source: dict[str, Any] | None) -> dict[str, str] | None:
+        """The node's allocatable resources, read only when ``source`` has a ``resourceFieldRef``."""
+        if any(item.get("resourceFieldRef") for item in (source or {}).get("items") or []):
+            return self.allocatable()
+        return None
 
     def _empty_dir(self, uid: str, name: str, source: dict[str, Any]) -> str:
         path = self.volume_dir(uid, name)
@@ -195,8 +262,8 @@ class VolumeManager:
         volumes named in ``read_only`` are always mounted read-only.
 
         Raises VolumeError for a mount naming an unknown volume or a subPath escaping it.
-        A subPath of a ``configMap``/``secret`` volume binds the file as it is now: later
-        updates do not reach it (as in Kubernetes).
+        A subPath of a ``configMap``/``secret``/``downwardAPI``/``projected`` volume binds the
+        file as it is now: later updates do not reach it (as in Kubernetes).
         """
         read_only = read_only or set()
         out = []
@@ -233,3 +300,20 @@ class VolumeManager:
                 if os.path.ismount(vol):
                     subprocess.run(["umount", str(vol)], capture_output=True, timeout=10, check=False)
         shutil.rmtree(pod_dir, ignore_errors=True)
+
+
+def api_volume_kind(vol: dict[str, Any]) -> str | None:
+    """``ConfigMap``/``Secret``/``DownwardAPI``/``Projected`` for a volume that projects API data, else None."""
+    ref = volume_reference(vol)
+    if ref is not None:
+        return ref[0]
+    if vol.get("downwardAPI") is not None:
+        return "DownwardAPI"
+    if vol.get("projected") is not None:
+        return "Projected"
+    return None
+
+
+def _mode(source: dict[str, Any]) -> int:
+    mode = source.get("defaultMode")
+    return DEFAULT_MODE if mode is None else int(mode)

@@ -16,6 +16,8 @@ from minik8s.apiserver.strategies.podsources import default_volume_sources, env_
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 TOLERATION_OPERATORS = ("Exists", "Equal")
+#: the volume types a pod may use (a volume with none of them defaults to an emptyDir)
+VOLUME_TYPES = ("emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected")
 
 
 def default_probe(probe: Obj | None) -> None:
@@ -41,7 +43,7 @@ def default_pod_spec(spec: Obj) -> None:
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("securityContext", {})
     for vol in spec.get("volumes") or []:
-        if not any(k in vol for k in ("emptyDir", "hostPath", "configMap", "secret")):
+        if not any(k in vol for k in VOLUME_TYPES):
             vol["emptyDir"] = {}
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
         # Kubernetes picks Always for ":latest"; minik8s has no registry in its default
@@ -180,7 +182,7 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
         if vname in volume_names:
             causes.append((f"{vp}.name", None, f'Duplicate value: "{vname}"'))
         volume_names.add(vname)
-        sources = [k for k in ("emptyDir", "hostPath", "configMap", "secret") if vol.get(k) is not None]
+        sources = [k for k in VOLUME_TYPES if vol.get(k) is not None]
         if len(sources) > 1:
             causes.append((f"{vp}.{sources[1]}", None, "Forbidden: may not specify more than 1 volume type"))
         if vol.get("hostPath") is not None and not (vol["hostPath"].get("path") or "").startswith("/"):

@@ -1,0 +1,122 @@
+"""``kubectl describe``: a readable story of an object, with its Events.
+
+One module a kind or a small family of kinds, each following kubectl's own layout
+(``pkg/describe``): :mod:`.pods` (Pod), :mod:`.cluster` (Node, Namespace), :mod:`.services`
+(Service), :mod:`.batch` (Job, CronJob), :mod:`.config` (ConfigMap, Secret — never a Secret's
+values), :mod:`.gpujobs` (GPUJob).  Every other kind gets the generic rendering kubectl uses for
+unstructured objects (:func:`~.shared.describe_generic`).  :data:`DESCRIBERS` maps a Kind to its
+printer; a new kind adds its module and one row here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Annotated
+
+import typer
+
+from minik8s.api import errors
+from minik8s.api.base import Obj
+from minik8s.kubectl.describe.batch import describe_cronjob, describe_job
+from minik8s.kubectl.describe.cluster import describe_namespace, describe_node
+from minik8s.kubectl.describe.config import describe_config_map, describe_secret
+from minik8s.kubectl.describe.gpujobs import describe_gpujob
+from minik8s.kubectl.describe.pods import describe_pod
+from minik8s.kubectl.describe.services import describe_service
+from minik8s.kubectl.describe.shared import Describer, describe_generic, fetch_events
+from minik8s.kubectl.errors import KubectlError, server_error
+from minik8s.kubectl.resolve import parse_targets
+from minik8s.kubectl.sections import meta_of
+from minik8s.kubectl.session import GlobalOptions, Session
+
+__all__ = [
+    "DESCRIBERS",
+    "Describer",
+    "describe",
+    "describe_config_map",
+    "describe_cronjob",
+    "describe_generic",
+    "describe_gpujob",
+    "describe_job",
+    "describe_namespace",
+    "describe_node",
+    "describe_pod",
+    "describe_secret",
+    "describe_service",
+    "describer_for",
+    "fetch_events",
+    "run_describe",
+]
+
+#: Kind -> its printer (kinds not listed get the generic rendering).
+DESCRIBERS: dict[str, Describer] = {
+    "Pod": describe_pod,
+    "Node": describe_node,
+    "Namespace": describe_namespace,
+    "Service": describe_service,
+    "GPUJob": describe_gpujob,
+    "ConfigMap": describe_config_map,
+    "Secret": describe_secret,
+    "Job": describe_job,
+    "CronJob": describe_cronjob,
+}
+
+
+def describer_for(kind: str) -> Describer:
+    """The printer for ``kind``: its own layout when it has one, else the generic rendering."""
+    return DESCRIBERS.get(kind, describe_generic)
+
+
+async def run_describe(opts: GlobalOptions, args: list[str], selector: str, all_namespaces: bool) -> int:
+    """Describe what the arguments name; returns 1 when something was not found."""
+    async with Session(opts) as s:
+        targets = parse_targets(s.registry, args)
+        failed = False
+        texts: list[str] = []
+        for t in targets:
+            ns = None if (all_namespaces or not t.rt.namespaced) else s.namespace
+            objs: list[Obj] = []
+            if t.names:
+                for name in t.names:
+                    try:
+                        objs.append(await s.client.get(t.rt, name, ns))
+                    except errors.NotFound as exc:
+                        # kubectl describe also matches a name prefix
+                        listed = await s.client.list_all(t.rt, ns, label_selector=selector or None)
+                        matches = [o for o in listed.get("items") or [] if str(meta_of(o).get("name")).startswith(name)]
+                        if not matches:
+                            print(server_error(exc), file=sys.stderr)
+                            failed = True
+                        objs += matches
+            else:
+                listed = await s.client.list_all(t.rt, ns, label_selector=selector or None)
+                objs = list(listed.get("items") or [])
+            describer = describer_for(t.rt.kind)
+            for obj in objs:
+                texts.append(await describer(s, t.rt, obj))
+        if texts:
+            sys.stdout.write("\n\n".join(t.rstrip("\n") for t in texts) + "\n")
+            sys.stdout.flush()
+        elif not failed:
+            namespaced = not all_namespaces and any(t.rt.namespaced for t in targets)
+            where = f" in {s.namespace} namespace" if namespaced else ""
+            print(f"No resources found{where}.", file=sys.stderr)
+        return 1 if failed else 0
+
+
+def describe(
+    ctx: typer.Context,
+    args: Annotated[list[str] | None, typer.Argument(metavar="TYPE [NAME_PREFIX...] | TYPE/NAME...",
+                                                     help="what to describe")] = None,
+    selector: Annotated[str, typer.Option("-l", "--selector", help="label selector")] = "",
+    all_namespaces: Annotated[bool, typer.Option("-A", "--all-namespaces", help="across namespaces")] = False,
+) -> None:
+    """Show details of a specific resource or group of resources, with their events."""
+    if not args:
+        raise KubectlError('You must specify the type of resource to describe. Use "kubectl api-resources" '
+                           "for a complete list of supported resources.")
+    code = asyncio.run(run_describe(ctx.obj, args, selector, all_namespaces))
+    if code:
+        raise typer.Exit(code)
+
