@@ -29,6 +29,7 @@ import contextlib
 import logging
 import threading
 from typing import Any
+from urllib.parse import quote
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
@@ -55,6 +56,7 @@ from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 from minik8s.kubelet.server import create_app, make_server
 from minik8s.kubelet.stats import StatsProvider
 from minik8s.kubelet.sync import PodSyncer
+from minik8s.kubelet.tokens import TokenManager
 from minik8s.kubelet.volumes import VolumeManager
 
 log = logging.getLogger("kubelet")
@@ -131,7 +133,8 @@ class Kubelet:
         probes = ProbeManager(runtime, self.queue.add, events.emit)
         self.syncer = PodSyncer(cfg, runtime, self.client, self.queue, self.informer.get,
                                 VolumeManager(cfg.root_dir, self.config_sources.get,
-                                              lambda: capacity(cfg.root_dir, cfg.max_pods)),
+                                              lambda: capacity(cfg.root_dir, cfg.max_pods),
+                                              TokenManager(self._request_token)),
                                 ImageManager(runtime, image_backoff, events.emit),
                                 probes, events, crash_backoff, read_meminfo().get("MemTotal", 0),
                                 LifecycleHooks(runtime, probes.http, events.emit),
@@ -272,6 +275,12 @@ class Kubelet:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.pod_cidr_known.wait(), 1.0)
         return None
+
+    async def _request_token(self, namespace: str, account: str, body: Obj) -> Obj:
+        """TokenRequest for ServiceAccount ``namespace/account`` (projected token volumes)."""
+        path = f"/api/v1/namespaces/{quote(namespace)}/serviceaccounts/{quote(account)}/token"
+        answer: Obj = await self.client.request("POST", path, body=body)
+        return answer
 
     async def _post_status(self) -> None:
         """Post the node status now (failures are only logged: the status loop retries)."""

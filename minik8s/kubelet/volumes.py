@@ -8,8 +8,8 @@ Layout: ``ROOT/pods/<uid>/volumes/<name>`` for each emptyDir (a tmpfs when
 Secrets stay off the disk where mounting works; the ``kubernetes.io~secret`` directory is
 0700, so no other host user can reach them); ``downwardAPI`` volumes in
 ``.../kubernetes.io~downward-api/<name>`` and ``projected`` volumes (one directory for all
-their ``configMap``/``secret``/``downwardAPI`` sources) in ``.../kubernetes.io~projected/<name>``
-(a tmpfs, as they may hold Secrets).  Their files are written by the
+their ``configMap``/``secret``/``downwardAPI``/``serviceAccountToken`` sources) in
+``.../kubernetes.io~projected/<name>`` (a tmpfs, as they may hold Secrets and tokens).  Their files are written by the
 :class:`~minik8s.kubelet.atomic_writer.AtomicWriter` and rewritten by :meth:`VolumeManager.refresh`
 on every pod sync (a changed object or label reaches them within seconds), and containers
 always mount them read-only.
@@ -44,6 +44,7 @@ from minik8s.kubelet.configsources import (
     volume_reference,
 )
 from minik8s.kubelet.downwardapi import downward_api_payload
+from minik8s.kubelet.tokens import TokenManager, TokenUnavailable
 
 log = logging.getLogger("kubelet.volumes")
 
@@ -62,13 +63,16 @@ class VolumeManager:
     IN_MEMORY = ("Secret", "Projected")
 
     def __init__(self, root_dir: Path, lookup: Lookup | None = None,
-                 allocatable: Callable[[], dict[str, str]] | None = None) -> None:
+                 allocatable: Callable[[], dict[str, str]] | None = None,
+                 tokens: TokenManager | None = None) -> None:
         self.root = Path(root_dir)
         #: finds the ConfigMaps and Secrets that volumes name (none: they count as missing)
         self.lookup: Lookup = lookup or (lambda kind, namespace, name: None)
         #: the node's allocatable resources (``{"cpu": "4", "memory": "16318480Ki", ...}``):
         #: what ``resourceFieldRef`` reports for a container without that limit
         self.allocatable: Callable[[], dict[str, str]] = allocatable or dict
+        #: the service-account tokens of projected ``serviceAccountToken`` sources
+        self.tokens = tokens or TokenManager(None)
 
     def pod_dir(self, uid: str) -> Path:
         """``ROOT/pods/<uid>``."""
@@ -91,6 +95,7 @@ class VolumeManager:
 
         Raises VolumeError (unsupported kind, hostPath of the wrong type, I/O errors).
         """
+        await self.tokens.prepare(pod)
         return await asyncio.to_thread(self._setup, pod)
 
     def _setup(self, pod: dict[str, Any]) -> dict[str, str]:
@@ -115,7 +120,9 @@ class VolumeManager:
     async def refresh(self, pod: dict[str, Any]) -> list[str]:
         """Rewrite the pod's ``configMap``/``secret``/``downwardAPI``/``projected`` volumes from
         the current objects and the pod itself (files change only when the data did).  Returns
-        one message per volume that could not be updated (its files stay as they were)."""
+        one message per volume that could not be updated (its files stay as they were).
+        Service-account tokens due for refresh are asked for first."""
+        await self.tokens.prepare(pod)
         return await asyncio.to_thread(self._refresh, pod)
 
     def _refresh(self, pod: dict[str, Any]) -> list[str]:
@@ -189,12 +196,14 @@ class VolumeManager:
     def service_account_token(self, pod: dict[str, Any], source: dict[str, Any],
                               mode: int) -> dict[str, FileProjection]:
         """The file of a projected ``serviceAccountToken`` source (``audience``,
-        ``expirationSeconds``, ``path``): a token of the pod's service account.
-
-        Not supported yet: raises ConfigError, so the pod waits in ContainerCreating with a
-        ``FailedMount`` event saying so.  (The place to plug in a TokenRequest-backed source.)
-        """
-        raise ConfigError("serviceAccountToken projection is not supported yet")
+        ``expirationSeconds``, ``path``): a token of the pod's service account bound to the pod,
+        from :class:`~minik8s.kubelet.tokens.TokenManager` (asked for before set-up and refresh).
+        Raises ConfigError with the apiserver's reason while there is none."""
+        try:
+            token = self.tokens.token(pod, source)
+        except TokenUnavailable as exc:
+            raise ConfigError(str(exc)) from None
+        return {str(source.get("path") or "token"): FileProjection(token.encode(), mode)}
 
     def _allocatable(self, source: dict[str, Any] | None) -> dict[str, str] | None:
         """The node's allocatable resources, read only when ``source`` has a ``resourceFieldRef``."""
@@ -284,7 +293,8 @@ class VolumeManager:
         return out
 
     async def cleanup(self, uid: str) -> None:
-        """Remove ``ROOT/pods/<uid>`` (unmounting tmpfs emptyDirs first)."""
+        """Remove ``ROOT/pods/<uid>`` (unmounting tmpfs emptyDirs first) and forget its tokens."""
+        self.tokens.forget(uid)
         await asyncio.to_thread(self._cleanup, uid)
 
     def _cleanup(self, uid: str) -> None:

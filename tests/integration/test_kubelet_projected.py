@@ -1,6 +1,6 @@
 """downwardAPI and projected volumes in real containers: file contents and modes, a label change
 and a ConfigMap change reaching the files, subPath, the apiserver refusing conflicting paths,
-and a serviceAccountToken source reported as not supported yet.
+and a serviceAccountToken source: a token of the pod's service account, bound to the pod.
 
 One real kubelet process on the real Docker Engine against the real apiserver (the
 :mod:`tests.support.kubelet` harness); commands run in the containers through the apiserver's
@@ -10,6 +10,7 @@ exec subresource.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -133,18 +134,37 @@ async def test_conflicting_projected_paths_are_refused(client: Client, namespace
         await get_pod(client, namespace, "dup")
 
 
-async def test_service_account_token_source_is_reported(kubelet: KubeletProcess, client: Client,
-                                                        namespace: str) -> None:
-    await create_pod(client, namespace, pod_body("token", kubelet.node, [
+async def test_service_account_token_source(kubelet: KubeletProcess, client: Client, namespace: str,
+                                            apiserver: APIServer) -> None:
+    body = pod_body("token", kubelet.node, [
         {"name": "c", "image": BUSYBOX, "command": ["sleep", "3600"],
          "volumeMounts": [{"name": "t", "mountPath": "/var/run/secrets/tokens"}]}],
-        volumes=[{"name": "t", "projected": {"sources": [{"serviceAccountToken": {"path": "token",
-                                                                                  "audience": "vault"}}]}}]))
+        volumes=[{"name": "t", "projected": {"sources": [
+            {"serviceAccountToken": {"path": "vault-token", "audience": "vault", "expirationSeconds": 600}},
+            {"downwardAPI": {"items": [field("namespace", "metadata.namespace")]}}]}}])
+    body["spec"]["serviceAccountName"] = "robot"
+    await create_pod(client, namespace, body)
 
+    # the account does not exist yet: the kubelet says so and the pod waits
     async def failed_mount() -> bool:
         waiting = (cstatus(await get_pod(client, namespace, "token"), "c").get("state") or {}).get("waiting") or {}
         events = await events_of(client, namespace, "token")
         return waiting.get("reason") == "ContainerCreating" and any(
-            e["reason"] == "FailedMount" and "serviceAccountToken projection is not supported yet" in e["message"]
-            for e in events)
-    await wait_for(failed_mount, 30, what="FailedMount for the serviceAccountToken source")
+            e["reason"] == "FailedMount" and 'serviceaccounts "robot"' in e["message"] for e in events)
+    await wait_for(failed_mount, 30, what="FailedMount while the ServiceAccount is missing")
+
+    await client.create(client.resource("serviceaccounts"), {"metadata": {"name": "robot"}}, namespace)
+    await wait_phase(client, namespace, "token", "Running", 60)
+    token = (await sh(apiserver, namespace, "token", "cat /var/run/secrets/tokens/vault-token")).strip()
+    assert (await sh(apiserver, namespace, "token", "cat /var/run/secrets/tokens/namespace")) == namespace
+    pod = await get_pod(client, namespace, "token")
+    payload = token.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert claims["aud"] == ["vault"] and claims["exp"] - claims["iat"] == 600
+    assert claims["sub"] == f"system:serviceaccount:{namespace}:robot"
+    assert claims["kubernetes.io"]["pod"] == {"name": "token", "uid": pod["metadata"]["uid"]}
+    assert claims["kubernetes.io"]["node"] == {"name": kubelet.node}
+    review = await client.create(client.kind("authentication.k8s.io/v1", "TokenReview"),
+                                 {"spec": {"token": token, "audiences": ["vault"]}})
+    assert review["status"]["authenticated"] is True, review
+    assert review["status"]["user"]["extra"]["authentication.kubernetes.io/pod-name"] == ["token"]
