@@ -24,6 +24,7 @@ from rich.console import Console
 
 from minik8s.client.kubeconfig import render
 from minik8s.cluster.processes import port_in_use, wait_http
+from minik8s.cluster.signingkey import ensure_signing_key
 from minik8s.cluster.supervisor import CLUSTER_CIDR, ClusterLayout, component_processes
 
 err = Console(stderr=True, soft_wrap=True)
@@ -114,6 +115,7 @@ def up(
     layout.save()
     layout.logs.mkdir(parents=True, exist_ok=True)
     layout.kubeconfig.write_text(render(layout.server, name="minik8s"))
+    ensure_signing_key(layout.signing_key)  # kept across restarts: issued tokens stay valid
     names = ", ".join(p.name for p in component_processes(layout))
     out.print(f"Starting minik8s in {layout.data_dir}: {names}")
     with open(layout.logs / "supervisor.log", "ab") as log:
@@ -142,6 +144,8 @@ def _print_where(layout: ClusterLayout) -> None:
     ready, total = _nodes_ready(layout.server)
     out.print(f"  apiserver:  {layout.server}  ({ready}/{total} nodes Ready)")
     out.print(f"  gateway:    {layout.gateway}  (POST /functions/NS/NAME, /workflows/NS/NAME, /events/NS)")
+    out.print(f"              from pods: http://minik8s-gateway.kube-system.svc.cluster.local:{layout.gateway_port}"
+              "  (a service-account token for audience minik8s-gateway)")
     out.print(f"  kubeconfig: {layout.kubeconfig}")
     out.print(f"  logs:       {layout.logs}/")
     out.print(f"  try:        export KUBECONFIG={layout.kubeconfig}; kubectl get nodes")

@@ -77,6 +77,11 @@ class ClusterLayout:
         return self.data_dir / "components.json"
 
     @property
+    def signing_key(self) -> Path:
+        """The apiserver's service-account signing key (made once by ``minik8s up``)."""
+        return self.data_dir / "pki" / "sa.key"
+
+    @property
     def server(self) -> str:
         return f"http://127.0.0.1:{self.apiserver_port}"
 
@@ -108,6 +113,7 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
                 layout.logs / "etcd.log"),
         Process("apiserver", minik8s_command("apiserver", "--etcd-servers", f"http://127.0.0.1:{layout.etcd_port}",
                                              "--bind-address", "127.0.0.1", "--port", str(layout.apiserver_port),
+                                             "--service-account-signing-key-file", str(layout.signing_key),
                                              *layout.extra_args.get("apiserver", [])),
                 layout.logs / "apiserver.log"),
     ]
@@ -129,7 +135,10 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
         "dns": ["--kubeconfig", kc, "--bind-address", pod_gateway(layout.pod_cidr), "--port", "53",
                 "--cluster-dns-ip", CLUSTER_DNS_IP,
                 *(["--node-name", layout.node_name] if layout.node_name else [])],
-        "gateway": ["--kubeconfig", kc, "--bind-address", "127.0.0.1", "--port", str(layout.gateway_port)],
+        # on loopback for the host, and on the pod bridge for pods (service-account tokens;
+        # published as kube-system/minik8s-gateway)
+        "gateway": ["--kubeconfig", kc, "--bind-address", "127.0.0.1", "--port", str(layout.gateway_port),
+                    "--pod-address", pod_gateway(layout.pod_cidr)],
     }
     for name in COMPONENTS:
         argv = minik8s_command(name, *extra[name], *layout.extra_args.get(name, []))

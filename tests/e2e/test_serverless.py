@@ -93,6 +93,47 @@ def test_upload_from_a_file_invoke_update_delete(cluster: Cluster, ns: str, tmp_
              what="revision ConfigMaps removed")
 
 
+CALLER = """
+import json, sys, urllib.request, urllib.error
+url = "http://minik8s-gateway.kube-system.svc.cluster.local:%d" + sys.argv[1]
+headers = {"Content-Type": "application/json"}
+if sys.argv[2] == "token":
+    headers["Authorization"] = "Bearer " + open("/var/run/secrets/tokens/gateway").read()
+try:
+    with urllib.request.urlopen(urllib.request.Request(url, b'{"name": "pod"}', headers), timeout=60) as r:
+        print(r.status, r.read().decode())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())
+"""
+
+
+def test_pods_call_the_gateway_by_its_cluster_name(cluster: Cluster, ns: str) -> None:
+    """A pod with a projected service-account token for audience ``minik8s-gateway`` calls a Function
+    through ``minik8s-gateway.kube-system.svc.cluster.local``; without the token it gets 401, and
+    another namespace's Function 403."""
+    cluster.kubectl("-n", ns, "function", "deploy", "hello", "--from", str(EXAMPLES / "hello.py"), timeout=300)
+    port = int(cluster.gateway.rsplit(":", 1)[1])
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "caller"}, "spec": {
+        "containers": [{"name": "c", "image": "minik8s/python", "command": ["sleep", "3600"],
+                        "volumeMounts": [{"name": "gw", "mountPath": "/var/run/secrets/tokens"}]}],
+        "volumes": [{"name": "gw", "projected": {"sources": [{"serviceAccountToken": {
+            "path": "gateway", "audience": "minik8s-gateway", "expirationSeconds": 600}}]}}]}}
+    cluster.kubectl("apply", "-n", ns, "-f", "-", input=yaml.safe_dump(pod))
+    cluster.kubectl("wait", "-n", ns, "--for=condition=Ready", "pod/caller", "--timeout=120s", timeout=150)
+
+    def run(path: str, auth: str) -> tuple[int, Any]:
+        out = cluster.kubectl("exec", "-n", ns, "caller", "--", "python3", "-c", CALLER % port, path, auth,
+                              timeout=120).stdout.strip()
+        code, _, body = out.partition(" ")
+        return int(code), json.loads(body)
+
+    assert run(f"/functions/{ns}/hello", "token") == (200, {"greeting": "hello, pod", "instance": "hello"})
+    code, body = run(f"/functions/{ns}/hello", "none")
+    assert code == 401 and body["reason"] == "Unauthorized", body
+    code, body = run("/functions/default/hello", "token")
+    assert code == 403 and f"system:serviceaccount:{ns}:default" in body["message"], body
+
+
 def test_workflows_chain_and_branches(cluster: Cluster, ns: str) -> None:
     cluster.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / "functions.yaml"), "-f", str(EXAMPLES / "workflows.yaml"))
     for fn in ("add-one", "double", "square"):
