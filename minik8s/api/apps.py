@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from minik8s.api.base import Model
 from minik8s.api.core import IntOrString, PodTemplateSpec
-from minik8s.api.meta import Condition, LabelSelector, TypedObject
+from minik8s.api.meta import Condition, LabelSelector, MetaView, TypedObject
 
 
 class ReplicaSetSpec(Model):
@@ -105,6 +109,32 @@ class DaemonSet(TypedObject):
 
     spec: DaemonSetSpec
     status: DaemonSetStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonSetView:
+    """What the DaemonSet controller reads of a wire-form DaemonSet, read once at the top of a sync.
+
+    ``rolling`` is True for ``updateStrategy.type: RollingUpdate`` (the default); ``max_surge`` and
+    ``max_unavailable`` are the RollingUpdate's raw IntOrStrings (absent: None and 1, Kubernetes'
+    defaults; ``OnDelete`` reads as absent); ``collision_count`` is ``status.collisionCount``.
+    """
+
+    meta: MetaView
+    rolling: bool
+    max_surge: IntOrString | None
+    max_unavailable: IntOrString | None
+    min_ready_seconds: int
+    collision_count: int | None
+
+    @classmethod
+    def of(cls, ds: Mapping[str, Any]) -> DaemonSetView:
+        spec = ds.get("spec") or {}
+        strategy = spec.get("updateStrategy") or {}
+        rolling = strategy.get("type", "RollingUpdate") == "RollingUpdate"
+        ru = (strategy.get("rollingUpdate") or {}) if rolling else {}
+        return cls(MetaView.of(ds), rolling, ru.get("maxSurge"), ru.get("maxUnavailable", 1),
+                   int(spec.get("minReadySeconds") or 0), (ds.get("status") or {}).get("collisionCount"))
 
 
 class ScaleSpec(Model):

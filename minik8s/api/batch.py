@@ -9,9 +9,19 @@ work the controllers' (``controllers/job.py``, ``controllers/cronjob.py``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from minik8s.api.base import Model
 from minik8s.api.core import PodTemplateSpec
-from minik8s.api.meta import Condition, LabelSelector, ObjectMeta, ObjectReference, TypedObject
+from minik8s.api.meta import Condition, LabelSelector, MetaView, ObjectMeta, ObjectReference, TypedObject
+
+#: Kubernetes' defaults of ``spec.parallelism``, ``spec.backoffLimit`` and of a CronJob's history limits.
+DEFAULT_PARALLELISM = 1
+DEFAULT_BACKOFF_LIMIT = 6
+DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT = 3
+DEFAULT_FAILED_JOBS_HISTORY_LIMIT = 1
 
 #: Label and annotation keys the Job controller and the apiserver use (Kubernetes' names).
 CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
@@ -119,3 +129,73 @@ class CronJobStatus(Model):
 class CronJob(TypedObject):
     spec: CronJobSpec
     status: CronJobStatus | None = None
+
+
+# ---------------------------------------------------------------- typed views (read side)
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """What the Job controller reads of a wire-form Job, read once at the top of a sync.
+
+    Kubernetes' defaults are applied here (``parallelism`` 1, ``backoffLimit`` 6); fields with no
+    default stay None.  ``completions``, ``active_deadline_seconds`` and
+    ``ttl_seconds_after_finished`` are None when unset; ``restart_policy`` is the pod template's;
+    ``completion_time`` is ``status.completionTime``.
+    """
+
+    meta: MetaView
+    parallelism: int
+    completions: int | None
+    backoff_limit: int
+    active_deadline_seconds: int | None
+    ttl_seconds_after_finished: int | None
+    indexed: bool
+    suspend: bool
+    restart_policy: str | None
+    completion_time: str | None
+
+    @classmethod
+    def of(cls, job: Mapping[str, Any]) -> JobView:
+        spec = job.get("spec") or {}
+        status = job.get("status") or {}
+        template = (spec.get("template") or {}).get("spec") or {}
+        parallelism, backoff = spec.get("parallelism"), spec.get("backoffLimit")
+        return cls(MetaView.of(job),
+                   DEFAULT_PARALLELISM if parallelism is None else int(parallelism),
+                   _int_or_none(spec.get("completions")),
+                   DEFAULT_BACKOFF_LIMIT if backoff is None else int(backoff),
+                   _int_or_none(spec.get("activeDeadlineSeconds")),
+                   _int_or_none(spec.get("ttlSecondsAfterFinished")),
+                   spec.get("completionMode") == "Indexed", bool(spec.get("suspend")),
+                   template.get("restartPolicy"), status.get("completionTime"))
+
+
+@dataclass(frozen=True, slots=True)
+class CronJobView:
+    """What the CronJob controller reads of a wire-form CronJob, read once at the top of a sync.
+
+    ``concurrency_policy`` defaults to ``Allow`` and the history limits to 3 (successful) and 1
+    (failed), as in Kubernetes; ``schedule`` is ``""`` and ``time_zone`` None when unset.
+    """
+
+    meta: MetaView
+    schedule: str
+    time_zone: str | None
+    starting_deadline_seconds: int | None
+    concurrency_policy: str
+    suspend: bool
+    successful_jobs_history_limit: int
+    failed_jobs_history_limit: int
+
+    @classmethod
+    def of(cls, cronjob: Mapping[str, Any]) -> CronJobView:
+        spec = cronjob.get("spec") or {}
+        successful, failed = spec.get("successfulJobsHistoryLimit"), spec.get("failedJobsHistoryLimit")
+        return cls(MetaView.of(cronjob), str(spec.get("schedule") or ""), spec.get("timeZone"),
+                   _int_or_none(spec.get("startingDeadlineSeconds")), spec.get("concurrencyPolicy") or "Allow",
+                   bool(spec.get("suspend")),
+                   DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT if successful is None else int(successful),
+                   DEFAULT_FAILED_JOBS_HISTORY_LIMIT if failed is None else int(failed))

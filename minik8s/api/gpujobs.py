@@ -55,12 +55,14 @@ from __future__ import annotations
 import base64
 import posixpath
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
 
 from minik8s.api.base import Model
-from minik8s.api.meta import Condition, TypedObject
+from minik8s.api.meta import Condition, MetaView, TypedObject
 
 GROUP = "minik8s.io"
 API_VERSION = f"{GROUP}/v1"
@@ -214,6 +216,34 @@ class GPUJobStatus(Model):
 class GPUJob(TypedObject):
     spec: GPUJobSpec
     status: GPUJobStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GPUJobView:
+    """What the GPUJob controller reads of a wire-form GPUJob's spec, read once at the top of a sync
+    (its status changes with every patch of the sync, so it is read where used).
+
+    ``cluster`` and ``build`` are ``""`` when unset; ``partition`` is ``spec.slurm.partition`` (None:
+    the cluster's default); ``source_files`` the inline files (None when the sources are a
+    ConfigMap, ``source_config_map`` its name); ``result_files`` the globs of ``resultFiles``.
+    """
+
+    meta: MetaView
+    cluster: str
+    build: str
+    partition: str | None
+    source_files: Mapping[str, str] | None
+    source_config_map: str
+    result_files: tuple[str, ...]
+
+    @classmethod
+    def of(cls, job: Mapping[str, Any]) -> GPUJobView:
+        spec = job.get("spec") or {}
+        sources = spec.get("sources") or {}
+        return cls(MetaView.of(job), str(spec.get("cluster") or ""), str(spec.get("build") or ""),
+                   (spec.get("slurm") or {}).get("partition") or None, sources.get("files") or None,
+                   str((sources.get("configMapRef") or {}).get("name") or ""),
+                   tuple(str(g) for g in spec.get("resultFiles") or ()))
 
 
 def is_terminal(phase: str | None) -> bool:

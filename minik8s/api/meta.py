@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
@@ -121,3 +123,28 @@ def object_key(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")
     return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+
+
+@dataclass(frozen=True, slots=True)
+class MetaView:
+    """The metadata a component reads of a wire-form object, read once (see ``docs/architecture.md``,
+    *Typed views*): absent strings are ``""``, absent maps empty.  ``labels`` and ``annotations``
+    are the object's own dicts, not copies: read them, never write them."""
+
+    name: str
+    namespace: str
+    uid: str
+    resource_version: str
+    generation: int | None
+    creation_timestamp: str | None
+    deletion_timestamp: str | None
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any]) -> MetaView:
+        """The view of ``obj["metadata"]`` (an empty one when missing)."""
+        m = obj.get("metadata") or {}
+        return cls(m.get("name") or "", m.get("namespace") or "", m.get("uid") or "",
+                   m.get("resourceVersion") or "", m.get("generation"), m.get("creationTimestamp"),
+                   m.get("deletionTimestamp"), m.get("labels") or {}, m.get("annotations") or {})

@@ -31,13 +31,15 @@ the interpreter in :mod:`minik8s.functions.workflow`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
 
 from minik8s.api.base import Model, Obj
 from minik8s.api.core import EnvVar, ResourceRequirements
-from minik8s.api.meta import Condition, TypedObject
+from minik8s.api.meta import Condition, MetaView, TypedObject
 
 GROUP = "minik8s.io"
 API_VERSION = f"{GROUP}/v1"
@@ -134,6 +136,22 @@ class FunctionStatus(Model):
 class Function(TypedObject):
     spec: FunctionSpec
     status: FunctionStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionView:
+    """What the Function controller reads of a wire-form Function, read once at the top of a sync:
+    ``requirements`` (pip lines, empty when none) and ``scaling.minScale`` (0 when unset)."""
+
+    meta: MetaView
+    requirements: tuple[str, ...]
+    min_scale: int
+
+    @classmethod
+    def of(cls, fn: Mapping[str, Any]) -> FunctionView:
+        spec = fn.get("spec") or {}
+        return cls(MetaView.of(fn), tuple(spec.get("requirements") or ()),
+                   int((spec.get("scaling") or {}).get("minScale") or 0))
 
 
 # ---------------------------------------------------------------- Workflow

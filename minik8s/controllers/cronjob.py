@@ -31,8 +31,8 @@ from collections.abc import Callable
 
 from minik8s.api import cron, errors
 from minik8s.api.base import Obj, parse_time
-from minik8s.api.batch import CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION
-from minik8s.api.meta import object_key
+from minik8s.api.batch import CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION, CronJobView, JobView
+from minik8s.api.meta import MetaView, object_key
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
@@ -120,12 +120,14 @@ class CronJobController(Controller):
     async def sync(self, key: str) -> None:
         """Reconcile CronJob ``key``: status from its Jobs, history limits, the Job due now."""
         cj = self.cronjobs.get(key)
-        if cj is None or meta_of(cj).get("deletionTimestamp"):
+        if cj is None:
+            return
+        view = CronJobView.of(cj)
+        if view.meta.deletion_timestamp:
             return
         now = self.clock()
-        meta, spec = meta_of(cj), cj.get("spec") or {}
-        namespace = meta.get("namespace") or ""
-        jobs = [j for j in self.jobs.by_index(CONTROLLER_UID_INDEX, meta.get("uid") or "")
+        namespace = view.meta.namespace
+        jobs = [j for j in self.jobs.by_index(CONTROLLER_UID_INDEX, view.meta.uid)
                 if meta_of(j).get("namespace") == namespace]
         status = copy.deepcopy(cj.get("status") or {})
         was_active = {ref.get("uid") for ref in status.get("active") or []}
@@ -136,22 +138,22 @@ class CronJobController(Controller):
                 self.event(cj, "Normal", "SawCompletedJob",
                            f"Saw completed job: {meta_of(j).get('name')}, status: {state}")
             if state == "Complete":
-                done = _time((j.get("status") or {}).get("completionTime"))
+                done = _time(JobView.of(j).completion_time)
                 last = _time(status.get("lastSuccessfulTime"))
                 if done is not None and (last is None or done > last):
                     status["lastSuccessfulTime"] = rfc3339(done)
-        await self._clean_history(cj, jobs)
+        await self._clean_history(cj, view, jobs)
 
-        if not spec.get("suspend"):
+        if not view.suspend:
             try:
-                schedule = cron.parse(str(spec.get("schedule") or ""))
-                tz = cron.zone(spec.get("timeZone"))
+                schedule = cron.parse(view.schedule)
+                tz = cron.zone(view.time_zone)
             except cron.CronError as exc:
                 reason = "UnknownTimeZone" if "time zone" in str(exc) else "UnparseableSchedule"
                 self.event(cj, "Warning", reason, str(exc))
                 schedule = None
             if schedule is not None:
-                active = await self._run_due(key, cj, schedule, tz, active, status, now)
+                active = await self._run_due(key, cj, view, schedule, tz, active, status, now)
                 upcoming = schedule.next(now, tz)
                 if upcoming is not None:
                     self.enqueue_after(key, (upcoming - now).total_seconds() + 0.1)
@@ -170,14 +172,13 @@ class CronJobController(Controller):
         return {"apiVersion": "batch/v1", "kind": "Job", "name": m.get("name"), "namespace": m.get("namespace"),
                 "uid": m.get("uid"), "resourceVersion": m.get("resourceVersion")}
 
-    async def _run_due(self, key: str, cj: Obj, schedule: cron.Schedule, tz: dt.tzinfo, active: list[Obj],
-                       status: Obj, now: dt.datetime) -> list[Obj]:
+    async def _run_due(self, key: str, cj: Obj, view: CronJobView, schedule: cron.Schedule, tz: dt.tzinfo,
+                       active: list[Obj], status: Obj, now: dt.datetime) -> list[Obj]:
         """Start the Job of the most recent missed schedule time, if any is due; returns active Jobs."""
-        meta, spec = meta_of(cj), cj.get("spec") or {}
-        earliest = _time(status.get("lastScheduleTime")) or _time(meta.get("creationTimestamp")) or now
-        deadline = spec.get("startingDeadlineSeconds")
+        earliest = _time(status.get("lastScheduleTime")) or _time(view.meta.creation_timestamp) or now
+        deadline = view.starting_deadline_seconds
         if deadline is not None:
-            earliest = max(earliest, now - dt.timedelta(seconds=int(deadline)))
+            earliest = max(earliest, now - dt.timedelta(seconds=deadline))
         scheduled, missed = schedule_to_run(schedule, tz, earliest, now)
         if scheduled is None:
             return active
@@ -185,11 +186,11 @@ class CronJobController(Controller):
             self.event(cj, "Warning", "TooManyMissedTimes",
                        "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check "
                        "clock skew")
-        if deadline is not None and scheduled < now - dt.timedelta(seconds=int(deadline)):
+        if deadline is not None and scheduled < now - dt.timedelta(seconds=deadline):
             self.event(cj, "Warning", "MissSchedule",
                        f"Missed scheduled time to start a job: {rfc3339(scheduled)}")
             return active
-        policy = spec.get("concurrencyPolicy") or "Allow"
+        policy = view.concurrency_policy
         if policy == "Forbid" and active:
             self.event(cj, "Normal", "JobAlreadyActive",
                        "Not starting job because prior execution is running and concurrency policy is Forbid")
@@ -198,7 +199,7 @@ class CronJobController(Controller):
             for job in active:
                 await self._delete_job(cj, job)
             active = []
-        created = await self._create_job(cj, scheduled)
+        created = await self._create_job(cj, view.meta, scheduled)
         if created is None:
             return active
         job = created
@@ -207,22 +208,21 @@ class CronJobController(Controller):
             active = [*active, job]
         return active
 
-    def _job_from_template(self, cj: Obj, scheduled: dt.datetime) -> Obj:
-        meta = meta_of(cj)
+    def _job_from_template(self, cj: Obj, meta: MetaView, scheduled: dt.datetime) -> Obj:
         template = copy.deepcopy((cj.get("spec") or {}).get("jobTemplate") or {})
         tmeta = template.get("metadata") or {}
         annotations = dict(tmeta.get("annotations") or {})
         annotations[CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION] = scheduled.astimezone(dt.UTC).isoformat().replace(
             "+00:00", "Z")
-        job_meta: Obj = {"name": job_name(str(meta.get("name")), scheduled), "namespace": meta.get("namespace"),
+        job_meta: Obj = {"name": job_name(meta.name, scheduled), "namespace": meta.namespace or None,
                          "annotations": annotations,
                          "ownerReferences": [new_controller_ref(cj, "batch/v1", "CronJob")]}
         if tmeta.get("labels"):
             job_meta["labels"] = dict(tmeta["labels"])
         return {"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta, "spec": template.get("spec") or {}}
 
-    async def _create_job(self, cj: Obj, scheduled: dt.datetime) -> Obj | None:
-        body = self._job_from_template(cj, scheduled)
+    async def _create_job(self, cj: Obj, meta: MetaView, scheduled: dt.datetime) -> Obj | None:
+        body = self._job_from_template(cj, meta, scheduled)
         name, namespace = body["metadata"]["name"], body["metadata"]["namespace"]
         try:
             job = await self.client.create(self.job_rt, body, namespace)
@@ -232,7 +232,7 @@ class CronJobController(Controller):
             except errors.NotFound:
                 return None
             ref = controller_ref(existing)
-            if ref is None or ref.get("uid") != meta_of(cj).get("uid"):
+            if ref is None or ref.get("uid") != meta.uid:
                 self.event(cj, "Warning", "FailedCreate", f"Error creating job: job {name} already exists")
                 return None
             return existing  # created by an earlier sync whose status write was lost
@@ -251,13 +251,10 @@ class CronJobController(Controller):
             return
         self.event(cj, "Normal", "SuccessfulDelete", f"Deleted job {m.get('name')}")
 
-    async def _clean_history(self, cj: Obj, jobs: list[Obj]) -> None:
+    async def _clean_history(self, cj: Obj, view: CronJobView, jobs: list[Obj]) -> None:
         """Delete the oldest finished Jobs beyond the history limits (``cleanupFinishedJobs``)."""
-        spec = cj.get("spec") or {}
-        for state, fld, default in (("Complete", "successfulJobsHistoryLimit", 3),
-                                    ("Failed", "failedJobsHistoryLimit", 1)):
-            limit = spec.get(fld)
-            limit = default if limit is None else int(limit)
+        for state, limit in (("Complete", view.successful_jobs_history_limit),
+                             ("Failed", view.failed_jobs_history_limit)):
             finished = [j for j in jobs if job_finished(j) == state and not meta_of(j).get("deletionTimestamp")]
             if len(finished) <= limit:
                 continue

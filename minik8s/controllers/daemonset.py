@@ -47,8 +47,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.apps import DaemonSetView
 from minik8s.api.base import Obj, parse_time
-from minik8s.api.meta import object_key
+from minik8s.api.meta import MetaView, object_key
 from minik8s.api.nodeaffinity import pod_spec_matches_node
 from minik8s.api.taints import (
     NO_EXECUTE,
@@ -73,7 +74,7 @@ from minik8s.controllers.ownerrefs import (
     spec_selector,
 )
 from minik8s.controllers.podowner import PodOwnerController
-from minik8s.controllers.podutil import is_pod_available, is_pod_ready
+from minik8s.controllers.podutil import is_pod_available, is_pod_ready, pod_phase
 
 #: The label telling a daemon pod's template revision (Kubernetes' ``ControllerRevisionHashLabelKey``).
 REVISION_HASH_LABEL = "controller-revision-hash"
@@ -181,10 +182,10 @@ def target_node(pod: Obj) -> str:
     return ""
 
 
-def template_hash(ds: Obj) -> str:
+def template_hash(ds: Obj, view: DaemonSetView | None = None) -> str:
     """The ``controller-revision-hash`` of the DaemonSet's current template (with its collisionCount)."""
-    spec = ds.get("spec") or {}
-    return compute_hash(spec.get("template") or {}, (ds.get("status") or {}).get("collisionCount"))
+    view = view or DaemonSetView.of(ds)
+    return compute_hash((ds.get("spec") or {}).get("template") or {}, view.collision_count)
 
 
 def is_updated(pod: Obj, hash_: str) -> bool:
@@ -192,14 +193,17 @@ def is_updated(pod: Obj, hash_: str) -> bool:
     return (meta_of(pod).get("labels") or {}).get(REVISION_HASH_LABEL) == hash_
 
 
-def update_counts(ds: Obj, desired: int) -> tuple[int, int]:
+def _view(ds: Obj | DaemonSetView) -> DaemonSetView:
+    return ds if isinstance(ds, DaemonSetView) else DaemonSetView.of(ds)
+
+
+def update_counts(ds: Obj | DaemonSetView, desired: int) -> tuple[int, int]:
     """``(maxSurge, maxUnavailable)`` as numbers of nodes (``updatedDesiredNodeCounts``): percentages
     of ``desired`` rounded up; both 0 (or an OnDelete DaemonSet) → ``(0, 1)``."""
-    strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
-    ru = strategy.get("rollingUpdate") or {} if strategy.get("type", "RollingUpdate") == "RollingUpdate" else {}
+    view = _view(ds)
     try:
-        surge = scaled_value(ru.get("maxSurge"), desired, True)
-        unavailable = scaled_value(ru.get("maxUnavailable", 1), desired, True)
+        surge = scaled_value(view.max_surge, desired, True)
+        unavailable = scaled_value(view.max_unavailable, desired, True)
     except ValueError:
         surge, unavailable = 0, 1
     if desired > 0 and surge == 0 and unavailable == 0:
@@ -231,12 +235,13 @@ def find_updated_pods_on_node(pods: list[Obj], hash_: str) -> tuple[Obj | None, 
     return new, old, True
 
 
-def rolling_update_plan(ds: Obj, node_pods: Mapping[str, list[Obj]], hash_: str, desired: int,
+def rolling_update_plan(ds: Obj | DaemonSetView, node_pods: Mapping[str, list[Obj]], hash_: str, desired: int,
                         now: dt.datetime) -> tuple[list[Obj], list[str]]:
     """``(old pods to delete, nodes to create a new pod on)`` of one RollingUpdate step
     (Kubernetes' ``rollingUpdate``); ``node_pods`` holds the pods of the nodes that should run one."""
-    surge, unavailable = update_counts(ds, desired)
-    min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
+    view = _view(ds)
+    surge, unavailable = update_counts(view, desired)
+    min_ready = view.min_ready_seconds
 
     def available(pod: Obj) -> bool:
         return is_pod_available(pod, min_ready, now)
@@ -364,16 +369,14 @@ class DaemonSetController(PodOwnerController):
         if ds is None:
             self.expectations.forget(key)
             return
-        meta = meta_of(ds)
+        view = DaemonSetView.of(ds)
         selector = spec_selector(ds)
         if selector is None:
             self.log.warning("DaemonSet %s: invalid or empty selector, nothing to do", key)
             return
         needs_sync = self.expectations.satisfied(key)
-        namespace = meta.get("namespace") or ""
-        candidates = [p for p in self.pods.by_index(NAMESPACE_INDEX, namespace)
-                      if not (meta_of(p).get("deletionTimestamp")
-                              and (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"))]
+        candidates = [p for p in self.pods.by_index(NAMESPACE_INDEX, view.meta.namespace)
+                      if not (meta_of(p).get("deletionTimestamp") and pod_phase(p) in ("Succeeded", "Failed"))]
         owner_ref = new_controller_ref(ds, "apps/v1", "DaemonSet")
         pods, failures = await claim(self.client, self.pod_rt, ds, owner_ref, selector, candidates,
                                      recheck_owner(self.client, self.ds_rt, ds))
@@ -383,27 +386,27 @@ class DaemonSetController(PodOwnerController):
         for pod in pods:
             node_pods.setdefault(target_node(pod), []).append(pod)
         nodes = {meta_of(n).get("name") or "": n for n in self.nodes.list()}
-        hash_ = template_hash(ds)
+        hash_ = template_hash(ds, view)
         error: Exception | None = None
-        if needs_sync and not meta.get("deletionTimestamp"):
+        if needs_sync and not view.meta.deletion_timestamp:
             try:
-                await self._manage(key, ds, nodes, node_pods, hash_)
+                await self._manage(key, ds, view, nodes, node_pods, hash_)
             except Exception as exc:  # noqa: BLE001 - status first, then retried
                 error = exc
-        await self._write_status(ds, self._status(ds, nodes, node_pods, hash_))
+        await self._write_status(ds, self._status(ds, view, nodes, node_pods, hash_))
         if error is not None:
             raise error
         self._requeue_for_availability(key, ds, pods)
 
-    async def _manage(self, key: str, ds: Obj, nodes: dict[str, Obj], node_pods: dict[str, list[Obj]],
-                      hash_: str) -> None:
+    async def _manage(self, key: str, ds: Obj, view: DaemonSetView, nodes: dict[str, Obj],
+                      node_pods: dict[str, list[Obj]], hash_: str) -> None:
         """Pods per node toward one each (``manage``), then, when nothing else is to do, a rollout step."""
         pod_spec = daemon_pod_spec(ds)
         create_on: list[str] = []
         delete: list[Obj] = []
         delete_now: list[Obj] = []  # on nodes that no longer exist: nobody else will remove them
-        surge_allowed = update_counts(ds, 1)[0] > 0 and _rolling(ds)
-        uid = meta_of(ds).get("uid") or ""
+        surge_allowed = update_counts(view, 1)[0] > 0 and view.rolling
+        uid = view.meta.uid
         for name, node in sorted(nodes.items()):
             should_run, should_continue = node_should_run_daemon_pod(node, pod_spec)
             here = node_pods.get(name) or []
@@ -417,12 +420,12 @@ class DaemonSetController(PodOwnerController):
             if name not in nodes:
                 delete_now += [p for p in here if not meta_of(p).get("deletionTimestamp")
                                or (p.get("spec") or {}).get("nodeName")]
-        if not (create_on or delete or delete_now) and _rolling(ds):
+        if not (create_on or delete or delete_now) and view.rolling:
             eligible = {n: node_pods.get(n) or [] for n, node in nodes.items()
                         if node_should_run_daemon_pod(node, pod_spec)[0]}
             desired = len(eligible)
-            delete, create_on = rolling_update_plan(ds, eligible, hash_, desired, dt.datetime.now(dt.UTC))
-        await self._sync_nodes(key, ds, delete, delete_now, create_on[:self.burst_replicas], hash_)
+            delete, create_on = rolling_update_plan(view, eligible, hash_, desired, dt.datetime.now(dt.UTC))
+        await self._sync_nodes(key, ds, view.meta, delete, delete_now, create_on[:self.burst_replicas], hash_)
 
     def _prune_node(self, key: str, ds: Obj, node: str, here: list[Obj], hash_: str, surge_allowed: bool,
                     uid: str) -> list[Obj]:
@@ -432,7 +435,7 @@ class DaemonSetController(PodOwnerController):
         for pod in here:
             if meta_of(pod).get("deletionTimestamp"):
                 continue
-            phase = (pod.get("status") or {}).get("phase")
+            phase = pod_phase(pod)
             if phase == "Failed":
                 backoff_key = f"{uid}/{node}"
                 now = time.monotonic()
@@ -471,16 +474,15 @@ class DaemonSetController(PodOwnerController):
                 delete.append(oldest_old)
         return delete
 
-    def _new_pod(self, ds: Obj, node: str, hash_: str) -> Obj:
-        meta = meta_of(ds)
+    def _new_pod(self, ds: Obj, meta: MetaView, node: str, hash_: str) -> Obj:
         template = copy.deepcopy((ds.get("spec") or {}).get("template") or {})
         tmeta = template.get("metadata") or {}
         labels = dict(tmeta.get("labels") or {})
         labels[REVISION_HASH_LABEL] = hash_
-        generation = (meta.get("annotations") or {}).get(TEMPLATE_GENERATION_ANNOTATION)
+        generation = meta.annotations.get(TEMPLATE_GENERATION_ANNOTATION)
         if generation:
             labels[TEMPLATE_GENERATION_LABEL] = str(generation)
-        pod_meta: Obj = {"generateName": f"{meta.get('name')}-", "namespace": meta.get("namespace"),
+        pod_meta: Obj = {"generateName": f"{meta.name}-", "namespace": meta.namespace or None,
                          "labels": labels, "ownerReferences": [new_controller_ref(ds, "apps/v1", "DaemonSet")]}
         for fld in ("annotations", "finalizers"):
             if tmeta.get(fld):
@@ -490,8 +492,8 @@ class DaemonSetController(PodOwnerController):
         replace_node_affinity(spec, node)
         return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
 
-    async def _sync_nodes(self, key: str, ds: Obj, delete: list[Obj], delete_now: list[Obj], create_on: list[str],
-                          hash_: str) -> None:
+    async def _sync_nodes(self, key: str, ds: Obj, meta: MetaView, delete: list[Obj], delete_now: list[Obj],
+                          create_on: list[str], hash_: str) -> None:
         """Create a pod on each of ``create_on`` and delete ``delete`` (``syncNodes``), with expectations set first."""
         victims = (delete + delete_now)[:self.burst_replicas]
         if not victims and not create_on:
@@ -499,13 +501,13 @@ class DaemonSetController(PodOwnerController):
         forced = {object_key(p) for p in delete_now}
         self.expectations.expect(key, len(create_on), [object_key(p) for p in victims])
         problems: list[BaseException] = []
-        namespace = meta_of(ds).get("namespace")
+        namespace = meta.namespace or None
         pending = list(create_on)
 
         async def create_one() -> None:
             node = pending.pop(0)
             try:
-                pod = await self.client.create(self.pod_rt, self._new_pod(ds, node, hash_), namespace)
+                pod = await self.client.create(self.pod_rt, self._new_pod(ds, meta, node, hash_), namespace)
             except errors.APIError as exc:
                 if not (isinstance(exc, errors.Forbidden) and "being terminated" in exc.message):
                     self.event(ds, "Warning", "FailedCreate", f"Error creating: {exc.message}")
@@ -525,11 +527,12 @@ class DaemonSetController(PodOwnerController):
             raise problems[0]
 
     # ================================================================== status
-    def _status(self, ds: Obj, nodes: dict[str, Obj], node_pods: dict[str, list[Obj]], hash_: str) -> Obj:
+    def _status(self, ds: Obj, view: DaemonSetView, nodes: dict[str, Obj], node_pods: dict[str, list[Obj]],
+                hash_: str) -> Obj:
         """``updateDaemonSetStatus``: per node that should run the pod, its oldest pod's readiness,
         availability and revision; pods on other nodes are misscheduled."""
         pod_spec = daemon_pod_spec(ds)
-        min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
+        min_ready = view.min_ready_seconds
         now = dt.datetime.now(dt.UTC)
         desired = current = misscheduled = ready = available = updated = 0
         for name, node in nodes.items():
@@ -549,7 +552,7 @@ class DaemonSetController(PodOwnerController):
         status.update({"desiredNumberScheduled": desired, "currentNumberScheduled": current,
                        "numberMisscheduled": misscheduled, "numberReady": ready, "updatedNumberScheduled": updated,
                        "numberAvailable": available, "numberUnavailable": desired - available})
-        generation = meta_of(ds).get("generation")
+        generation = view.meta.generation
         if generation is not None:
             status["observedGeneration"] = generation
         return status
@@ -565,6 +568,3 @@ class DaemonSetController(PodOwnerController):
         except errors.NotFound:
             return
 
-
-def _rolling(ds: Obj) -> bool:
-    return ((ds.get("spec") or {}).get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"

@@ -53,7 +53,7 @@ from minik8s.api import errors
 from minik8s.api import serverless as s
 from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
-from minik8s.api.serverless import DEFAULT_GATEWAY_URL, FUNCTION_INDEX, by_function
+from minik8s.api.serverless import DEFAULT_GATEWAY_URL, FUNCTION_INDEX, FunctionView, by_function
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
@@ -237,29 +237,32 @@ class FunctionController(Controller):
     # ------------------------------------------------------------------ sync
     async def sync(self, key: str) -> None:
         fn = self.functions.get(key)
-        if fn is None or meta_of(fn).get("deletionTimestamp"):
+        if fn is None:
+            return
+        view = FunctionView.of(fn)
+        if view.meta.deletion_timestamp:
             return
         spec = fn.get("spec") or {}
         files = code_files(spec)
-        revision = revision_name(meta_of(fn)["name"], spec)
+        revision = revision_name(view.meta.name, spec)
         problem = syntax_error(files)
         if problem:
             await self._write_status(fn, None, revision, ("False", "BuildFailed", f"syntax error in {problem}"))
             return
         deps_parts = 0
-        if spec.get("requirements"):
+        if view.requirements:
             parts = self._deps_parts(key, revision)
             if parts is None:
                 if revision in self.build_errors:
                     await self._write_status(fn, None, revision, ("False", "BuildFailed", self.build_errors[revision]))
                     return
-                self._start_build(key, fn, revision, list(spec["requirements"]))
+                self._start_build(key, fn, revision, list(view.requirements))
                 await self._write_status(fn, None, revision, ("Unknown", "Building",
                                                               "installing the requirements with pip"))
                 return
             deps_parts = parts
-        await self._ensure_code(fn, revision, files)
-        deployment = await self._ensure_deployment(fn, revision, deps_parts)
+        await self._ensure_code(fn, view, revision, files)
+        deployment = await self._ensure_deployment(fn, view, revision, deps_parts)
         await self._ensure_service(fn)
         await self._collect_old_revisions(key, revision)
         await self._write_status(fn, deployment, revision, None)
@@ -276,29 +279,26 @@ class FunctionController(Controller):
         except errors.AlreadyExists:
             raise errors.Conflict(f"{rt.kind} {body['metadata']['name']} exists but is not in the cache yet") from None
 
-    async def _ensure_code(self, fn: Obj, revision: str, files: dict[str, str]) -> None:
-        ns = meta_of(fn).get("namespace") or ""
+    async def _ensure_code(self, fn: Obj, view: FunctionView, revision: str, files: dict[str, str]) -> None:
+        ns, name = view.meta.namespace, view.meta.name
         if self.configmaps.get(f"{ns}/{revision}") is not None:
             return
         data = {**files, RUNTIME_FILE: runtime_source()}
-        requirements = (fn.get("spec") or {}).get("requirements")
-        if requirements:
-            data[REQUIREMENTS_FILE] = "\n".join(requirements) + "\n"
+        if view.requirements:
+            data[REQUIREMENTS_FILE] = "\n".join(view.requirements) + "\n"
         body = {"apiVersion": "v1", "kind": "ConfigMap", "immutable": True, "data": data,
                 "metadata": {"name": revision, "namespace": ns,
-                             "labels": {s.FUNCTION_LABEL: meta_of(fn)["name"], s.REVISION_LABEL: revision},
+                             "labels": {s.FUNCTION_LABEL: name, s.REVISION_LABEL: revision},
                              "ownerReferences": [new_controller_ref(fn, s.API_VERSION, "Function")]}}
         await self._create(self.cm_rt, body, ns)
-        self.log.info("function %s/%s: revision %s stored", ns, meta_of(fn)["name"], revision)
+        self.log.info("function %s/%s: revision %s stored", ns, name, revision)
 
-    async def _ensure_deployment(self, fn: Obj, revision: str, deps_parts: int) -> Obj | None:
-        meta = meta_of(fn)
-        ns, name = meta.get("namespace") or "", meta["name"]
+    async def _ensure_deployment(self, fn: Obj, view: FunctionView, revision: str, deps_parts: int) -> Obj | None:
+        ns, name = view.meta.namespace, view.meta.name
         want = desired_deployment(fn, revision, deps_parts)
         current = self.deployments.get(f"{ns}/{s.workload_name(name)}")
         if current is None:
-            scaling = (fn.get("spec") or {}).get("scaling") or {}
-            want["spec"]["replicas"] = int(scaling.get("minScale") or 0)
+            want["spec"]["replicas"] = view.min_scale
             want["metadata"]["annotations"][s.LAST_SCALE_ANNOTATION] = f"{dt.datetime.now(dt.UTC).timestamp():.3f}"
             created = await self._create(self.deploy_rt, want, ns)
             self.event(fn, "Normal", "Deployed", f"revision {revision}")

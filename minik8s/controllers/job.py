@@ -43,8 +43,8 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, parse_time
-from minik8s.api.batch import COMPLETION_INDEX_ANNOTATION
-from minik8s.api.meta import object_key
+from minik8s.api.batch import COMPLETION_INDEX_ANNOTATION, JobView
+from minik8s.api.meta import MetaView, object_key
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
@@ -53,7 +53,7 @@ from minik8s.controllers.base import CONTROLLER_UID_INDEX, by_controller_uid, sl
 from minik8s.controllers.expectations import Expectations
 from minik8s.controllers.ownerrefs import meta_of, new_controller_ref
 from minik8s.controllers.podowner import PodOwnerController
-from minik8s.controllers.podutil import is_pod_active, is_pod_ready
+from minik8s.controllers.podutil import is_pod_active, is_pod_ready, pod_phase
 
 #: First delay after a pod failure and its cap (Kubernetes' ``DefaultJobPodFailureBackOff`` and
 #: the 6-minute ``MaxJobPodFailureBackOff`` of the Job docs).
@@ -98,7 +98,7 @@ def finish_time(job: Obj) -> dt.datetime | None:
     for type_ in ("Complete", "Failed"):
         c = condition(job, type_)
         if c is not None:
-            return _time(c.get("lastTransitionTime")) or _time((job.get("status") or {}).get("completionTime"))
+            return _time(c.get("lastTransitionTime")) or _time(JobView.of(job).completion_time)
     return None
 
 
@@ -168,11 +168,11 @@ def format_indexes(indexes: set[int]) -> str:
     return ",".join(parts)
 
 
-def count_failures(job: Obj, pods: list[Obj]) -> int:
+def count_failures(job: Obj | JobView, pods: list[Obj]) -> int:
     """Failed pods, plus container restarts of active pods with ``restartPolicy: OnFailure``."""
-    failed = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Failed")
-    template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
-    if template.get("restartPolicy") == "OnFailure":
+    failed = sum(1 for p in pods if pod_phase(p) == "Failed")
+    view = job if isinstance(job, JobView) else JobView.of(job)
+    if view.restart_policy == "OnFailure":
         for p in pods:
             if is_pod_active(p):
                 failed += sum(int(cs.get("restartCount") or 0)
@@ -182,9 +182,9 @@ def count_failures(job: Obj, pods: list[Obj]) -> int:
 
 def failures_since_success(pods: list[Obj]) -> tuple[int, dt.datetime | None]:
     """Failed pods that finished after the last succeeded one, and the last failure's time."""
-    last_success = max((t for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"
+    last_success = max((t for p in pods if pod_phase(p) == "Succeeded"
                         and (t := pod_finish_time(p)) is not None), default=None)
-    failures = [t for p in pods if (p.get("status") or {}).get("phase") == "Failed"
+    failures = [t for p in pods if pod_phase(p) == "Failed"
                 and (t := pod_finish_time(p)) is not None and (last_success is None or t >= last_success)]
     return len(failures), max(failures, default=None)
 
@@ -241,40 +241,36 @@ class JobController(PodOwnerController):
         if job is None:
             self.expectations.forget(key)
             return
-        meta = meta_of(job)
-        if meta.get("deletionTimestamp"):
+        view = JobView.of(job)
+        if view.meta.deletion_timestamp:
             return
         now = self.clock()
         if is_finished(job):
             await self._after_finished(key, job, now)
             return
-        uid = meta.get("uid") or ""
-        pods = [p for p in self.pods.by_index(CONTROLLER_UID_INDEX, uid)
-                if meta_of(p).get("namespace") == meta.get("namespace")]
-        spec = job.get("spec") or {}
+        pods = [p for p in self.pods.by_index(CONTROLLER_UID_INDEX, view.meta.uid)
+                if meta_of(p).get("namespace") == view.meta.namespace]
         status = copy.deepcopy(job.get("status") or {})
         conditions: list[Obj] = list(status.get("conditions") or [])
         active = [p for p in pods if is_pod_active(p)]
-        indexed = spec.get("completionMode") == "Indexed"
-        succeeded_pods = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
-        completions = spec.get("completions")
+        succeeded_pods = [p for p in pods if pod_phase(p) == "Succeeded"]
+        completions = view.completions
         completed: set[int] = set()
-        if indexed:
+        if view.indexed:
             completed = {i for p in succeeded_pods if (i := pod_index(p)) is not None
                          and completions is not None and 0 <= i < completions}
             succeeded = len(completed)
         else:
             succeeded = len(succeeded_pods)
-        failed = count_failures(job, pods)
-        suspended = bool(spec.get("suspend"))
+        failed = count_failures(view, pods)
+        suspended = view.suspend
         if not suspended and not status.get("startTime"):
             status["startTime"] = rfc3339(now)
         start = _time(status.get("startTime"))
 
         failure: tuple[str, str] | None = None
-        deadline = spec.get("activeDeadlineSeconds")
-        backoff_limit = spec.get("backoffLimit")
-        if failed > (6 if backoff_limit is None else int(backoff_limit)):
+        deadline = view.active_deadline_seconds
+        if failed > view.backoff_limit:
             failure = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
         elif deadline is not None and start is not None and not suspended \
                 and (now - start).total_seconds() >= deadline:
@@ -315,7 +311,7 @@ class JobController(PodOwnerController):
                 self.event(job, "Normal", "Resumed", "Job resumed")
             if self.expectations.satisfied(key):
                 try:
-                    active = await self._manage(key, job, active, succeeded, completed, pods, now)
+                    active = await self._manage(key, job, view, active, succeeded, completed, pods, now)
                 except Exception as exc:  # noqa: BLE001 - status first, then retried
                     manage_error = exc
             if deadline is not None and start is not None:
@@ -326,8 +322,8 @@ class JobController(PodOwnerController):
         status["succeeded"] = succeeded
         status["failed"] = failed
         status["terminating"] = sum(1 for p in pods if meta_of(p).get("deletionTimestamp")
-                                    and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
-        if indexed:
+                                    and pod_phase(p) not in ("Succeeded", "Failed"))
+        if view.indexed:
             if completed:
                 status["completedIndexes"] = format_indexes(completed)
             else:
@@ -345,7 +341,8 @@ class JobController(PodOwnerController):
     # ------------------------------------------------------------------ after finishing
     async def _after_finished(self, key: str, job: Obj, now: dt.datetime) -> None:
         """ttlSecondsAfterFinished: delete the Job (Background) once that long has passed."""
-        ttl = (job.get("spec") or {}).get("ttlSecondsAfterFinished")
+        view = JobView.of(job)
+        ttl = view.ttl_seconds_after_finished
         if ttl is None:
             return
         finished = finish_time(job) or now
@@ -353,23 +350,20 @@ class JobController(PodOwnerController):
         if remaining > 0:
             self.enqueue_after(key, remaining + 0.05)
             return
-        meta = meta_of(job)
+        meta = view.meta
         self.log.info("Job %s finished %ss ago: deleting it (ttlSecondsAfterFinished)", key, ttl)
         try:
-            await self.client.delete(self.job_rt, meta["name"], meta.get("namespace"),
-                                     propagation_policy="Background", preconditions={"uid": str(meta.get("uid"))})
+            await self.client.delete(self.job_rt, meta.name, meta.namespace or None,
+                                     propagation_policy="Background", preconditions={"uid": meta.uid})
         except (errors.NotFound, errors.Conflict):
             pass
 
     # ------------------------------------------------------------------ pods
-    async def _manage(self, key: str, job: Obj, active: list[Obj], succeeded: int, completed: set[int],
-                      pods: list[Obj], now: dt.datetime) -> list[Obj]:
+    async def _manage(self, key: str, job: Obj, view: JobView, active: list[Obj], succeeded: int,
+                      completed: set[int], pods: list[Obj], now: dt.datetime) -> list[Obj]:
         """Create or delete pods toward ``min(parallelism, completions - succeeded)``; returns the
         pods then active."""
-        spec = job.get("spec") or {}
-        raw_parallelism = spec.get("parallelism")
-        parallelism = 1 if raw_parallelism is None else int(raw_parallelism)
-        completions = spec.get("completions")
+        parallelism, completions = view.parallelism, view.completions
         wanted = parallelism
         if completions is not None:
             wanted = max(min(parallelism, completions - succeeded), 0)
@@ -391,20 +385,19 @@ class JobController(PodOwnerController):
                 self.enqueue_after(key, wait + 0.05)
                 return active
         indexes: list[int | None] = [None] * missing
-        if spec.get("completionMode") == "Indexed" and completions is not None:
+        if view.indexed and completions is not None:
             busy = completed | {i for p in active if (i := pod_index(p)) is not None}
             free = [i for i in range(completions) if i not in busy]
             indexes = list(free[:missing])
-        await self._create_pods(key, job, indexes)
+        await self._create_pods(key, job, view.meta, indexes)
         return active
 
-    def _pod_from_template(self, job: Obj, index: int | None) -> Obj:
-        meta = meta_of(job)
+    def _pod_from_template(self, job: Obj, meta: MetaView, index: int | None) -> Obj:
         template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
         tmeta = template.get("metadata") or {}
         spec = template.get("spec") or {}
-        name = str(meta.get("name"))
-        pod_meta: Obj = {"generateName": f"{name}-", "namespace": meta.get("namespace"),
+        name = meta.name
+        pod_meta: Obj = {"generateName": f"{name}-", "namespace": meta.namespace or None,
                          "ownerReferences": [new_controller_ref(job, "batch/v1", "Job")]}
         for fld in ("labels", "annotations", "finalizers"):
             if tmeta.get(fld):
@@ -420,15 +413,15 @@ class JobController(PodOwnerController):
                     c["env"] = [{"name": "JOB_COMPLETION_INDEX", "value": str(index)}, *env]
         return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
 
-    async def _create_pods(self, key: str, job: Obj, indexes: list[int | None]) -> None:
-        namespace = meta_of(job).get("namespace")
+    async def _create_pods(self, key: str, job: Obj, meta: MetaView, indexes: list[int | None]) -> None:
+        namespace = meta.namespace or None
         self.expectations.expect_creations(key, len(indexes))
         queue = list(indexes)
 
         async def create_one() -> None:
             index = queue.pop(0)
             try:
-                pod = await self.client.create(self.pod_rt, self._pod_from_template(job, index), namespace)
+                pod = await self.client.create(self.pod_rt, self._pod_from_template(job, meta, index), namespace)
             except errors.APIError as exc:
                 self.event(job, "Warning", "FailedCreate", f"Error creating: {exc.message}")
                 raise

@@ -20,15 +20,20 @@ _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
+def pod_phase(pod: Obj) -> str | None:
+    """``status.phase`` (None when unset): the per-pod read of loops over many pods, where a
+    typed view per pod would cost more than it reads."""
+    return (pod.get("status") or {}).get("phase")
+
+
 def is_pod_active(pod: Obj) -> bool:
     """Counts toward a ReplicaSet's replicas: not Succeeded/Failed and not terminating."""
-    phase = (pod.get("status") or {}).get("phase")
-    return phase not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+    return pod_phase(pod) not in ("Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
 
 
 def is_pod_terminal(pod: Obj) -> bool:
     """Phase Succeeded or Failed: its containers will not run again."""
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+    return pod_phase(pod) in ("Succeeded", "Failed")
 
 
 def ready_condition(pod: Obj) -> Obj | None:

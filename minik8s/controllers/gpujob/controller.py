@@ -48,6 +48,7 @@ from minik8s.api.gpujobs import (
     RUNNING,
     SUBMITTED,
     SUCCEEDED,
+    GPUJobView,
     config_map_files,
     is_terminal,
 )
@@ -174,14 +175,15 @@ class GPUJobController(Controller):
             self._forget(key)
             return
         job = copy.deepcopy(cached)
+        view = GPUJobView.of(job)
         meta = job.get("metadata") or {}
-        if meta.get("deletionTimestamp"):
-            await self._finalize(key, job)
+        if view.meta.deletion_timestamp:
+            await self._finalize(key, job, view)
             return
         status = job.get("status") or {}
         phase = status.get("phase") or PENDING
         if is_terminal(phase):
-            await self._clean_finished(job)
+            await self._clean_finished(job, view)
             return
         if FINALIZER not in (meta.get("finalizers") or []):
             job = await self._add_finalizer(job)
@@ -192,7 +194,7 @@ class GPUJobController(Controller):
             if wait > 0.001:
                 self.enqueue_after(key, wait)
                 return
-        cluster_name = str((job.get("spec") or {}).get("cluster") or "")
+        cluster_name = view.cluster
         cluster = self.clusters.informer.get(cluster_name)
         if cluster is None:
             message = f'SlurmCluster "{cluster_name}" not found'
@@ -201,27 +203,26 @@ class GPUJobController(Controller):
         try:
             site = await self._site(cluster_name, cluster)
             if not status.get("jobID"):
-                await self._start(key, job, cluster, site)
+                await self._start(key, job, view, cluster, site)
             else:
-                await self._follow(key, job, site)
+                await self._follow(key, job, view, site)
         except SiteError as exc:
             if not exc.is_connection_error:
                 raise
             await self.sites.drop(cluster_name)
-            await self._on_unreachable(key, job, exc)
+            await self._on_unreachable(key, job, cluster_name, exc)
             return
         self._unreachable.pop(key, None)
 
     async def _site(self, name: str, cluster: Obj) -> SlurmSite:
         return await self.sites.get(name, await site_config(self.client, cluster))
 
-    async def _on_unreachable(self, key: str, job: Obj, exc: SiteError) -> None:
-        """The site cannot be used: say so in the condition, retry with back-off."""
+    async def _on_unreachable(self, key: str, job: Obj, cluster: str, exc: SiteError) -> None:
+        """The site of SlurmCluster ``cluster`` cannot be used: say so in the condition, retry with back-off."""
         await self._set_reachable(job, "False", exc.reason, exc.message)
         n = self._unreachable.get(key, 0)
         self._unreachable[key] = n + 1
         o = self.options
-        cluster = str((job.get("spec") or {}).get("cluster") or "")
         delay = max(min(o.connect_backoff * 2 ** n, o.max_connect_backoff), self.sites.retry_after(cluster))
         self.log.info("%s %s: site %s unusable (%s), retry in %.1fs", self.name, key, cluster, exc.reason, delay)
         self.enqueue_after(key, delay)
@@ -240,10 +241,9 @@ class GPUJobController(Controller):
             self.event(job, "Warning", reason, message)
 
     # ------------------------------------------------------------------ Pending → Submitted
-    async def _start(self, key: str, job: Obj, cluster: Obj, site: SlurmSite) -> None:
-        meta = job["metadata"]
+    async def _start(self, key: str, job: Obj, view: GPUJobView, cluster: Obj, site: SlurmSite) -> None:
         spec = job.get("spec") or {}
-        identity = slurm.JobIdentity(str(meta.get("namespace")), str(meta.get("name")), str(meta.get("uid")))
+        identity = slurm.JobIdentity(view.meta.namespace, view.meta.name, view.meta.uid)
         work_dir = site.job_dir(identity.uid)
         reachable = set_condition((job.get("status") or {}).get("conditions"), CLUSTER_REACHABLE, "True",
                                   "SSHLoginWorks", f"logged in to {site.conn.target}", now_rfc3339())
@@ -256,7 +256,7 @@ class GPUJobController(Controller):
             self._schedule_poll(key, changed=True)
             return
         try:
-            files = await self._sources(job)
+            files = await self._sources(view)
         except SourcesNotReady as exc:
             await self._patch_status(job, {"phase": PENDING, "reason": "SourcesNotFound", "message": str(exc)})
             self.event(job, "Warning", "SourcesNotFound", str(exc))
@@ -264,12 +264,12 @@ class GPUJobController(Controller):
             return
         default_partition = (cluster.get("spec") or {}).get("defaultPartition")
         script = slurm.batch_script(spec, default_partition, identity, work_dir)
-        partition = (spec.get("slurm") or {}).get("partition") or default_partition
+        partition = view.partition or default_partition
         await site.upload(work_dir, files, script)
         await self._patch_status(job, {"phase": PENDING, "workDir": work_dir, "batchScript": script,
                                        "partition": partition, "conditions": reachable, "reason": "Building",
                                        "message": None})
-        build = str(spec.get("build") or "")
+        build = view.build
         build_log = None
         if build.strip():
             started = time.monotonic()
@@ -279,8 +279,8 @@ class GPUJobController(Controller):
                 why = f"exited {result.exit_status}" if result.exit_status >= 0 else "timed out"
                 detail = tail(result.stderr or result.stdout, 1500, 12)
                 message = f"build command `{build}` {why}: {detail}".strip()
-                await self._finish(job, {"phase": FAILED, "reason": "BuildFailed", "message": message,
-                                         "buildLog": build_log, "completionTime": now_rfc3339()})
+                await self._finish(job, view, {"phase": FAILED, "reason": "BuildFailed", "message": message,
+                                               "buildLog": build_log, "completionTime": now_rfc3339()})
                 self.event(job, "Warning", "BuildFailed", message[:1024])
                 return
             self.event(job, "Normal", "Built", f"`{build}` succeeded on the login node in "
@@ -291,8 +291,8 @@ class GPUJobController(Controller):
             if exc.reason != REJECTED:
                 raise
             message = f"sbatch rejected the job: {exc.message}"
-            await self._finish(job, {"phase": FAILED, "reason": "SubmitRejected", "message": message,
-                                     "buildLog": build_log, "completionTime": now_rfc3339()})
+            await self._finish(job, view, {"phase": FAILED, "reason": "SubmitRejected", "message": message,
+                                           "buildLog": build_log, "completionTime": now_rfc3339()})
             self.event(job, "Warning", "SubmitRejected", message)
             return
         await self._patch_status(job, {"phase": SUBMITTED, "jobID": job_id, "submitTime": now_rfc3339(),
@@ -302,13 +302,11 @@ class GPUJobController(Controller):
                                                + (f" to partition {partition}" if partition else ""))
         self._schedule_poll(key, changed=True)
 
-    async def _sources(self, job: Obj) -> dict[str, bytes]:
+    async def _sources(self, view: GPUJobView) -> dict[str, bytes]:
         """The job's source files: inline ``files`` or the keys of its ConfigMap."""
-        sources = (job.get("spec") or {}).get("sources") or {}
-        if sources.get("files"):
-            return {str(k): str(v).encode() for k, v in sources["files"].items()}
-        name = str((sources.get("configMapRef") or {}).get("name") or "")
-        namespace = str(job["metadata"].get("namespace"))
+        if view.source_files:
+            return {str(k): str(v).encode() for k, v in view.source_files.items()}
+        name, namespace = view.source_config_map, view.meta.namespace
         try:
             config_map = await self.client.get(self.client.kind("v1", "ConfigMap"), name, namespace)
         except errors.NotFound as exc:
@@ -319,10 +317,10 @@ class GPUJobController(Controller):
             raise SourcesNotReady(f'ConfigMap "{name}" has bad binaryData: {exc}') from exc
 
     # ------------------------------------------------------------------ Submitted → Running → final
-    async def _follow(self, key: str, job: Obj, site: SlurmSite) -> None:
+    async def _follow(self, key: str, job: Obj, view: GPUJobView, site: SlurmSite) -> None:
         status = job.get("status") or {}
         job_id = str(status["jobID"])
-        work_dir = status.get("workDir") or site.job_dir(str(job["metadata"].get("uid")))
+        work_dir = status.get("workDir") or site.job_dir(view.meta.uid)
         info = await site.job_info(job_id)
         if info is None:
             code = await site.exit_code(work_dir)
@@ -350,15 +348,15 @@ class GPUJobController(Controller):
                     self.event(job, "Normal", "Waiting", f"Slurm job {job_id} is {info.base_state} ({info.reason})")
             self._schedule_poll(key, changed)
             return
-        await self._complete(job, info, phase, reason, work_dir, site, patch)
+        await self._complete(job, view, info, phase, reason, work_dir, site, patch)
         self._forget(key)
 
-    async def _complete(self, job: Obj, info: slurm.JobInfo, phase: str, reason: str, work_dir: str,
-                        site: SlurmSite, patch: Obj) -> None:
+    async def _complete(self, job: Obj, view: GPUJobView, info: slurm.JobInfo, phase: str, reason: str,
+                        work_dir: str, site: SlurmSite, patch: Obj) -> None:
         """Fetch the outputs of a finished job, keep them, write the final status, clean up."""
         o = self.options
         job_id = info.job_id
-        globs = [str(g) for g in (job.get("spec") or {}).get("resultFiles") or []]
+        globs = list(view.result_files)
         outputs = await site.fetch(work_dir, job_id, globs, o.output_limit, o.results_budget)
         patch.update({"phase": phase, "reason": reason, "exitCode": info.exit_code,
                       "stdoutTail": tail(outputs.stdout, o.tail_bytes),
@@ -376,7 +374,7 @@ class GPUJobController(Controller):
                 why = f"Slurm has no record of job {job_id} (finished longer than MinJobAge ago, no accounting) " \
                       f"and it left no exit code"
             patch["message"] = f"{why}: {last}" if last else why
-        await self._finish(job, patch)
+        await self._finish(job, view, patch)
         self.event(job, "Normal" if phase == SUCCEEDED else "Warning", reason, str(patch["message"])[:1024])
         kept = [r for r in stored.get("results") or [] if r.get("key")]
         if stored.get("resultsConfigMap"):
@@ -409,23 +407,23 @@ class GPUJobController(Controller):
             await self.client.update(cm_rt, config_map)
         return {"results": entries, "resultsConfigMap": name}
 
-    async def _finish(self, job: Obj, patch: Obj) -> None:
+    async def _finish(self, job: Obj, view: GPUJobView, patch: Obj) -> None:
         """Write a final status, then remove the remote directory (best effort; retried later)."""
         await self._patch_status(job, patch)
-        await self._clean_finished(job, force=True)
+        await self._clean_finished(job, view, force=True)
 
-    async def _clean_finished(self, job: Obj, force: bool = False) -> None:
+    async def _clean_finished(self, job: Obj, view: GPUJobView, force: bool = False) -> None:
         """Remove a finished job's remote directory once (``status.cleanedUp``)."""
         status = job.get("status") or {}
         if status.get("cleanedUp") and not force:
             return
-        cluster_name = str((job.get("spec") or {}).get("cluster") or "")
+        cluster_name = view.cluster
         cluster = self.clusters.informer.get(cluster_name)
         if cluster is None:
             return
         try:
             site = await self._site(cluster_name, cluster)
-            await site.cleanup(status.get("workDir") or site.job_dir(str(job["metadata"].get("uid"))))
+            await site.cleanup(status.get("workDir") or site.job_dir(view.meta.uid))
         except SiteError as exc:
             self.log.info("%s: cleanup of %s postponed: %s", self.name, _key(job), exc)
             if connection_lost(exc):
@@ -434,7 +432,7 @@ class GPUJobController(Controller):
         await self._patch_status(job, {"cleanedUp": True})
 
     # ------------------------------------------------------------------ deletion
-    async def _finalize(self, key: str, job: Obj) -> None:
+    async def _finalize(self, key: str, job: Obj, view: GPUJobView) -> None:
         """A deleted GPUJob: scancel its queued or running Slurm job, clean up, drop the finalizer.
 
         While the Slurm job may still run and the site cannot be reached, the finalizer stays
@@ -445,17 +443,17 @@ class GPUJobController(Controller):
         if FINALIZER not in (meta.get("finalizers") or []):
             return
         status = job.get("status") or {}
-        cluster_name = str((job.get("spec") or {}).get("cluster") or "")
+        cluster_name = view.cluster
         cluster = self.clusters.informer.get(cluster_name)
         active = not is_terminal(status.get("phase"))
         if cluster is not None and (active or not status.get("cleanedUp")):
             try:
                 site = await self._site(cluster_name, cluster)
-                uid = str(meta.get("uid"))
+                uid = view.meta.uid
                 work_dir = status.get("workDir") or site.job_dir(uid)
                 job_id = status.get("jobID")
                 if active and not job_id:
-                    identity = slurm.JobIdentity(str(meta.get("namespace")), str(meta.get("name")), uid)
+                    identity = slurm.JobIdentity(view.meta.namespace, view.meta.name, uid)
                     job_id = await site.find_job(work_dir, identity)
                 if active and job_id:
                     await site.cancel(str(job_id))
