@@ -132,6 +132,8 @@ def test_pods_call_the_gateway_by_its_cluster_name(cluster: Cluster, ns: str) ->
     assert code == 401 and body["reason"] == "Unauthorized", body
     code, body = run("/functions/default/hello", "token")
     assert code == 403 and f"system:serviceaccount:{ns}:default" in body["message"], body
+    # gone before the cluster is: the kubelet unmounts the token volume's tmpfs
+    cluster.kubectl("delete", "-n", ns, "pod/caller", timeout=150)
 
 
 def test_workflows_chain_and_branches(cluster: Cluster, ns: str) -> None:

@@ -168,3 +168,9 @@ async def test_service_account_token_source(kubelet: KubeletProcess, client: Cli
                                  {"spec": {"token": token, "audiences": ["vault"]}})
     assert review["status"]["authenticated"] is True, review
     assert review["status"]["user"]["extra"]["authentication.kubernetes.io/pod-name"] == ["token"]
+
+    await client.delete(client.kind("v1", "Pod"), "token", namespace)
+
+    async def cleaned() -> bool:  # the projected volume's tmpfs is unmounted and removed
+        return not (kubelet.root / "pods" / pod["metadata"]["uid"]).exists()
+    await wait_for(cleaned, 30, what="the pod directory removed")
