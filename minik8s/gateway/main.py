@@ -70,6 +70,13 @@ def command(
         except ValueError as exc:
             typer.echo(f"minik8s gateway: {flag} {address}: {exc}", err=True)
             raise typer.Exit(2) from None
+    def publishable(address: str) -> bool:  # an address pods can be sent to
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return not (ip.is_loopback or ip.is_unspecified)
+
     loopback = is_loopback(bind_address)
     tokens = {}
     if token_auth_file:
@@ -109,7 +116,8 @@ def command(
                 server = scope.get("server") or ("", 0)
                 return is_loopback(str(server[0]))
     gateway = Gateway(client, GatewayConfig(activation_timeout, max_body_bytes))
-    published = advertise_address or pod_address or (None if loopback else bind_address)
+    published = advertise_address or pod_address or (None if loopback or not publishable(bind_address)
+                                                      else bind_address)
     registration = ServiceRegistration(
         client, SERVICE_NAMESPACE, SERVICE_NAME, [{"name": "http", "port": port, "targetPort": port,
                                                    "protocol": "TCP"}],
