@@ -94,9 +94,10 @@ def cold_starts(d: Path, gateway: str, n: int) -> list[float]:
 
 def plain_pod_starts(d: Path, n: int) -> list[float]:
     """Create → first HTTP answer of a plain pod, through the REST API directly (no CLI start-up)."""
-    api = load(str(d / "kubeconfig")).server
+    config = load(str(d / "kubeconfig"))
     samples = []
-    with httpx.Client(base_url=f"{api}/api/v1/namespaces/default/pods", timeout=10) as rest:
+    with httpx.Client(base_url=f"{config.server}/api/v1/namespaces/default/pods", timeout=10,
+                      verify=config.ssl_context()) as rest:
         for i in range(n):
             name = f"plain-{i}"
             t0 = time.perf_counter()

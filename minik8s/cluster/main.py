@@ -2,7 +2,9 @@
 
 ``up`` starts a supervisor process (see :mod:`minik8s.cluster.supervisor`) that
 runs etcd, the apiserver, the scheduler, the controller-manager, the kubelet and
-the proxy as separate processes; writes ``DATA_DIR/kubeconfig``; waits until the
+the proxy as separate processes; makes the cluster CA and the components' certificates
+(:mod:`minik8s.cluster.pki`: the apiserver and the kubelet serve HTTPS and want client
+certificates); writes the admin kubeconfig ``DATA_DIR/kubeconfig``; waits until the
 node is Ready.  It is idempotent: when the cluster already runs it only reports.
 """
 
@@ -23,9 +25,11 @@ import typer
 from rich.console import Console
 
 from minik8s.client.kubeconfig import render
+from minik8s.cluster.pki import certificates, ensure_pki
 from minik8s.cluster.processes import port_in_use, wait_http
 from minik8s.cluster.signingkey import ensure_signing_key
-from minik8s.cluster.supervisor import CLUSTER_CIDR, ClusterLayout, component_processes
+from minik8s.cluster.supervisor import CLUSTER_CIDR, ClusterLayout, component_processes, pod_gateway
+from minik8s.host.addresses import default_node_ip
 
 err = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)
@@ -69,10 +73,11 @@ def _preflight() -> None:
         _fail("image minik8s/pause:latest is missing: build the local images with scripts/build-images.sh")
 
 
-def _nodes_ready(server: str) -> tuple[int, int]:
+def _nodes_ready(layout: ClusterLayout) -> tuple[int, int]:
     try:
-        nodes = httpx.get(f"{server}/api/v1/nodes", timeout=2).json().get("items") or []
-    except (httpx.HTTPError, ValueError):
+        nodes = httpx.get(f"{layout.server}/api/v1/nodes", timeout=2,
+                          verify=layout.ssl_context()).json().get("items") or []
+    except (httpx.HTTPError, ValueError, OSError):
         return 0, 0
     ready = sum(1 for n in nodes for c in (n.get("status") or {}).get("conditions") or []
                 if c.get("type") == "Ready" and c.get("status") == "True")
@@ -99,7 +104,7 @@ def up(
     """Start a local cluster (idempotent) and wait until its node is Ready."""
     layout = ClusterLayout(Path(data_dir).expanduser().resolve(), apiserver_port, etcd_port, kubelet_port,
                            node_name, pod_cidr, network_name, gateway_port,
-                           {"kubelet": list(kubelet_arg), "apiserver": list(apiserver_arg),
+                           extra_args={"kubelet": list(kubelet_arg), "apiserver": list(apiserver_arg),
                             "controller-manager": list(controller_manager_arg), "scheduler": list(scheduler_arg),
                             "proxy": list(proxy_arg), "gateway": list(gateway_arg)})
     if _supervisor_pid(layout) is not None:
@@ -112,10 +117,13 @@ def up(
                        (kubelet_port, "kubelet"), (gateway_port, "gateway")):
         if port_in_use(port):
             _fail(f"port {port} for the {what} is already in use on 127.0.0.1 (choose another with --help)")
+    layout.node_ip = default_node_ip()
     layout.save()
     layout.logs.mkdir(parents=True, exist_ok=True)
-    layout.kubeconfig.write_text(render(layout.server, name="minik8s"))
-    ensure_signing_key(layout.signing_key)  # kept across restarts: issued tokens stay valid
+    try:
+        write_credentials(layout)
+    except OSError as exc:
+        _fail(f"cannot write the cluster's certificates in {layout.data_dir}: {exc}")
     names = ", ".join(p.name for p in component_processes(layout))
     out.print(f"Starting minik8s in {layout.data_dir}: {names}")
     with open(layout.logs / "supervisor.log", "ab") as log:
@@ -124,12 +132,12 @@ def up(
     deadline = time.monotonic() + timeout
     with out.status("waiting for the apiserver ...") as status:
         try:
-            wait_http(f"{layout.server}/readyz", timeout)
+            wait_http(f"{layout.server}/readyz", timeout, verify=layout.ssl_context())
         except TimeoutError:
             _fail(f"the apiserver did not become ready; see {layout.logs}/apiserver.log and supervisor.log")
         status.update("waiting for the node to register and become Ready ...")
         while time.monotonic() < deadline:
-            ready, total = _nodes_ready(layout.server)
+            ready, total = _nodes_ready(layout)
             if ready:
                 break
             status.update(f"waiting for the node to become Ready ({ready}/{total} nodes Ready) ...")
@@ -140,8 +148,26 @@ def up(
     _print_where(layout)
 
 
+def write_credentials(layout: ClusterLayout) -> None:
+    """The cluster CA and certificates (made once, serving ones again when the node's address
+    changed), the service-account signing key, the admin kubeconfig (``DATA_DIR/kubeconfig``) and
+    one kubeconfig per component, each with its own client certificate."""
+    node = (layout.node_name or socket.gethostname()).lower()
+    pki = ensure_pki(layout.pki.dir, certificates(node, layout.node_ip, pod_gateway(layout.pod_cidr)))
+    ensure_signing_key(layout.signing_key)  # kept across restarts: issued tokens stay valid
+    for name, path in [("admin", layout.kubeconfig)] + [
+            (c, layout.component_kubeconfig(c)) for c in ("scheduler", "controller-manager", "kubelet", "proxy",
+                                                          "dns", "gateway")]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = render(layout.server, name="minik8s", ca_file=str(pki.ca), cert_file=str(pki.crt(name)),
+                      key_file=str(pki.key(name)))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+
+
 def _print_where(layout: ClusterLayout) -> None:
-    ready, total = _nodes_ready(layout.server)
+    ready, total = _nodes_ready(layout)
     out.print(f"  apiserver:  {layout.server}  ({ready}/{total} nodes Ready)")
     out.print(f"  gateway:    {layout.gateway}  (POST /functions/NS/NAME, /workflows/NS/NAME, /events/NS)")
     out.print(f"              from pods: http://minik8s-gateway.kube-system.svc.cluster.local:{layout.gateway_port}"
@@ -226,8 +252,8 @@ def status(data_dir: str = typer.Option(DEFAULT_DATA_DIR, help="the cluster's da
         state = "running" if cpid and _alive(cpid) else "NOT running"
         out.print(f"  {p.name:<19} {state:<12} pid {cpid or '-':<8} log {p.log_path}")
     try:
-        healthy = httpx.get(f"{layout.server}/readyz", timeout=2).status_code == 200
-    except httpx.HTTPError:
+        healthy = httpx.get(f"{layout.server}/readyz", timeout=2, verify=layout.ssl_context()).status_code == 200
+    except (httpx.HTTPError, OSError):
         healthy = False
     out.print(f"apiserver {layout.server}: {'ready' if healthy else 'NOT ready'}")
     _print_where(layout)

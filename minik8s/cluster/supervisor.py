@@ -14,12 +14,14 @@ import json
 import logging
 import os
 import signal
+import ssl
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from minik8s import logs
+from minik8s.cluster.pki import ClusterPKI
 from minik8s.cluster.processes import Process, etcd_command, minik8s_command, wait_http
 
 log = logging.getLogger("supervisor")
@@ -49,11 +51,13 @@ class ClusterLayout:
     pod_cidr: str = "10.244.0.0/24"
     network_name: str = "minik8s-pods"
     gateway_port: int = 8081
+    #: the node's address (the apiserver advertises it; certificates name it), set by ``minik8s up``
+    node_ip: str = "127.0.0.1"
     #: extra flags per component (``{"kubelet": ["--crashloop-backoff-base=2"]}``), appended last
     extra_args: dict[str, list[str]] = field(default_factory=dict)
 
     SAVED = ("apiserver_port", "etcd_port", "kubelet_port", "node_name", "pod_cidr", "network_name", "gateway_port",
-             "extra_args")
+             "node_ip", "extra_args")
 
     @property
     def kubeconfig(self) -> Path:
@@ -77,18 +81,34 @@ class ClusterLayout:
         return self.data_dir / "components.json"
 
     @property
+    def pki(self) -> ClusterPKI:
+        """The cluster CA and the components' certificates (:mod:`minik8s.cluster.pki`)."""
+        return ClusterPKI(self.data_dir / "pki")
+
+    @property
     def signing_key(self) -> Path:
         """The apiserver's service-account signing key (made once by ``minik8s up``)."""
         return self.data_dir / "pki" / "sa.key"
 
+    def component_kubeconfig(self, name: str) -> Path:
+        """The kubeconfig of component ``name`` (its own client certificate)."""
+        return self.data_dir / "kubeconfigs" / f"{name}.conf"
+
     @property
     def server(self) -> str:
-        return f"http://127.0.0.1:{self.apiserver_port}"
+        """The apiserver's URL for the host (HTTPS, the cluster CA's serving certificate)."""
+        return f"https://127.0.0.1:{self.apiserver_port}"
 
     @property
     def gateway(self) -> str:
         """The serverless gateway's URL (``minik8s gateway`` on 127.0.0.1)."""
         return f"http://127.0.0.1:{self.gateway_port}"
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """TLS for the host's calls to the apiserver: the cluster CA, the admin certificate."""
+        ctx = ssl.create_default_context(cafile=str(self.pki.ca))
+        ctx.load_cert_chain(str(self.pki.crt("admin")), str(self.pki.key("admin")))
+        return ctx
 
     def save(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -107,37 +127,52 @@ class ClusterLayout:
 
 def component_processes(layout: ClusterLayout) -> list[Process]:
     """The child processes of a local cluster, in start order."""
-    kc = str(layout.kubeconfig)
+    pki = layout.pki
+
+    def kc(name: str) -> str:
+        return str(layout.component_kubeconfig(name))
+
     procs = [
         Process("etcd", etcd_command(layout.data_dir / "etcd", layout.etcd_port, layout.etcd_port + 1),
                 layout.logs / "etcd.log"),
-        Process("apiserver", minik8s_command("apiserver", "--etcd-servers", f"http://127.0.0.1:{layout.etcd_port}",
-                                             "--bind-address", "127.0.0.1", "--port", str(layout.apiserver_port),
-                                             "--service-account-signing-key-file", str(layout.signing_key),
-                                             *layout.extra_args.get("apiserver", [])),
-                layout.logs / "apiserver.log"),
+        # HTTPS on every address (pods reach it through the kubernetes Service at the node's
+        # address), client certificates of the cluster CA, the kubelets over HTTPS
+        Process("apiserver", minik8s_command(
+            "apiserver", "--etcd-servers", f"http://127.0.0.1:{layout.etcd_port}",
+            "--bind-address", "0.0.0.0", "--port", str(layout.apiserver_port), "--advertise-address", layout.node_ip,
+            "--tls-cert-file", str(pki.crt("apiserver")), "--tls-private-key-file", str(pki.key("apiserver")),
+            "--client-ca-file", str(pki.ca),
+            "--kubelet-client-certificate", str(pki.crt("apiserver-kubelet-client")),
+            "--kubelet-client-key", str(pki.key("apiserver-kubelet-client")),
+            "--kubelet-certificate-authority", str(pki.ca),
+            "--service-account-signing-key-file", str(layout.signing_key),
+            *layout.extra_args.get("apiserver", [])),
+            layout.logs / "apiserver.log"),
     ]
     kubelet_args = layout.extra_args.get("kubelet", [])
     dns_flags = ["--cluster-dns", CLUSTER_DNS_IP] \
         if not any(a.startswith("--cluster-dns") for a in kubelet_args) else []
     extra = {
-        "scheduler": ["--kubeconfig", kc],
-        "controller-manager": ["--kubeconfig", kc, "--function-gateway-url", layout.gateway],
-        "kubelet": ["--kubeconfig", kc, "--root-dir", str(layout.data_dir / "kubelet"),
+        "scheduler": ["--kubeconfig", kc("scheduler")],
+        "controller-manager": ["--kubeconfig", kc("controller-manager"), "--function-gateway-url", layout.gateway],
+        # HTTPS; only the apiserver and cluster admins may call it (client certificates)
+        "kubelet": ["--kubeconfig", kc("kubelet"), "--root-dir", str(layout.data_dir / "kubelet"),
+                    "--tls-cert-file", str(pki.crt("kubelet")), "--tls-private-key-file", str(pki.key("kubelet")),
+                    "--client-ca-file", str(pki.ca),
                     "--port", str(layout.kubelet_port), "--pod-cidr", layout.pod_cidr,
                     "--network-name", layout.network_name,
                     "--cluster-cidr", CLUSTER_CIDR, "--cluster-domain", "cluster.local",
                     *(["--node-name", layout.node_name] if layout.node_name else []), *dns_flags],
-        "proxy": ["--kubeconfig", kc],
+        "proxy": ["--kubeconfig", kc("proxy")],
         # served on the pod bridge's gateway: pods reach it directly, the host and other
         # nodes through kube-proxy's DNAT of 10.96.0.10:53 (the address appears once the
         # kubelet created the pod network; until then the server waits for it)
-        "dns": ["--kubeconfig", kc, "--bind-address", pod_gateway(layout.pod_cidr), "--port", "53",
+        "dns": ["--kubeconfig", kc("dns"), "--bind-address", pod_gateway(layout.pod_cidr), "--port", "53",
                 "--cluster-dns-ip", CLUSTER_DNS_IP,
                 *(["--node-name", layout.node_name] if layout.node_name else [])],
         # on loopback for the host, and on the pod bridge for pods (service-account tokens;
         # published as kube-system/minik8s-gateway)
-        "gateway": ["--kubeconfig", kc, "--bind-address", "127.0.0.1", "--port", str(layout.gateway_port),
+        "gateway": ["--kubeconfig", kc("gateway"), "--bind-address", "127.0.0.1", "--port", str(layout.gateway_port),
                     "--pod-address", pod_gateway(layout.pod_cidr)],
     }
     for name in COMPONENTS:
@@ -161,7 +196,7 @@ class Supervisor:
         if p.name == "etcd":
             wait_http(f"http://127.0.0.1:{self.layout.etcd_port}/health", 60)
         elif p.name == "apiserver":
-            wait_http(f"{self.layout.server}/readyz", 60)
+            wait_http(f"{self.layout.server}/readyz", 60, verify=self.layout.ssl_context())
 
     def run(self) -> None:
         signal.signal(signal.SIGTERM, self._on_signal)

@@ -157,26 +157,3 @@ def check_serving_tls(tls_cert_file: str | None, tls_private_key_file: str | Non
 def default_node_name() -> str:
     """The host name, lower-cased (Kubernetes' default ``--hostname-override``)."""
     return socket.gethostname().lower()
-
-
-def default_node_ip() -> str:
-    """The host's primary IPv4: the source address of its default route.
-
-    A UDP ``connect`` only selects a route; no packet is sent.  Falls back to the
-    address the host name resolves to, then to ``127.0.0.1``.
-    """
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect(("192.0.2.123", 9))  # TEST-NET-1: only the routing decision matters
-            ip = str(s.getsockname()[0])
-            if ip and not ip.startswith("0."):
-                return ip
-    except OSError:
-        pass
-    try:
-        ip = socket.gethostbyname(socket.gethostname())
-        if ip and not ip.startswith("127."):
-            return ip
-    except OSError:
-        pass
-    return "127.0.0.1"

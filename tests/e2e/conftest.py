@@ -4,6 +4,7 @@ its own data dir, free ports, node name, pod network and CIDR."""
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from minik8s.client.kubeconfig import load
 from minik8s.cluster.processes import free_port
 from tests.support.waiting import wait_for_sync
 
@@ -54,6 +56,11 @@ class Cluster:
     def get_json(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 
+    def ssl_context(self) -> ssl.SSLContext:
+        """TLS for raw HTTP calls to the apiserver (the admin kubeconfig's CA and certificate)."""
+        ctx: ssl.SSLContext = load(str(self.kubeconfig)).ssl_context()  # type: ignore[assignment]
+        return ctx
+
     def component_pid(self, name: str) -> int:
         return int(json.loads((self.data_dir / "components.json").read_text())[name])
 
@@ -90,7 +97,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     _take_down_stale_clusters(tmp_path_factory)
     data_dir = tmp_path_factory.mktemp("cluster")
     api_port, etcd_port, kubelet_port, gateway_port = free_port(), free_port(), free_port(), free_port()
-    c = Cluster(data_dir, data_dir / "kubeconfig", f"http://127.0.0.1:{api_port}", E2E_NODE,
+    c = Cluster(data_dir, data_dir / "kubeconfig", f"https://127.0.0.1:{api_port}", E2E_NODE,
                 f"http://127.0.0.1:{gateway_port}")
     up = subprocess.run([sys.executable, "-m", "minik8s", "up", "--data-dir", str(data_dir),
                          "--apiserver-port", str(api_port), "--etcd-port", str(etcd_port),

@@ -173,6 +173,7 @@ class ReplicaSteps:
 
     def __init__(self, cluster: Cluster, ns: str, name: str) -> None:
         self.url = f"{cluster.server}/apis/apps/v1/namespaces/{ns}/deployments"
+        self.tls = cluster.ssl_context()
         self.name = name
         self.changes: list[tuple[float, int]] = []
         self._stop = threading.Event()
@@ -185,7 +186,8 @@ class ReplicaSteps:
             params = {"watch": "true", "fieldSelector": f"metadata.name={self.name}", "timeoutSeconds": "30",
                       "allowWatchBookmarks": "false", **({"resourceVersion": version} if version else {})}
             try:
-                with httpx.stream("GET", self.url, params=params, timeout=httpx.Timeout(5, read=60)) as resp:
+                with httpx.stream("GET", self.url, params=params, timeout=httpx.Timeout(5, read=60),
+                                  verify=self.tls) as resp:
                     for line in resp.iter_lines():
                         if not line.strip():
                             continue
