@@ -54,7 +54,7 @@ class Printer:
             row.append(str(meta.get("namespace") or ""))
         if rt.kind not in cols.NO_NAME_COLUMN:
             name = str(meta.get("name") or "")
-            row.append(object_ref(rt, name) if self.prefix_names else name)
+            row.append(object_ref(rt, name) if self.prefix_names else cols.name_cell(rt.kind, obj))
         row += [str(cell) for cell in cols.cells(cols.columns_for(rt.kind, self.wide), obj, at)]
         labels = meta.get("labels") or {}
         row += [str(labels.get(key, "")) for key in self.label_columns]
