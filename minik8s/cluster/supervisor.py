@@ -122,8 +122,10 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
         if not any(a.startswith("--cluster-dns") for a in kubelet_args) else []
     extra = {
         "scheduler": ["--kubeconfig", kc],
-        "controller-manager": ["--kubeconfig", kc, "--function-gateway-url", layout.gateway],
+        "controller-manager": ["--kubeconfig", kc, "--function-gateway-url", layout.gateway,
+                               "--local-path-root", str(layout.data_dir / "local-path")],
         "kubelet": ["--kubeconfig", kc, "--root-dir", str(layout.data_dir / "kubelet"),
+                    "--local-path-root", str(layout.data_dir / "local-path"),
                     "--port", str(layout.kubelet_port), "--pod-cidr", layout.pod_cidr,
                     "--network-name", layout.network_name,
                     "--cluster-cidr", CLUSTER_CIDR, "--cluster-domain", "cluster.local",

@@ -15,7 +15,7 @@ naming the claim, so the binder binds the two (event ``ProvisioningSucceeded``).
 ``Immediate`` class of this provisioner cannot be placed (event ``ProvisioningFailed``).
 
 Removing the directory when such a volume is deleted (reclaim policy Delete) is the job of the
-kubelet of that node (:mod:`minik8s.kubelet.localpath`): it already runs there as root and
+kubelet of that node (:mod:`minik8s.kubelet.storage`): it already runs there as root and
 watches volumes, so no helper pod, image or extra privilege is needed, and a kubelet that was
 down catches up when it starts.
 """
