@@ -58,7 +58,7 @@ class PVCProtectionController(Controller):
         self.claims = factory.informer(self.pvc_rt)
         self.pods = factory.informer(self.pod_rt, {CLAIM_INDEX: pod_claims_index})
         self.claims.add_handler(self._on_claim, lambda _o, cur: self._on_claim(cur), None)
-        self.pods.add_handler(None, lambda old, cur: self._on_pod(cur), self._on_pod)
+        self.pods.add_handler(None, lambda old, cur: self._on_pod(cur), self._on_pod_deleted)
 
     def _on_claim(self, pvc: Obj) -> None:
         meta = meta_of(pvc)
@@ -69,6 +69,10 @@ class PVCProtectionController(Controller):
         """A pod went away or finished: the claims it used may be free now."""
         if meta_of(pod).get("deletionTimestamp") is None and not st.pod_is_terminated(pod):
             return
+        for key in pod_claims_index(pod):
+            self.enqueue(key)
+
+    def _on_pod_deleted(self, pod: Obj) -> None:
         for key in pod_claims_index(pod):
             self.enqueue(key)
 
