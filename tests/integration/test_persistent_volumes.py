@@ -5,6 +5,7 @@ finalizers, reclaim, the local-path provisioner and the scheduler's VolumeBindin
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from minik8s.client import Client, ClientConfig
 from minik8s.controllers.manager import ControllerOptions
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.controllers import controller_manager, events_for, mark_running
+from tests.support.kubectl import Kubectl
 from tests.support.processes import APIServer
 from tests.support.waiting import wait_for
 
@@ -275,3 +277,26 @@ async def _force_delete(client: Client, rt: Any, name: str) -> None:
         await client.delete(rt, name)
     except errors.NotFound:
         pass
+
+
+async def test_kubectl_get_and_describe(client: Client, namespace: str, uid: str, kubectl: Kubectl) -> None:
+    k = Kinds(client)
+    name = f"pv-{uid}"
+    await client.create(k.pv, volume(name, "3Gi", f"k-{uid}"))
+    try:
+        await client.create(k.pvc, claim("shown", "1Gi", f"k-{uid}"), namespace)
+        out = kubectl.ok("get", "pv,pvc,sc").out
+        heads = [line for line in out.splitlines() if line.startswith("NAME")]
+        assert heads[0].split() == ["NAME", "CAPACITY", "ACCESS", "MODES", "RECLAIM", "POLICY", "STATUS", "CLAIM",
+                                    "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"]
+        assert heads[1].split() == ["NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS", "MODES", "STORAGECLASS",
+                                    "VOLUMEATTRIBUTESCLASS", "AGE"]
+        row = next(line for line in out.splitlines() if line.startswith(f"persistentvolume/{name}"))
+        assert row.split()[1:6] == ["3Gi", "RWO", "Retain", "Pending", f"k-{uid}"]
+        assert "persistentvolumeclaim/shown   Pending" in out
+        bad = kubectl("create", "-f", "-", stdin=json.dumps(claim("bad", "0", "x")))
+        assert bad.code == 1 and "spec.resources[storage]: Invalid value: \"0\": must be greater than zero" in bad.err
+        assert "Name:" in kubectl.ok("describe", "pvc", "shown").out
+    finally:
+        await _drop_claims(client, namespace)
+        await _force_delete(client, k.pv, name)
