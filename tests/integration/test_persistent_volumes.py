@@ -300,3 +300,39 @@ async def test_kubectl_get_and_describe(client: Client, namespace: str, uid: str
     finally:
         await _drop_claims(client, namespace)
         await _force_delete(client, k.pv, name)
+
+
+def _official_client_flow(url: str, namespace: str, uid: str) -> None:
+    from kubernetes import client as k8s
+
+    cfg = k8s.Configuration()
+    cfg.host = url
+    api_client = k8s.ApiClient(cfg)
+    core, storage = k8s.CoreV1Api(api_client), k8s.StorageV1Api(api_client)
+    sc = storage.create_storage_class(k8s.V1StorageClass(metadata=k8s.V1ObjectMeta(name=f"official-{uid}"),
+                                                         provisioner="example.com/official"))
+    assert sc.reclaim_policy == "Delete" and sc.volume_binding_mode == "Immediate"
+    pv = core.create_persistent_volume(k8s.V1PersistentVolume(
+        metadata=k8s.V1ObjectMeta(name=f"official-{uid}"),
+        spec=k8s.V1PersistentVolumeSpec(capacity={"storage": "1Gi"}, access_modes=["ReadWriteOnce"],
+                                        host_path=k8s.V1HostPathVolumeSource(path="/tmp/official"))))
+    assert pv.status.phase == "Pending" and pv.spec.persistent_volume_reclaim_policy == "Retain"
+    pvc = core.create_namespaced_persistent_volume_claim(namespace, k8s.V1PersistentVolumeClaim(
+        metadata=k8s.V1ObjectMeta(name="official"),
+        spec=k8s.V1PersistentVolumeClaimSpec(access_modes=["ReadWriteOnce"], storage_class_name="",
+                                             resources=k8s.V1VolumeResourceRequirements(
+                                                 requests={"storage": "1Gi"}))))
+    assert pvc.status.phase == "Pending" and pvc.metadata.finalizers == [st.PVC_PROTECTION_FINALIZER]
+    assert f"official-{uid}" in [v.metadata.name for v in core.list_persistent_volume().items]
+    assert [c.metadata.name for c in core.list_namespaced_persistent_volume_claim(namespace).items] == ["official"]
+    assert f"official-{uid}" in [c.metadata.name for c in storage.list_storage_class().items]
+    storage.delete_storage_class(f"official-{uid}")
+
+
+async def test_official_client_reads_storage_kinds(apiserver: APIServer, client: Client, namespace: str,
+                                                   uid: str) -> None:
+    try:
+        await asyncio.to_thread(_official_client_flow, apiserver.url, namespace, uid)
+    finally:
+        await _drop_claims(client, namespace)
+        await _force_delete(client, client.kind("v1", "PersistentVolume"), f"official-{uid}")
