@@ -55,6 +55,8 @@ PV_SOURCES = ("hostPath", "local", "nfs")
 #: the StorageClass the controller-manager creates at start (k3s ships the same)
 LOCAL_PATH_CLASS = "local-path"
 LOCAL_PATH_PROVISIONER = "minik8s.io/local-path"
+#: on a local-path PV: the node whose kubelet removes its directory when the PV is deleted
+ANN_LOCAL_PATH_NODE = "minik8s.io/local-path-node"
 #: where provisioned directories live on each node: ``<root>/<pv-name>``
 DEFAULT_LOCAL_PATH_ROOT = "/var/lib/minik8s/local-path"
 

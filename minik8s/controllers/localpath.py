@@ -32,9 +32,6 @@ from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
 from minik8s.controllers.ownerrefs import meta_of
 
-#: the annotation naming the node a local-path volume lives on (read by that node's kubelet)
-ANN_LOCAL_PATH_NODE = "minik8s.io/local-path-node"
-
 
 def local_path_class() -> Obj:
     """The ``local-path`` StorageClass as the controller-manager creates it."""
@@ -117,7 +114,7 @@ class LocalPathProvisioner(Controller):
         pv = {
             "apiVersion": "v1", "kind": "PersistentVolume",
             "metadata": {"name": name, "annotations": {st.ANN_PROVISIONED_BY: st.LOCAL_PATH_PROVISIONER,
-                                                       ANN_LOCAL_PATH_NODE: node}},
+                                                       st.ANN_LOCAL_PATH_NODE: node}},
             "spec": {
                 "capacity": {"storage": storage},
                 "accessModes": list(spec.get("accessModes") or ["ReadWriteOnce"]),

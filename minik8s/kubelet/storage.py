@@ -33,8 +33,6 @@ from minik8s.client.rest import Client
 
 log = logging.getLogger("kubelet.storage")
 
-#: the annotation naming the node of a local-path volume (written by the provisioner)
-ANN_LOCAL_PATH_NODE = "minik8s.io/local-path-node"
 
 
 def nfs_supported(filesystems: Path = Path("/proc/filesystems"),
@@ -71,7 +69,7 @@ def local_path_dir(pv: Obj, node_name: str, root: Path) -> Path | None:
     name = str(meta.get("name") or "")
     if annotations.get(st.ANN_PROVISIONED_BY) != st.LOCAL_PATH_PROVISIONER:
         return None
-    if annotations.get(ANN_LOCAL_PATH_NODE) != node_name:
+    if annotations.get(st.ANN_LOCAL_PATH_NODE) != node_name:
         return None
     if not name or "/" in name or name in (".", ".."):
         return None

@@ -114,3 +114,44 @@ async def test_local_path_claim_keeps_data_across_pods(kubelet: KubeletProcess, 
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await sched_client.close()
+
+
+async def test_pod_waits_for_its_claim_with_failed_mount(kubelet: KubeletProcess, client: Client, namespace: str,
+                                                         tmp_path: Path) -> None:
+    pod_rt, pvc_rt, pv_rt = (client.kind("v1", k) for k in ("Pod", "PersistentVolumeClaim", "PersistentVolume"))
+    body = pod("waiter", "default-scheduler", "cat /data/seed && sleep 3600", [{"name": "data", "mountPath": "/data"}])
+    body["spec"]["nodeName"] = kubelet.node
+    body["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] = "later"
+    await client.create(pod_rt, body, namespace)
+    pv_name = f"pv-{os.urandom(3).hex()}"
+    (tmp_path / "seed").write_text("seeded\n")
+    try:
+        async def failed_mount() -> bool:
+            events = (await client.list(client.kind("v1", "Event"), namespace))["items"]
+            return any(e.get("reason") == "FailedMount" and 'persistentvolumeclaim "later" not found'
+                       in (e.get("message") or "") for e in events)
+        await wait_for(failed_mount, 20, what="FailedMount for the missing claim")
+        async with controller_manager(client, namespace, ["persistentvolume-binder", "pvc-protection",
+                                                          "pv-protection"]):
+            await client.create(pv_rt, {"metadata": {"name": pv_name}, "spec": {
+                "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                "hostPath": {"path": str(tmp_path)}}})
+            await client.create(pvc_rt, {"metadata": {"name": "later"}, "spec": {
+                "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                "resources": {"requests": {"storage": "1Gi"}}}}, namespace)
+            await wait_phase(client, namespace, "waiter", "Running", timeout=30)
+            await client.delete(pod_rt, "waiter", namespace)
+            await wait_for(lambda: gone(client, pod_rt, "waiter", namespace), 30, what="waiter gone")
+            await client.delete(pvc_rt, "later", namespace)
+            await wait_for(lambda: gone(client, pvc_rt, "later", namespace), 20, what="claim gone")
+        assert (tmp_path / "seed").read_text() == "seeded\n"  # Retain: a static volume's data stays
+    finally:
+        try:
+            await client.delete(pod_rt, "waiter", namespace, grace_period_seconds=0)
+        except errors.NotFound:
+            pass
+        try:
+            await client.patch(pv_rt, pv_name, {"metadata": {"finalizers": []}})
+            await client.delete(pv_rt, pv_name)
+        except errors.NotFound:
+            pass

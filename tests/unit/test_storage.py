@@ -334,7 +334,7 @@ def test_kubelet_resolves_claims_and_refuses_nfs_without_a_client(tmp_path: Path
 def test_local_path_directories_removed_only_at_their_exact_place(tmp_path: Path) -> None:
     root = tmp_path / "lp"
     ok = {"metadata": {"name": "pvc-1", "annotations": {st.ANN_PROVISIONED_BY: st.LOCAL_PATH_PROVISIONER,
-                                                        "minik8s.io/local-path-node": "n1"}},
+                                                        st.ANN_LOCAL_PATH_NODE: "n1"}},
           "spec": {"hostPath": {"path": str(root / "pvc-1")}}}
     assert local_path_dir(ok, "n1", root) == root / "pvc-1"
     assert local_path_dir(ok, "n2", root) is None  # another node's
