@@ -22,6 +22,7 @@ from typing import Any
 from minik8s.api.base import Obj, parse_time
 from minik8s.api.metrics import cpu_nanocores, format_nanocores
 from minik8s.api.quantity import format_memory, parse_memory
+from minik8s.api.storage import access_modes_text, is_default_class
 
 Cell = str | int
 Getter = Callable[[Obj, dt.datetime], Cell]
@@ -463,6 +464,26 @@ def event_sort_key(obj: Obj) -> str:
 
 
 # ------------------------------------------------------------------ Ingress
+def pv_claim(obj: Obj, at: dt.datetime) -> str:
+    """``namespace/name`` of the PV's ``claimRef`` (empty when unclaimed)."""
+    ref = _spec(obj).get("claimRef") or {}
+    return f"{ref.get('namespace') or ''}/{ref.get('name') or ''}" if ref.get("name") else ""
+
+
+def pvc_capacity(obj: Obj, at: dt.datetime) -> str:
+    """The bound volume's capacity (``status.capacity.storage``), empty while unbound."""
+    if not _spec(obj).get("volumeName"):
+        return ""
+    return str((_status(obj).get("capacity") or {}).get("storage") or "")
+
+
+def pvc_access_modes(obj: Obj, at: dt.datetime) -> str:
+    """The bound volume's access modes (``status.accessModes``), empty while unbound."""
+    if not _spec(obj).get("volumeName"):
+        return ""
+    return access_modes_text(_status(obj).get("accessModes"))
+
+
 def ingress_hosts(obj: Obj, at: dt.datetime) -> str:
     """HOSTS: the rules' hosts (``*`` for a rule without one), at most 3 then `` + N more...``."""
     hosts = [str(r.get("host") or "*") for r in _spec(obj).get("rules") or []]
@@ -898,6 +919,52 @@ COLUMNS: dict[str, list[Column]] = {
         Column("Ports", ingress_ports, description="Ports of TLS configurations that open"),
         _AGE,
     ],
+    "PersistentVolume": [
+        Column("Capacity", lambda o, at: str((_spec(o).get("capacity") or {}).get("storage") or ""),
+               description="The storage capacity of the persistent volume."),
+        Column("Access Modes", lambda o, at: access_modes_text(_spec(o).get("accessModes")),
+               description="The access modes of the persistent volume."),
+        Column("Reclaim Policy", lambda o, at: str(_spec(o).get("persistentVolumeReclaimPolicy") or ""),
+               description="What happens to a persistent volume when released from its claim."),
+        Column("Status", lambda o, at: str(_status(o).get("phase") or ""),
+               description="The phase of the persistent volume."),
+        Column("Claim", pv_claim, description="The claim bound to the persistent volume."),
+        Column("StorageClass", lambda o, at: str(_spec(o).get("storageClassName") or ""),
+               description="The storage class of the persistent volume."),
+        Column("VolumeAttributesClass", lambda o, at: str(_spec(o).get("volumeAttributesClassName") or "<unset>"),
+               description="The volume attributes class of the persistent volume."),
+        Column("Reason", lambda o, at: str(_status(o).get("reason") or ""),
+               description="A brief reason why the persistent volume is in its phase."),
+        _AGE,
+        Column("VolumeMode", lambda o, at: str(_spec(o).get("volumeMode") or "Filesystem"), wide=True,
+               description="The volume mode of the persistent volume."),
+    ],
+    "PersistentVolumeClaim": [
+        Column("Status", lambda o, at: str(_status(o).get("phase") or ""),
+               description="The phase of the persistent volume claim."),
+        Column("Volume", lambda o, at: str(_spec(o).get("volumeName") or ""),
+               description="The persistent volume bound to the claim."),
+        Column("Capacity", pvc_capacity, description="The storage capacity of the bound volume."),
+        Column("Access Modes", pvc_access_modes, description="The access modes of the bound volume."),
+        Column("StorageClass", lambda o, at: str(_spec(o).get("storageClassName") or ""),
+               description="The storage class of the persistent volume claim."),
+        Column("VolumeAttributesClass", lambda o, at: str(_spec(o).get("volumeAttributesClassName") or "<unset>"),
+               description="The volume attributes class of the persistent volume claim."),
+        _AGE,
+        Column("VolumeMode", lambda o, at: str(_spec(o).get("volumeMode") or "Filesystem"), wide=True,
+               description="The volume mode of the persistent volume claim."),
+    ],
+    "StorageClass": [
+        Column("Provisioner", lambda o, at: str(o.get("provisioner") or ""),
+               description="Indicates the type of the provisioner."),
+        Column("ReclaimPolicy", lambda o, at: str(o.get("reclaimPolicy") or "Delete"),
+               description="Indicates the type of the reclaim policy."),
+        Column("VolumeBindingMode", lambda o, at: str(o.get("volumeBindingMode") or "Immediate"),
+               description="Indicates when volume binding and dynamic provisioning should occur."),
+        Column("AllowVolumeExpansion", lambda o, at: str(bool(o.get("allowVolumeExpansion"))).lower(),
+               description="Indicates whether the storage class allow volume expand."),
+        _AGE,
+    ],
     "NodeMetrics": METRICS_COLUMNS,
     "PodMetrics": METRICS_COLUMNS,
 }
@@ -911,6 +978,22 @@ NAME_COLUMN = Column("Name", lambda o, at: str(_meta(o).get("name") or ""), form
                      description=NAME_DESCRIPTION)
 
 
+def storage_class_name(obj: Obj, at: dt.datetime | None = None) -> str:
+    """A StorageClass's NAME cell: ``local-path (default)`` for the default class."""
+    name = str(_meta(obj).get("name") or "")
+    return f"{name} (default)" if is_default_class(obj) else name
+
+
+#: Kinds whose NAME cell says more than the name.
+NAME_COLUMNS = {"StorageClass": Column("Name", storage_class_name, format="name", description=NAME_DESCRIPTION)}
+
+
+def name_cell(kind: str, obj: Obj) -> str:
+    """The NAME cell of ``obj`` (the name, or what :data:`NAME_COLUMNS` makes of it)."""
+    column = NAME_COLUMNS.get(kind, NAME_COLUMN)
+    return str(column.value(obj, dt.datetime.now(dt.UTC)))
+
+
 def columns_for(kind: str, wide: bool = False) -> list[Column]:
     """The columns after NAME for ``kind`` (``AGE`` alone for kinds without a row)."""
     cols = COLUMNS.get(kind, DEFAULT_COLUMNS)
@@ -919,7 +1002,7 @@ def columns_for(kind: str, wide: bool = False) -> list[Column]:
 
 def definitions(kind: str) -> list[Column]:
     """Every column of ``kind``'s table, NAME first (none for Event), priority-1 columns included."""
-    lead = [] if kind in NO_NAME_COLUMN else [NAME_COLUMN]
+    lead = [] if kind in NO_NAME_COLUMN else [NAME_COLUMNS.get(kind, NAME_COLUMN)]
     return lead + COLUMNS.get(kind, DEFAULT_COLUMNS)
 
 

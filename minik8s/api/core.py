@@ -1,5 +1,5 @@
 """Core (``v1``) kinds: Namespace, Pod, Node, Event, Binding, Service, Endpoints, ServiceAccount,
-ReplicationController — Kubernetes field names and meanings.
+ReplicationController, PersistentVolume, PersistentVolumeClaim — Kubernetes field names and meanings.
 
 ConfigMap and Secret live in :mod:`minik8s.api.config`.
 
@@ -305,6 +305,21 @@ class ProjectedVolumeSource(Model):
     default_mode: int | None = None
 
 
+class PersistentVolumeClaimVolumeSource(Model):
+    """A pod volume backed by the PersistentVolume bound to claim ``claimName`` (same namespace)."""
+
+    claim_name: str
+    read_only: bool | None = None
+
+
+class NFSVolumeSource(Model):
+    """An NFS export ``server:path`` (the node needs the kernel's NFS client)."""
+
+    server: str
+    path: str
+    read_only: bool | None = None
+
+
 class Volume(Model):
     name: str
     empty_dir: EmptyDirVolumeSource | None = None
@@ -313,6 +328,8 @@ class Volume(Model):
     secret: SecretVolumeSource | None = None
     downward_api: DownwardAPIVolumeSource | None = Field(default=None, alias="downwardAPI")
     projected: ProjectedVolumeSource | None = None
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    nfs: NFSVolumeSource | None = None
 
 
 class NodeSelectorRequirement(Model):
@@ -700,3 +717,87 @@ class ReplicationController(TypedObject):
 
     spec: ReplicationControllerSpec | None = None
     status: ReplicationControllerStatus | None = None
+
+
+# ---------------------------------------------------------------- PersistentVolume, PersistentVolumeClaim
+class LocalVolumeSource(Model):
+    """A directory (or disk) of one node; the PV needs ``nodeAffinity`` naming that node."""
+
+    path: str
+    fs_type: str | None = None
+
+
+class VolumeNodeAffinity(Model):
+    """The nodes a PersistentVolume can be reached from (``required`` node selector)."""
+
+    required: NodeSelector | None = None
+
+
+class PersistentVolumeSpec(Model):
+    """``corev1.PersistentVolumeSpec``: ``capacity`` (``{"storage": "1Gi"}``), ``accessModes``
+    (ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod), one source (``hostPath``,
+    ``local``, ``nfs``), ``persistentVolumeReclaimPolicy`` (Retain (default), Delete, Recycle),
+    ``claimRef`` (the claim it is bound or pre-bound to), ``volumeMode`` (Filesystem)."""
+
+    capacity: dict[str, str] | None = None
+    access_modes: list[str] | None = None
+    persistent_volume_reclaim_policy: str | None = None
+    storage_class_name: str | None = None
+    claim_ref: ObjectReference | None = None
+    node_affinity: VolumeNodeAffinity | None = None
+    volume_mode: str | None = None
+    mount_options: list[str] | None = None
+    host_path: HostPathVolumeSource | None = None
+    local: LocalVolumeSource | None = None
+    nfs: NFSVolumeSource | None = None
+
+
+class PersistentVolumeStatus(Model):
+    """``phase``: Pending, Available, Bound, Released or Failed."""
+
+    phase: str | None = None
+    message: str | None = None
+    reason: str | None = None
+    last_phase_transition_time: str | None = None
+
+
+class PersistentVolume(TypedObject):
+    """``corev1.PersistentVolume`` (cluster-scoped): a piece of storage a claim can bind."""
+
+    spec: PersistentVolumeSpec | None = None
+    status: PersistentVolumeStatus | None = None
+
+
+class VolumeResourceRequirements(Model):
+    """``requests.storage`` is the size a claim asks for (a quantity: ``1Gi``)."""
+
+    limits: dict[str, str] | None = None
+    requests: dict[str, str] | None = None
+
+
+class PersistentVolumeClaimSpec(Model):
+    """``corev1.PersistentVolumeClaimSpec``: what a claim asks for; ``volumeName`` names the PV
+    it binds (set by the binder, or by the user to pre-bind)."""
+
+    access_modes: list[str] | None = None
+    selector: LabelSelector | None = None
+    resources: VolumeResourceRequirements | None = None
+    volume_name: str | None = None
+    storage_class_name: str | None = None
+    volume_mode: str | None = None
+
+
+class PersistentVolumeClaimStatus(Model):
+    """``phase``: Pending, Bound or Lost; ``capacity`` and ``accessModes`` of the bound volume."""
+
+    phase: str | None = None
+    access_modes: list[str] | None = None
+    capacity: dict[str, str] | None = None
+    conditions: list[Condition] | None = None
+
+
+class PersistentVolumeClaim(TypedObject):
+    """``corev1.PersistentVolumeClaim`` (namespaced): a user's request for storage."""
+
+    spec: PersistentVolumeClaimSpec | None = None
+    status: PersistentVolumeClaimStatus | None = None

@@ -21,6 +21,8 @@ from minik8s.api.core import (
     Event,
     Namespace,
     Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     ReplicationController,
     Service,
@@ -31,6 +33,7 @@ from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
 from minik8s.api.networking import DNS, Ingress
 from minik8s.api.serverless import Function, Trigger, Workflow, WorkflowRun
+from minik8s.api.storage import StorageClass
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -151,6 +154,12 @@ CORE_TYPES = [
     ResourceType("", "v1", "ReplicationController", "replicationcontrollers", "replicationcontroller", True,
                  ReplicationController, short_names=("rc",), subresources=frozenset({"status", "scale"}),
                  categories=("all",)),
+    ResourceType("", "v1", "PersistentVolume", "persistentvolumes", "persistentvolume", False, PersistentVolume,
+                 short_names=("pv",), subresources=frozenset({"status"})),
+    ResourceType("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", True,
+                 PersistentVolumeClaim, short_names=("pvc",), subresources=frozenset({"status"})),
+    ResourceType("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False, StorageClass,
+                 short_names=("sc",)),
     ResourceType("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", "tokenreview", False, TokenReview,
                  verbs=("create",)),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),

@@ -154,9 +154,11 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
         if not any(a.startswith("--cluster-dns") for a in kubelet_args) else []
     extra = {
         "scheduler": ["--kubeconfig", kc("scheduler")],
-        "controller-manager": ["--kubeconfig", kc("controller-manager"), "--function-gateway-url", layout.gateway],
+        "controller-manager": ["--kubeconfig", kc("controller-manager"), "--function-gateway-url", layout.gateway,
+                               "--local-path-root", str(layout.data_dir / "local-path")],
         # HTTPS; only the apiserver and cluster admins may call it (client certificates)
         "kubelet": ["--kubeconfig", kc("kubelet"), "--root-dir", str(layout.data_dir / "kubelet"),
+                    "--local-path-root", str(layout.data_dir / "local-path"),
                     "--tls-cert-file", str(pki.crt("kubelet")), "--tls-private-key-file", str(pki.key("kubelet")),
                     "--client-ca-file", str(pki.ca),
                     "--port", str(layout.kubelet_port), "--pod-cidr", layout.pod_cidr,

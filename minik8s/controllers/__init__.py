@@ -17,6 +17,9 @@ caches (:class:`minik8s.client.factory.SharedInformerFactory`):
   not-ready/unreachable taints, rate-limited evictions;
 * :mod:`~minik8s.controllers.dnsrecords` — nginx Deployment + Service per DNS object / Ingress
   (configuration text from :mod:`~minik8s.controllers.nginxconf`);
+* :mod:`~minik8s.controllers.persistentvolume` — the PV binder: claims to volumes, phases, reclaim;
+* :mod:`~minik8s.controllers.volumeprotection` — the pvc-protection and pv-protection finalizers;
+* :mod:`~minik8s.controllers.localpath` — the ``local-path`` StorageClass and its provisioner;
 * :mod:`~minik8s.controllers.gpujob` — GPUJobs run as Slurm batch jobs over SSH, and the
   SlurmCluster checks (a package: SSH, Slurm text, results, the two controllers).
 

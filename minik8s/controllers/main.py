@@ -84,6 +84,10 @@ def command(
     function_stable_window: str = typer.Option(
         "60s", "--function-autoscaler-stable-window",
         help="the function autoscaler's stable window (duration); the panic window is a tenth of it"),
+    local_path_root: str = typer.Option(
+        "/var/lib/minik8s/local-path", "--local-path-root",
+        help="where the local-path provisioner puts volumes on each node (<root>/<pv-name>); the kubelets' "
+             "--local-path-root must be the same"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
@@ -153,7 +157,7 @@ def command(
     options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
                                 node_lifecycle=node_lifecycle, gpujob=gpujob,
                                 function_gateway_url=function_gateway_url, function_stable_window=stable_window,
-                                function_gateway_token=gateway_token)
+                                function_gateway_token=gateway_token, local_path_root=local_path_root)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:

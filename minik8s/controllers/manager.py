@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from minik8s.api.serverless import DEFAULT_GATEWAY_URL
+from minik8s.api.storage import DEFAULT_LOCAL_PATH_ROOT
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
@@ -28,11 +29,14 @@ from minik8s.controllers.functionautoscaler import FunctionAutoscaler
 from minik8s.controllers.garbagecollector import GarbageCollector
 from minik8s.controllers.gpujob import GPUJobController, GPUJobOptions
 from minik8s.controllers.job import JobController
+from minik8s.controllers.localpath import LocalPathProvisioner
 from minik8s.controllers.nodeipam import DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_CIDR_MASK_SIZE, NodeIPAMController
 from minik8s.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleOptions
+from minik8s.controllers.persistentvolume import PersistentVolumeController
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
 from minik8s.controllers.replicaset import ReplicaSetController, ReplicationManager
 from minik8s.controllers.serviceaccounts import ServiceAccountsController
+from minik8s.controllers.volumeprotection import PVCProtectionController, PVProtectionController
 
 log = logging.getLogger("controller-manager")
 
@@ -48,7 +52,8 @@ class ControllerOptions:
     ``function_stable_window`` the function autoscaler's stable window (seconds; panic: a tenth);
     ``function_gateway_token`` the bearer token the autoscaler sends to the gateway ("" = none);
     ``job_backoff_base``/``job_backoff_max`` the Job controller's pod-failure back-off (seconds: first
-    delay, doubled per failure, and its cap)."""
+    delay, doubled per failure, and its cap); ``local_path_root`` where the local-path provisioner puts
+    volumes on the nodes."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
@@ -61,6 +66,7 @@ class ControllerOptions:
     function_gateway_token: str = ""
     job_backoff_base: float = 10.0
     job_backoff_max: float = 360.0
+    local_path_root: str = DEFAULT_LOCAL_PATH_ROOT
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -86,9 +92,14 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "replicationcontroller": lambda c, f, o: ReplicationManager(c, f),
     "job": lambda c, f, o: JobController(c, f, backoff_base=o.job_backoff_base, backoff_max=o.job_backoff_max),
     "cronjob": lambda c, f, o: CronJobController(c, f),
+    "persistentvolume-binder": lambda c, f, o: PersistentVolumeController(c, f),
+    "pvc-protection": lambda c, f, o: PVCProtectionController(c, f),
+    "pv-protection": lambda c, f, o: PVProtectionController(c, f),
+    "local-path-provisioner": lambda c, f, o: LocalPathProvisioner(c, f, root=o.local_path_root),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
-CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
+CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle", "persistentvolume-binder", "pv-protection",
+                            "local-path-provisioner"})
 #: Accepted aliases (Kubernetes' newer names).
 ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "deployment",
            "daemonset-controller": "daemonset",
@@ -100,7 +111,10 @@ ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "depl
            "function-controller": "function", "function-autoscaler": "functionautoscaler",
            "serviceaccount-controller": "serviceaccount", "replication-controller": "replicationcontroller",
            "replicationmanager": "replicationcontroller",
-           "job-controller": "job", "cronjob-controller": "cronjob"}
+           "job-controller": "job", "cronjob-controller": "cronjob",
+           "persistentvolume-binder-controller": "persistentvolume-binder",
+           "pvc-protection-controller": "pvc-protection", "pv-protection-controller": "pv-protection",
+           "localpath": "local-path-provisioner"}
 
 
 def select_controllers(spec: str | None) -> list[str]:

@@ -54,7 +54,8 @@ class Printer:
             row.append(str(meta.get("namespace") or ""))
         if rt.kind not in cols.NO_NAME_COLUMN:
             name = str(meta.get("name") or "")
-            row.append(object_ref(rt, name) if self.prefix_names else name)
+            shown = cols.name_cell(rt.kind, obj)  # "local-path (default)" for the default StorageClass
+            row.append(object_ref(rt, name) + shown[len(name):] if self.prefix_names else shown)
         row += [str(cell) for cell in cols.cells(cols.columns_for(rt.kind, self.wide), obj, at)]
         labels = meta.get("labels") or {}
         row += [str(labels.get(key, "")) for key in self.label_columns]

@@ -16,7 +16,9 @@ Modules, by what they do:
   ``podnetwork`` (the node's side, driven by a Node informer: the cluster CIDR blackhole,
   ``netfilter`` rules and ``routes`` to the other Nodes' podCIDRs) and ``dnsconfig`` (a
   pod's resolv.conf and hosts file); host commands run through :mod:`minik8s.host`.
-- ``volumes``: emptyDir and hostPath volumes.
+- ``volumes``: emptyDir, hostPath, API-data, persistentVolumeClaim and nfs volumes.
+- ``storage``: claim and volume informers, the NFS client check, removal of deleted
+  local-path volumes' directories.
 - ``images``: pull policies, image pull back-off and events.
 - ``probes``: liveness/readiness/startup probe workers; ``hooks``: postStart/preStop.
 - ``backoff``: Kubernetes' per-key exponential back-off (CrashLoopBackOff, ImagePullBackOff).

@@ -45,6 +45,8 @@ class KubeletConfig:
     node_labels: dict[str, str] = field(default_factory=dict)
     register_with_taints: list[dict[str, str]] = field(default_factory=list)
     root_dir: Path = Path("/var/lib/minik8s/kubelet")
+    #: where the local-path provisioner's volumes live on this node (the controller-manager's flag)
+    local_path_root: Path = Path("/var/lib/minik8s/local-path")
     crashloop_backoff_base: float = 10.0
     crashloop_backoff_max: float = 300.0
     node_status_update_frequency: float = 10.0

@@ -34,6 +34,7 @@ from urllib.parse import quote
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
+from minik8s.api.storage import pod_claim_names
 from minik8s.client.events import EventRecorder
 from minik8s.client.informer import Informer
 from minik8s.client.kubeconfig import load
@@ -55,6 +56,7 @@ from minik8s.kubelet.recording import PodEvents
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 from minik8s.kubelet.server import create_app, make_server
 from minik8s.kubelet.stats import StatsProvider
+from minik8s.kubelet.storage import StorageSources
 from minik8s.kubelet.sync import PodSyncer
 from minik8s.kubelet.tokens import TokenManager
 from minik8s.kubelet.volumes import VolumeManager
@@ -85,6 +87,7 @@ class Kubelet:
         self.informer = Informer(self.client, self.pods_rt, None, field_selector=f"spec.nodeName={cfg.node_name}")
         self.nodes = Informer(self.client, self.client.kind("v1", "Node"))
         self.config_sources = ConfigSources(self.client, self._on_config_change)
+        self.storage = StorageSources(self.client, cfg.node_name, cfg.local_path_root, self._on_claim_change)
         self.pod_cidr = cfg.pod_cidr
         self.pod_cidr_known = asyncio.Event()
         self.bridge: str | None = None
@@ -134,11 +137,13 @@ class Kubelet:
         self.syncer = PodSyncer(cfg, runtime, self.client, self.queue, self.informer.get,
                                 VolumeManager(cfg.root_dir, self.config_sources.get,
                                               lambda: capacity(cfg.root_dir, cfg.max_pods),
-                                              TokenManager(self._request_token)),
+                                              TokenManager(self._request_token),
+                                              self.storage.claim, self.storage.volume),
                                 ImageManager(runtime, image_backoff, events.emit),
                                 probes, events, crash_backoff, read_meminfo().get("MemTotal", 0),
                                 LifecycleHooks(runtime, probes.http, events.emit),
-                                lambda: self.informer.has_synced() and self.config_sources.has_synced())
+                                lambda: self.informer.has_synced() and self.config_sources.has_synced()
+                                and self.storage.has_synced())
 
         stats = StatsProvider(runtime, cfg.node_name, self.pods, self.pod_status)
         server = make_server(create_app(self, runtime, stats), cfg.bind_address, cfg.port,
@@ -177,6 +182,7 @@ class Kubelet:
                 loop.create_task(self.network_agent.run(), name="kubelet-pod-network"),
                 loop.create_task(self.informer.run(), name="kubelet-informer"),
                 loop.create_task(self.config_sources.run(), name="kubelet-config-informers"),
+                loop.create_task(self.storage.run(), name="kubelet-storage-informers"),
                 loop.create_task(run_workers(self.queue, self.syncer.sync, cfg.workers, "kubelet"),
                                  name="kubelet-workers"),
                 loop.create_task(self._housekeeping(), name="kubelet-housekeeping"),
@@ -358,6 +364,12 @@ class Kubelet:
         """A ConfigMap or Secret changed: queue this node's pods that use it."""
         for pod in self.informer.list():
             if (pod.get("metadata") or {}).get("namespace") == namespace and (kind, name) in references(pod):
+                self.queue.add(object_key(pod))
+
+    def _on_claim_change(self, namespace: str, name: str) -> None:
+        """A PersistentVolumeClaim changed (bound, say): queue this node's pods that use it."""
+        for pod in self.informer.list():
+            if (pod.get("metadata") or {}).get("namespace") == namespace and name in pod_claim_names(pod):
                 self.queue.add(object_key(pod))
 
     def _on_docker_event(self, event: Obj) -> None:

@@ -20,6 +20,10 @@ def command(
     node_labels: str = typer.Option("", help="extra Node labels: key=value,..."),
     register_with_taints: str = typer.Option("", help="taints to register the Node with: key=value:Effect,..."),
     root_dir: Path = typer.Option(Path("/var/lib/minik8s/kubelet"), help="kubelet state (emptyDir volumes)"),
+    local_path_root: Path = typer.Option(Path("/var/lib/minik8s/local-path"),
+                                         help="where local-path volumes live on this node (the "
+                                              "controller-manager's --local-path-root); directories of "
+                                              "deleted local-path volumes of this node are removed from it"),
     crashloop_backoff_base: float = typer.Option(10.0, help="first crash-loop/image-pull back-off, seconds"),
     crashloop_backoff_max: float = typer.Option(300.0, help="largest back-off, seconds"),
     node_status_update_frequency: float = typer.Option(10.0, help="seconds between node status posts"),
@@ -92,6 +96,7 @@ def command(
             node_labels=parse_node_labels(node_labels),
             register_with_taints=parse_taints(register_with_taints),
             root_dir=root_dir,
+            local_path_root=local_path_root,
             crashloop_backoff_base=crashloop_backoff_base,
             crashloop_backoff_max=crashloop_backoff_max,
             node_status_update_frequency=node_status_update_frequency,

@@ -18,6 +18,15 @@ Kubernetes (``DirectoryOrCreate`` makes a 0755 directory, ``FileOrCreate`` an em
 0644 file, ``Directory``/``File``/``Socket``/``CharDevice``/``BlockDevice`` must exist
 with that kind, ``""`` checks nothing).  Each ``volumeMount`` becomes one Docker bind
 ``host:container[:ro]``; ``subPath`` binds a path inside the volume.
+``persistentVolumeClaim`` volumes use the PersistentVolume bound to the claim (looked up in the
+kubelet's informers, :mod:`minik8s.kubelet.storage`): its ``hostPath`` or ``local`` directory is
+bound as a hostPath volume would be, an ``nfs`` export is mounted.  A claim that is missing or not
+bound yet fails the mount (``FailedMount``, retried at the next pod sync).  ``nfs`` volumes (in the
+pod or in the volume) are mounted with ``mount -t nfs server:path`` on
+``ROOT/pods/<uid>/volumes/kubernetes.io~nfs/<name>`` when the kernel has the NFS client, and refused
+with a clear message when it has not; they are unmounted when the pod goes (a pod directory whose
+NFS mount cannot be unmounted is left in place, never deleted through the mount).
+``readOnly`` of a claim or nfs volume makes every mount of it read-only.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from minik8s.api.base import Obj
 from minik8s.kubelet.atomic_writer import AtomicWriter, FileProjection, PayloadError
 from minik8s.kubelet.configsources import (
     DEFAULT_MODE,
@@ -44,6 +54,7 @@ from minik8s.kubelet.configsources import (
     volume_reference,
 )
 from minik8s.kubelet.downwardapi import downward_api_payload
+from minik8s.kubelet.storage import nfs_supported
 from minik8s.kubelet.tokens import TokenManager, TokenUnavailable
 
 log = logging.getLogger("kubelet.volumes")
@@ -58,14 +69,23 @@ class VolumeManager:
 
     #: directories of the volume plugins that project API data, per volume kind
     PLUGIN_DIRS = {"ConfigMap": "kubernetes.io~configmap", "Secret": "kubernetes.io~secret",
-                   "DownwardAPI": "kubernetes.io~downward-api", "Projected": "kubernetes.io~projected"}
+                   "DownwardAPI": "kubernetes.io~downward-api", "Projected": "kubernetes.io~projected",
+                   "NFS": "kubernetes.io~nfs"}
     #: the kinds whose directory is a tmpfs under a 0700 plugin directory (they may hold Secrets)
     IN_MEMORY = ("Secret", "Projected")
 
     def __init__(self, root_dir: Path, lookup: Lookup | None = None,
                  allocatable: Callable[[], dict[str, str]] | None = None,
-                 tokens: TokenManager | None = None) -> None:
+                 tokens: TokenManager | None = None,
+                 claims: Callable[[str, str], Obj | None] | None = None,
+                 volumes: Callable[[str], Obj | None] | None = None,
+                 nfs_check: Callable[[], bool] = nfs_supported) -> None:
         self.root = Path(root_dir)
+        #: the cached PersistentVolumeClaim ``(namespace, name)`` and PersistentVolume ``name``
+        self.claims: Callable[[str, str], Obj | None] = claims or (lambda namespace, name: None)
+        self.volumes: Callable[[str], Obj | None] = volumes or (lambda name: None)
+        #: whether this host can mount NFS (:func:`minik8s.kubelet.storage.nfs_supported`)
+        self.nfs_check = nfs_check
         #: finds the ConfigMaps and Secrets that volumes name (none: they count as missing)
         self.lookup: Lookup = lookup or (lambda kind, namespace, name: None)
         #: the node's allocatable resources (``{"cpu": "4", "memory": "16318480Ki", ...}``):
@@ -110,6 +130,10 @@ class VolumeManager:
                     paths[name] = self._empty_dir(uid, name, vol["emptyDir"] or {})
                 elif api_volume_kind(vol) is not None:
                     paths[name] = self._api_volume(pod, vol)
+                elif vol.get("persistentVolumeClaim") is not None:
+                    paths[name] = self._claim(pod, name, vol["persistentVolumeClaim"])
+                elif vol.get("nfs") is not None:
+                    paths[name] = self._nfs(uid, name, vol["nfs"])
                 else:
                     kinds = [k for k in vol if k != "name"]
                     raise VolumeError(f"volume {name!r}: unsupported volume type {', '.join(kinds) or '(none)'}")
@@ -141,7 +165,9 @@ class VolumeManager:
         """Names of the pod's volumes that containers mount read-only whatever they ask
         (``configMap``, ``secret``, ``downwardAPI`` and ``projected``, as Kubernetes does)."""
         return {vol.get("name", "") for vol in (pod.get("spec") or {}).get("volumes") or []
-                if api_volume_kind(vol) is not None}
+                if api_volume_kind(vol) is not None
+                or ((vol.get("persistentVolumeClaim") or {}).get("readOnly"))
+                or ((vol.get("nfs") or {}).get("readOnly"))}
 
     def projected_dir(self, uid: str, kind: str, name: str) -> Path:
         """``ROOT/pods/<uid>/volumes/kubernetes.io~configmap/<name>`` (``~secret``, ``~downward-api``,
@@ -234,6 +260,56 @@ class VolumeManager:
         except (OSError, subprocess.SubprocessError) as exc:
             log.warning("kubelet emptyDir %s: tmpfs mount failed (%s); using the disk", path, exc)
 
+    def _claim(self, pod: dict[str, Any], name: str, source: dict[str, Any]) -> str:
+        """The host path of the volume bound to the claim ``source["claimName"]``."""
+        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        claim_name = str(source.get("claimName") or "")
+        pvc = self.claims(namespace, claim_name)
+        what = f"error processing PVC {namespace}/{claim_name}"
+        if pvc is None:
+            raise VolumeError(f'{what}: persistentvolumeclaim "{claim_name}" not found')
+        volume_name = (pvc.get("spec") or {}).get("volumeName")
+        if not volume_name or (pvc.get("status") or {}).get("phase") != "Bound":
+            raise VolumeError(f"{what}: PVC is not bound")
+        pv = self.volumes(str(volume_name))
+        if pv is None:
+            raise VolumeError(f'{what}: persistentvolume "{volume_name}" not found')
+        ref = (pv.get("spec") or {}).get("claimRef") or {}
+        if ref.get("uid") and ref.get("uid") != (pvc.get("metadata") or {}).get("uid"):
+            raise VolumeError(f"{what}: the volume {volume_name} is bound to another claim")
+        spec = pv.get("spec") or {}
+        if spec.get("hostPath") is not None:
+            return self._host_path(spec["hostPath"])
+        if spec.get("local") is not None:
+            path = Path(str(spec["local"].get("path") or ""))
+            if not path.is_dir():
+                raise VolumeError(f"local volume {volume_name}: {path} is not a directory on this node")
+            return str(path)
+        if spec.get("nfs") is not None:
+            uid = pod["metadata"]["uid"]
+            return self._nfs(uid, name, spec["nfs"])
+        raise VolumeError(f"volume {volume_name}: unsupported volume source")
+
+    def _nfs(self, uid: str, name: str, source: dict[str, Any]) -> str:
+        """Mount ``server:path`` on ``ROOT/pods/<uid>/volumes/kubernetes.io~nfs/<name>`` (once)."""
+        target = self.pod_dir(uid) / "volumes" / self.PLUGIN_DIRS["NFS"] / name
+        if os.path.ismount(target):
+            return str(target)
+        if not self.nfs_check():
+            raise VolumeError("nfs: this node's kernel has no NFS client (no nfs in /proc/filesystems and "
+                              "modprobe nfs failed): install nfs-common / load the nfs module")
+        target.mkdir(parents=True, exist_ok=True)
+        options = ["-o", "ro"] if source.get("readOnly") else []
+        export = f"{source.get('server')}:{source.get('path')}"
+        try:
+            done = subprocess.run(["mount", "-t", "nfs", *options, export, str(target)], capture_output=True,
+                                  text=True, timeout=120, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise VolumeError(f"nfs: mount {export} failed: {exc}") from exc
+        if done.returncode != 0:
+            raise VolumeError(f"nfs: mount {export} failed: {(done.stderr or done.stdout).strip()}")
+        return str(target)
+
     @staticmethod
     def _host_path(source: dict[str, Any]) -> str:
         path = Path(source.get("path") or "")
@@ -309,6 +385,9 @@ class VolumeManager:
             for vol in mounts:
                 if os.path.ismount(vol):
                     subprocess.run(["umount", str(vol)], capture_output=True, timeout=10, check=False)
+            if any(os.path.ismount(vol) for vol in mounts):
+                log.warning("pod directory %s keeps a mount that cannot be unmounted: left in place", pod_dir)
+                return
         shutil.rmtree(pod_dir, ignore_errors=True)
 
 

@@ -99,6 +99,9 @@ class ClusterEvent(enum.StrEnum):
     ASSIGNED_POD_ADD = "AssignedPodAdd"
     ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
     ASSIGNED_POD_DELETE = "AssignedPodDelete"
+    PVC_CHANGE = "PersistentVolumeClaimChange"
+    PV_CHANGE = "PersistentVolumeChange"
+    STORAGE_CLASS_CHANGE = "StorageClassChange"
     #: a pod sat in the unschedulable pool too long; retry it whatever its plugins say
     UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 

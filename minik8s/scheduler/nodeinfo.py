@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -396,8 +396,24 @@ class NodeInfo:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 
 
+@dataclass(frozen=True)
+class StorageObjects:
+    """Read access to the scheduler's caches of claims, volumes and classes (the VolumeBinding
+    plugin's listers): ``claim(namespace, name)``, ``volume(name)``, ``storage_class(name)`` and
+    ``volumes()``; None / empty for what is not known."""
+
+    claim: Callable[[str, str], Obj | None]
+    volume: Callable[[str], Obj | None]
+    storage_class: Callable[[str], Obj | None]
+    volumes: Callable[[], list[Obj]]
+
+
 class Snapshot:
     """The nodes one scheduling cycle considers (node objects known, sorted by name).
+
+    ``storage`` (set by the scheduler) reads claims, volumes and classes; None when the
+    scheduler does not watch them (tests), which the VolumeBinding plugin treats as "no claims
+    to check".
 
     The scheduler builds it from its cache at the start of a synchronous cycle and the
     NodeInfo objects are shared, not copied: a snapshot is valid only until the cache
@@ -407,6 +423,7 @@ class Snapshot:
     def __init__(self, node_infos: Iterable[NodeInfo]) -> None:
         self.nodes: list[NodeInfo] = sorted((n for n in node_infos if n.node is not None), key=lambda n: n.name)
         self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
+        self.storage: StorageObjects | None = None
 
     @classmethod
     def build(cls, nodes: Iterable[Obj], pods: Iterable[Obj] = ()) -> Snapshot:

@@ -30,13 +30,15 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, now_rfc3339
+from minik8s.api.storage import ANN_SELECTED_NODE
 from minik8s.client.events import EventRecorder
 from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
 from minik8s.scheduler.cache import SchedulerCache, pod_terminal
 from minik8s.scheduler.framework import ClusterEvent, FitError, Framework, PluginRow, SchedulingError
-from minik8s.scheduler.nodeinfo import PodInfo, node_condition
+from minik8s.scheduler.nodeinfo import PodInfo, StorageObjects, node_condition
 from minik8s.scheduler.plugins import DEFAULT_PLUGINS
+from minik8s.scheduler.plugins.volume_binding import claims_to_select
 from minik8s.scheduler.queue import QueueClosed, QueuedPodInfo, SchedulingQueue, pod_key
 
 log = logging.getLogger("scheduler")
@@ -93,6 +95,13 @@ class Scheduler:
         self.node_rt = client.kind("v1", "Node")
         self.pods = Informer(client, self.pod_rt)
         self.nodes = Informer(client, self.node_rt, label_selector=node_label_selector)
+        self.pvc_rt = client.kind("v1", "PersistentVolumeClaim")
+        self.claims = Informer(client, self.pvc_rt)
+        self.volumes = Informer(client, client.kind("v1", "PersistentVolume"))
+        self.classes = Informer(client, client.kind("storage.k8s.io/v1", "StorageClass"))
+        self.storage = StorageObjects(claim=lambda ns, name: self.claims.get(f"{ns}/{name}"),
+                                      volume=self.volumes.get, storage_class=self.classes.get,
+                                      volumes=self.volumes.list)
         self.recorder = EventRecorder(client, scheduler_name)
         self.stats = {"scheduled": 0, "unschedulable": 0, "errors": 0, "conflicts": 0}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -176,12 +185,21 @@ class Scheduler:
         if not self._handlers_added:
             self.nodes.add_handler(self._on_node_add, self._on_node_update, self._on_node_delete)
             self.pods.add_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
+            for informer, event in ((self.claims, ClusterEvent.PVC_CHANGE), (self.volumes, ClusterEvent.PV_CHANGE),
+                                    (self.classes, ClusterEvent.STORAGE_CLASS_CHANGE)):
+                def moved(*_objs: Obj, event: ClusterEvent = event) -> None:
+                    self.queue.move_all(event)
+                informer.add_handler(moved, moved, moved)
             self._handlers_added = True
         background = [self._spawn(self.nodes.run()), self._spawn(self.pods.run()),
+                      self._spawn(self.claims.run()), self._spawn(self.volumes.run()),
+                      self._spawn(self.classes.run()),
                       self._spawn(self.queue.run_flush(self.flush_interval)), self._spawn(self._housekeeping())]
         try:
             await self.nodes.wait_synced()
             await self.pods.wait_synced()
+            for informer in (self.claims, self.volumes, self.classes):
+                await informer.wait_synced()
             log.info("started scheduler=%s nodes=%d pending=%d", self.scheduler_name,
                      len(self.cache.node_names()), sum(self.queue.counts().values()))
             self._ready.set()
@@ -223,8 +241,10 @@ class Scheduler:
         qpi.pod = pod
         info = PodInfo(pod)
         started = time.monotonic()
+        snapshot = self.cache.snapshot()
+        snapshot.storage = self.storage
         try:
-            result = self.framework.schedule(info, self.cache.snapshot())
+            result = self.framework.schedule(info, snapshot)
         except FitError as exc:
             self.stats["unschedulable"] += 1
             where = self.queue.add_unschedulable(qpi, exc.diagnosis.unschedulable_plugins)
@@ -247,6 +267,10 @@ class Scheduler:
         meta = pod.get("metadata") or {}
         namespace, name = meta.get("namespace") or "default", meta.get("name") or ""
         try:
+            for pvc in claims_to_select(pod, self.storage, node):
+                # VolumeBinding's PreBind: WaitForFirstConsumer claims learn their node first.
+                await self.client.patch(self.pvc_rt, pvc["metadata"]["name"],
+                                        {"metadata": {"annotations": {ANN_SELECTED_NODE: node}}}, namespace)
             await self.client.bind(namespace, name, node)
         except (errors.Conflict, errors.NotFound) as exc:
             # Someone else bound it, or it is being deleted or gone: not ours to place.

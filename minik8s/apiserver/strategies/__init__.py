@@ -25,6 +25,7 @@ from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
 from minik8s.apiserver.strategies.replicationcontroller import ReplicationControllerStrategy
 from minik8s.apiserver.strategies.serverless import serverless_strategies
 from minik8s.apiserver.strategies.service import ServiceStrategy
+from minik8s.apiserver.strategies.storage import storage_strategies
 
 __all__ = ["GENERIC", "Strategy", "default_strategies"]
 
@@ -56,4 +57,5 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "SlurmCluster": SlurmClusterStrategy(),
         "GPUJob": GPUJobStrategy(),
         **serverless_strategies(),
+        **storage_strategies(),
     }

@@ -12,12 +12,14 @@ from minik8s.api.quantity import parse_quantity
 from minik8s.api.taints import TAINT_EFFECTS
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
 from minik8s.apiserver.strategies.podsources import default_volume_sources, env_source_errors, volume_source_errors
+from minik8s.apiserver.strategies.storage import nfs_errors
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 TOLERATION_OPERATORS = ("Exists", "Equal")
 #: the volume types a pod may use (a volume with none of them defaults to an emptyDir)
-VOLUME_TYPES = ("emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected")
+VOLUME_TYPES = ("emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected",
+                "persistentVolumeClaim", "nfs")
 
 
 def default_probe(probe: Obj | None) -> None:
@@ -188,6 +190,10 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
         if vol.get("hostPath") is not None and not (vol["hostPath"].get("path") or "").startswith("/"):
             causes.append((f"{vp}.hostPath.path", vol["hostPath"].get("path"), "must be an absolute path"))
         causes += volume_source_errors(vol, vp)
+        if isinstance(vol.get("persistentVolumeClaim"), dict) and not vol["persistentVolumeClaim"].get("claimName"):
+            causes.append((f"{vp}.persistentVolumeClaim.claimName", None, REQUIRED))
+        if isinstance(vol.get("nfs"), dict):
+            causes += nfs_errors(vol["nfs"], f"{vp}.nfs")
     containers = spec.get("containers") or []
     if not containers:
         causes.append((f"{path}.containers", None, REQUIRED))

@@ -22,6 +22,7 @@ from minik8s.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from minik8s.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from minik8s.scheduler.plugins.selector_spread import SelectorSpread
 from minik8s.scheduler.plugins.taint_toleration import TaintToleration
+from minik8s.scheduler.plugins.volume_binding import VolumeBinding
 
 DEFAULT_PLUGINS: list[PluginRow] = [
     # filters (and their scores), in the order Kubernetes runs them
@@ -32,6 +33,7 @@ DEFAULT_PLUGINS: list[PluginRow] = [
     PluginRow(NodeAffinity, weight=2),
     PluginRow(NodePorts),
     PluginRow(NodeResourcesFit),
+    PluginRow(VolumeBinding),
     PluginRow(PodTopologySpread, weight=2),
     PluginRow(InterPodAffinity, weight=2),
     # score-only plugins
@@ -56,4 +58,5 @@ __all__ = [
     "PodTopologySpread",
     "SelectorSpread",
     "TaintToleration",
+    "VolumeBinding",
 ]
