@@ -33,6 +33,7 @@ from minik8s.controllers.nodelifecycle import NodeLifecycleController, NodeLifec
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
 from minik8s.controllers.replicaset import ReplicaSetController, ReplicationManager
 from minik8s.controllers.serviceaccounts import ServiceAccountsController
+from minik8s.controllers.statefulset import StatefulSetController
 
 log = logging.getLogger("controller-manager")
 
@@ -70,6 +71,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "replicaset": lambda c, f, o: ReplicaSetController(c, f),
     "deployment": lambda c, f, o: DeploymentController(c, f),
     "daemonset": lambda c, f, o: DaemonSetController(c, f),
+    "statefulset": lambda c, f, o: StatefulSetController(c, f),
     "garbagecollector": lambda c, f, o: GarbageCollector(c, f),
     "endpoint": lambda c, f, o: EndpointsController(c, f),
     "nodeipam": lambda c, f, o: NodeIPAMController(c, f, cluster_cidr=o.cluster_cidr,
@@ -91,7 +93,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle"})
 #: Accepted aliases (Kubernetes' newer names).
 ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "deployment",
-           "daemonset-controller": "daemonset",
+           "daemonset-controller": "daemonset", "statefulset-controller": "statefulset",
            "garbage-collector-controller": "garbagecollector", "garbage-collector": "garbagecollector",
            "endpoints": "endpoint", "endpoints-controller": "endpoint", "node-ipam-controller": "nodeipam",
            "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",

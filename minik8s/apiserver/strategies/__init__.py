@@ -25,6 +25,7 @@ from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
 from minik8s.apiserver.strategies.replicationcontroller import ReplicationControllerStrategy
 from minik8s.apiserver.strategies.serverless import serverless_strategies
 from minik8s.apiserver.strategies.service import ServiceStrategy
+from minik8s.apiserver.strategies.statefulset import StatefulSetStrategy
 
 __all__ = ["GENERIC", "Strategy", "default_strategies"]
 
@@ -46,6 +47,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "ReplicationController": ReplicationControllerStrategy(),
         "Deployment": DeploymentStrategy(),
         "DaemonSet": DaemonSetStrategy(),
+        "StatefulSet": StatefulSetStrategy(),
         "Job": JobStrategy(),
         "CronJob": CronJobStrategy(),
         "DNS": DNSStrategy(),
