@@ -120,10 +120,11 @@ def new_claim(view: StatefulSetView, template: Mapping[str, Any], ordinal: int, 
 
 
 def revision_name(sts: Obj, view: StatefulSetView | None = None) -> str:
-    """``<sts>-<hash>``: the revision of the StatefulSet's current template (with its collisionCount)."""
+    """``<sts>-<hash>``: the revision of the StatefulSet's current template, hashed with its collisionCount
+    (0 while unset, as Kubernetes hashes it, so the name does not change when the status first says 0)."""
     view = view or StatefulSetView.of(sts)
     template = (sts.get("spec") or {}).get("template") or {}
-    return f"{view.meta.name}-{compute_hash(template, view.collision_count)}"
+    return f"{view.meta.name}-{compute_hash(template, view.collision_count or 0)}"
 
 
 def pod_revision(pod: Obj) -> str:
