@@ -271,3 +271,28 @@ async def test_validation(client: Client, namespace: str) -> None:
         raise AssertionError("changed serviceName")
     except errors.Invalid as exc:
         assert "updates to statefulset spec for fields other than 'replicas'" in exc.message
+
+
+async def test_headless_service_endpoints_carry_pod_hostnames(client: Client, namespace: str) -> None:
+    """What the per-pod DNS names (``web-0.web.<ns>.svc``) are made from: the Endpoints controller gives
+    each StatefulSet pod's address its ``spec.hostname``, since its ``spec.subdomain`` is the Service."""
+    sts_rt, pod_rt = client.kind("apps/v1", "StatefulSet"), client.kind("v1", "Pod")
+    await client.create(client.kind("v1", "Service"), {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"clusterIP": "None", "selector": dict(LABELS), "ports": [{"name": "http", "port": 80}]}}, namespace)
+    async with controller_manager(client, namespace, ["statefulset", "endpoint"]):
+        await client.create(sts_rt, statefulset(replicas=2, podManagementPolicy="Parallel"), namespace)
+        found = await wait_for(lambda: names_are(client, namespace, {"web-0", "web-1"}), what="2 pods")
+        for i, name in enumerate(sorted(found)):
+            live = await mark_running(client, found[name])
+            live["status"]["podIP"] = f"10.244.9.{10 + i}"
+            await client.update_status(pod_rt, live)
+
+        async def hostnames() -> dict[str, str]:
+            ep = await client.get(client.kind("v1", "Endpoints"), "web", namespace)
+            addresses = [a for s in ep.get("subsets") or [] for a in s.get("addresses") or []]
+            out = {a["ip"]: a.get("hostname", "") for a in addresses}
+            return out if len(out) == 2 else {}
+
+        assert await wait_for(hostnames, what="Endpoints with 2 addresses") == {"10.244.9.10": "web-0",
+                                                                                 "10.244.9.11": "web-1"}
