@@ -80,9 +80,9 @@ async def test_slow_start_batches_grow_and_stop_on_failure() -> None:
 
 
 def test_select_controllers() -> None:
-    everything = ["replicaset", "deployment", "daemonset", "garbagecollector", "endpoint", "nodeipam", "dns",
-                  "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function", "functionautoscaler",
-                  "serviceaccount", "replicationcontroller", "job", "cronjob"]
+    everything = ["replicaset", "deployment", "daemonset", "statefulset", "garbagecollector", "endpoint",
+                  "nodeipam", "dns", "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function",
+                  "functionautoscaler", "serviceaccount", "replicationcontroller", "job", "cronjob"]
     assert select_controllers("*") == everything
     assert select_controllers("*,-deployment") == [n for n in everything if n != "deployment"]
     assert select_controllers("deployment,replicaset") == ["deployment", "replicaset"]
