@@ -215,6 +215,8 @@ async def test_partitioned_rolling_update(client: Client, namespace: str, kubect
         assert timeline.of("terminating") == ["web-2", "web-1", "web-0", "web-0"]
         restarted = await asyncio.to_thread(kubectl.ok, "rollout", "restart", "sts/web")
         assert restarted.out.strip() == "statefulset.apps/web restarted"
+        described = await asyncio.to_thread(kubectl.ok, "describe", "sts", "web")
+        assert "web" in described.out
 
 
 async def test_parallel_and_on_delete(client: Client, namespace: str) -> None:
@@ -296,3 +298,17 @@ async def test_headless_service_endpoints_carry_pod_hostnames(client: Client, na
 
         assert await wait_for(hostnames, what="Endpoints with 2 addresses") == {"10.244.9.10": "web-0",
                                                                                  "10.244.9.11": "web-1"}
+
+
+async def test_claim_templates_without_a_claim_kind(client: Client, namespace: str) -> None:
+    """Until the apiserver serves PersistentVolumeClaims the claims are skipped (a warning is logged) and
+    the pods are still made, their claim volumes named as the templates."""
+    sts_rt = client.kind("apps/v1", "StatefulSet")
+    body = statefulset(replicas=1, volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}])
+    body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    async with running(client, namespace, node=False):
+        created = await client.create(sts_rt, body, namespace)
+        assert created["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
+        web0 = (await wait_for(lambda: names_are(client, namespace, {"web-0"}), what="web-0"))["web-0"]
+        assert [v["name"] for v in web0["spec"]["volumes"]] == ["data"]
