@@ -1,4 +1,5 @@
-"""``apps/v1`` kinds: ReplicaSet, Deployment and DaemonSet; and ``autoscaling/v1`` Scale (the ``scale`` subresource)."""
+"""``apps/v1`` kinds: ReplicaSet, Deployment, DaemonSet and StatefulSet; and ``autoscaling/v1`` Scale (the
+``scale`` subresource)."""
 
 from __future__ import annotations
 
@@ -135,6 +136,107 @@ class DaemonSetView:
         ru = (strategy.get("rollingUpdate") or {}) if rolling else {}
         return cls(MetaView.of(ds), rolling, ru.get("maxSurge"), ru.get("maxUnavailable", 1),
                    int(spec.get("minReadySeconds") or 0), (ds.get("status") or {}).get("collisionCount"))
+
+
+class RollingUpdateStatefulSetStrategy(Model):
+    """How a StatefulSet's RollingUpdate proceeds: pods with an ordinal >= ``partition`` (default 0)
+    are updated, from the highest ordinal down; ``max_unavailable`` (an integer or a percentage of
+    ``replicas``, default 1) is accepted and validated, and minik8s updates one pod at a time."""
+
+    partition: int | None = None
+    max_unavailable: IntOrString | None = None
+
+
+class StatefulSetUpdateStrategy(Model):
+    type: str | None = None  # RollingUpdate (default), OnDelete
+    rolling_update: RollingUpdateStatefulSetStrategy | None = None
+
+
+class StatefulSetPersistentVolumeClaimRetentionPolicy(Model):
+    """What happens to the claims made from ``volumeClaimTemplates``: ``Retain`` (default) or ``Delete``,
+    when the StatefulSet is deleted (``when_deleted``) and when it is scaled down (``when_scaled``)."""
+
+    when_deleted: str | None = None
+    when_scaled: str | None = None
+
+
+class StatefulSetOrdinals(Model):
+    start: int | None = None
+
+
+class StatefulSetSpec(Model):
+    replicas: int | None = None
+    selector: LabelSelector
+    template: PodTemplateSpec
+    #: PersistentVolumeClaim objects (kept free-form here: the claim kind's model lives with storage).
+    volume_claim_templates: list[dict[str, Any]] | None = None
+    service_name: str | None = None
+    pod_management_policy: str | None = None  # OrderedReady (default), Parallel
+    update_strategy: StatefulSetUpdateStrategy | None = None
+    revision_history_limit: int | None = None
+    min_ready_seconds: int | None = None
+    persistent_volume_claim_retention_policy: StatefulSetPersistentVolumeClaimRetentionPolicy | None = None
+    ordinals: StatefulSetOrdinals | None = None
+
+
+class StatefulSetStatus(Model):
+    observed_generation: int | None = None
+    replicas: int = 0
+    ready_replicas: int | None = None
+    current_replicas: int | None = None
+    updated_replicas: int | None = None
+    available_replicas: int | None = None
+    current_revision: str | None = None
+    update_revision: str | None = None
+    collision_count: int | None = None
+    conditions: list[Condition] | None = None
+
+
+class StatefulSet(TypedObject):
+    """``apps/v1`` StatefulSet: pods ``<name>-<ordinal>`` with stable names, network identities and claims."""
+
+    spec: StatefulSetSpec
+    status: StatefulSetStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StatefulSetView:
+    """What the StatefulSet controller reads of a wire-form StatefulSet, read once at the top of a sync.
+
+    Kubernetes' defaults applied: ``replicas`` 1, ``parallel`` False (``podManagementPolicy:
+    OrderedReady``), ``rolling`` True (``updateStrategy.type: RollingUpdate``) with ``partition`` 0,
+    ``min_ready_seconds`` 0, ``start`` 0 (``ordinals.start``), ``service_name`` ``""``, the claim
+    retention policies ``Retain``; ``claim_templates`` the raw ``volumeClaimTemplates``.
+    """
+
+    meta: MetaView
+    replicas: int
+    parallel: bool
+    rolling: bool
+    partition: int
+    min_ready_seconds: int
+    start: int
+    service_name: str
+    when_deleted: str
+    when_scaled: str
+    claim_templates: tuple[Mapping[str, Any], ...]
+    collision_count: int | None
+
+    @classmethod
+    def of(cls, sts: Mapping[str, Any]) -> StatefulSetView:
+        spec = sts.get("spec") or {}
+        strategy = spec.get("updateStrategy") or {}
+        rolling = strategy.get("type", "RollingUpdate") == "RollingUpdate"
+        ru = (strategy.get("rollingUpdate") or {}) if rolling else {}
+        retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
+        replicas = spec.get("replicas")
+        return cls(MetaView.of(sts), 1 if replicas is None else int(replicas),
+                   spec.get("podManagementPolicy") == "Parallel", rolling, int(ru.get("partition") or 0),
+                   int(spec.get("minReadySeconds") or 0), int((spec.get("ordinals") or {}).get("start") or 0),
+                   str(spec.get("serviceName") or ""), str(retention.get("whenDeleted") or "Retain"),
+                   str(retention.get("whenScaled") or "Retain"),
+                   tuple(t for t in spec.get("volumeClaimTemplates") or [] if isinstance(t, Mapping)),
+                   (sts.get("status") or {}).get("collisionCount"))
 
 
 class ScaleSpec(Model):

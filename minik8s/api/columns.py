@@ -771,6 +771,12 @@ COLUMNS: dict[str, list[Column]] = {
         _AGE,
         *WORKLOAD_WIDE,
     ],
+    "StatefulSet": [
+        Column("Ready", lambda o, at: f"{_num(_status(o).get('readyReplicas'))}/{_num(_spec(o).get('replicas', 1))}",
+               description="Number of the pod with ready state"),
+        _AGE,
+        *WORKLOAD_WIDE[:2],
+    ],
     "Job": [
         Column("Status", job_status, description="Status of the job."),
         Column("Completions", job_completions, description="The number of succeeded pods out of the desired."),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet
+from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from minik8s.api.authentication import TokenReview
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.batch import CronJob, Job
@@ -169,6 +169,8 @@ CORE_TYPES = [
                  short_names=("deploy",), subresources=frozenset({"status", "scale"}), categories=("all",)),
     ResourceType("apps", "v1", "DaemonSet", "daemonsets", "daemonset", True, DaemonSet, short_names=("ds",),
                  subresources=frozenset({"status"}), categories=("all",)),
+    ResourceType("apps", "v1", "StatefulSet", "statefulsets", "statefulset", True, StatefulSet, short_names=("sts",),
+                 subresources=frozenset({"status", "scale"}), categories=("all",)),
     ResourceType("batch", "v1", "Job", "jobs", "job", True, Job, subresources=frozenset({"status"}),
                  categories=("all",)),
     ResourceType("batch", "v1", "CronJob", "cronjobs", "cronjob", True, CronJob, short_names=("cj",),

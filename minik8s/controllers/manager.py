@@ -37,6 +37,7 @@ from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAu
 from minik8s.controllers.replicaset import ReplicaSetController, ReplicationManager
 from minik8s.controllers.serviceaccounts import ServiceAccountsController
 from minik8s.controllers.volumeprotection import PVCProtectionController, PVProtectionController
+from minik8s.controllers.statefulset import StatefulSetController
 
 log = logging.getLogger("controller-manager")
 
@@ -76,6 +77,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "replicaset": lambda c, f, o: ReplicaSetController(c, f),
     "deployment": lambda c, f, o: DeploymentController(c, f),
     "daemonset": lambda c, f, o: DaemonSetController(c, f),
+    "statefulset": lambda c, f, o: StatefulSetController(c, f),
     "garbagecollector": lambda c, f, o: GarbageCollector(c, f),
     "endpoint": lambda c, f, o: EndpointsController(c, f),
     "nodeipam": lambda c, f, o: NodeIPAMController(c, f, cluster_cidr=o.cluster_cidr,
@@ -102,7 +104,7 @@ CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle", "persistentvolume-binde
                             "local-path-provisioner"})
 #: Accepted aliases (Kubernetes' newer names).
 ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "deployment",
-           "daemonset-controller": "daemonset",
+           "daemonset-controller": "daemonset", "statefulset-controller": "statefulset",
            "garbage-collector-controller": "garbagecollector", "garbage-collector": "garbagecollector",
            "endpoints": "endpoint", "endpoints-controller": "endpoint", "node-ipam-controller": "nodeipam",
            "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",

@@ -1,5 +1,5 @@
 """``kubectl rollout status|history|undo|restart|pause|resume`` for Deployments (``status`` and
-``restart`` for DaemonSets too).
+``restart`` for DaemonSets and StatefulSets too).
 
 kubectl's ``polymorphichelpers`` for ``apps/v1`` Deployments, on wire-form dicts:
 
@@ -17,6 +17,9 @@ kubectl's ``polymorphichelpers`` for ``apps/v1`` Deployments, on wire-form dicts
 * For a DaemonSet, **status** prints kubectl's ``DaemonSetStatusViewer`` lines (updated, then
   available pods against ``desiredNumberScheduled``; only for the RollingUpdate strategy) and
   **restart** stamps the same annotation, which the DaemonSet controller rolls out.
+* For a StatefulSet, **status** prints kubectl's ``StatefulSetStatusViewer`` lines (ready pods
+  against ``replicas``, then the partitioned roll-out or the revisions; only for the RollingUpdate
+  strategy) and **restart** stamps the annotation too.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ ROLLBACK_KEEP = (LAST_APPLIED, REVISION, REVISION_HISTORY, DESIRED_REPLICAS, MAX
 
 app = typer.Typer(name="rollout", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]},
-                  help="Manage the rollout of one or many resources (Deployments, DaemonSets).")
+                  help="Manage the rollout of one or many resources (Deployments, DaemonSets, StatefulSets).")
 
 
 # ====================================================================== pure helpers
@@ -78,6 +81,42 @@ def is_deployment(rt: ResourceType) -> bool:
 def is_daemonset(rt: ResourceType) -> bool:
     """The type is ``apps`` DaemonSet (``rollout status`` and ``rollout restart`` only)."""
     return rt.group == "apps" and rt.kind == "DaemonSet"
+
+
+def is_statefulset(rt: ResourceType) -> bool:
+    """The type is ``apps`` StatefulSet (``rollout status`` and ``rollout restart`` only)."""
+    return rt.group == "apps" and rt.kind == "StatefulSet"
+
+
+def statefulset_status_message(sts: Obj) -> tuple[str, bool]:
+    """kubectl's ``StatefulSetStatusViewer.Status``: (the progress line, rollout finished).
+
+    Raises KubectlError for a StatefulSet whose updateStrategy is not RollingUpdate.
+    """
+    spec, status = sts.get("spec") or {}, sts.get("status") or {}
+    strategy = spec.get("updateStrategy") or {}
+    if (strategy.get("type") or "RollingUpdate") != "RollingUpdate":
+        raise KubectlError("rollout status is only available for RollingUpdate strategy type")
+    observed = int(status.get("observedGeneration") or 0)
+    if observed == 0 or int(_meta(sts).get("generation") or 0) > observed:
+        return "Waiting for statefulset spec update to be observed...", False
+    replicas = spec.get("replicas")
+    ready = int(status.get("readyReplicas") or 0)
+    updated = int(status.get("updatedReplicas") or 0)
+    if replicas is not None and ready < int(replicas):
+        return f"Waiting for {int(replicas) - ready} pods to be ready...", False
+    rolling = strategy.get("rollingUpdate")
+    if isinstance(rolling, dict):
+        partition = rolling.get("partition")
+        if replicas is not None and partition is not None and updated < int(replicas) - int(partition):
+            return (f"Waiting for partitioned roll out to finish: {updated} out of "
+                    f"{int(replicas) - int(partition)} new pods have been updated..."), False
+        return f"partitioned roll out complete: {updated} new pods have been updated...", True
+    if status.get("updateRevision") != status.get("currentRevision"):
+        return (f"waiting for statefulset rolling update to complete {updated} pods at revision "
+                f"{status.get('updateRevision')}..."), False
+    return (f"statefulset rolling update complete {int(status.get('currentReplicas') or 0)} pods at revision "
+            f"{status.get('currentRevision')}..."), True
 
 
 def daemonset_status_message(ds: Obj) -> tuple[str, bool]:
@@ -279,14 +318,20 @@ def _run(coro: Any) -> None:
 class StatusPrinter:
     """Prints each new progress line once; remembers whether the rollout is done."""
 
-    def __init__(self, revision: int, daemonset: bool = False) -> None:
+    def __init__(self, revision: int, daemonset: bool = False, statefulset: bool = False) -> None:
         self.revision = revision
         self.daemonset = daemonset
+        self.statefulset = statefulset
         self.last = ""
 
     def show(self, d: Obj) -> bool:
         """Print ``d``'s status line if it changed; True when the rollout finished."""
-        message, done = daemonset_status_message(d) if self.daemonset else status_message(d, self.revision)
+        if self.statefulset:
+            message, done = statefulset_status_message(d)
+        elif self.daemonset:
+            message, done = daemonset_status_message(d)
+        else:
+            message, done = status_message(d, self.revision)
         if message != self.last:
             print(message, flush=True)
             self.last = message
@@ -300,7 +345,7 @@ async def follow(s: Session, ref: ObjectRef, watch: bool, revision: int) -> None
     Gone, reconnecting when the server ends the stream). Raises KubectlError
     ``object has been deleted`` when it goes away.
     """
-    printer = StatusPrinter(revision, is_daemonset(ref.rt))
+    printer = StatusPrinter(revision, is_daemonset(ref.rt), is_statefulset(ref.rt))
     d = await s.client.get(ref.rt, ref.name, ref.namespace)
     if printer.show(d) or not watch:
         return
@@ -336,14 +381,15 @@ async def follow(s: Session, ref: ObjectRef, watch: bool, revision: int) -> None
 
 async def run_status(opts: GlobalOptions, args: list[str], files: list[str], recursive: bool, selector: str,
                      watch: bool, timeout: float, revision: int) -> int:
-    """``rollout status``: follow one Deployment's or DaemonSet's rollout (``timeout`` seconds, 0 = no limit)."""
+    """``rollout status``: follow one Deployment's, DaemonSet's or StatefulSet's rollout (``timeout`` seconds,
+    0 = no limit)."""
     async with Session(opts) as s:
         refs = await targets(s, args, files, recursive, selector)
         if len(refs) != 1:
             raise KubectlError("rollout status is only supported on individual resources and resource "
                                "collections are not supported yet")
         ref = refs[0]
-        if not (is_deployment(ref.rt) or is_daemonset(ref.rt)):
+        if not (is_deployment(ref.rt) or is_daemonset(ref.rt) or is_statefulset(ref.rt)):
             raise KubectlError(f"no status viewer has been implemented for {group_kind(ref.rt)}")
         try:
             await asyncio.wait_for(follow(s, ref, watch, revision), timeout if timeout > 0 else None)
@@ -353,7 +399,7 @@ async def run_status(opts: GlobalOptions, args: list[str], files: list[str], rec
 
 
 Args = Annotated[list[str] | None, typer.Argument(metavar="TYPE NAME | TYPE/NAME",
-                                                  help="deployment/NAME, daemonset/NAME")]
+                                                  help="deployment/NAME, daemonset/NAME, statefulset/NAME")]
 
 
 @app.command("status")
@@ -431,7 +477,7 @@ def restart_stamp(now: dt.datetime | None = None) -> str:
 
 
 async def flip(s: Session, ref: ObjectRef, verb: str) -> str:
-    """``restart``, ``pause`` or ``resume`` one Deployment (``restart`` also a DaemonSet); returns
+    """``restart``, ``pause`` or ``resume`` one Deployment (``restart`` also a DaemonSet or StatefulSet); returns
     ``restarted`` / ``paused`` / ``resumed``.
 
     Raises KubectlError with kubectl's wording for other kinds (``pausing is not
@@ -439,7 +485,7 @@ async def flip(s: Session, ref: ObjectRef, verb: str) -> str:
     """
     who = f'{plural_ref(ref.rt)} "{ref.name}"'
     gerund = {"restart": "restarting", "pause": "pausing", "resume": "resuming"}[verb]
-    if verb == "restart" and is_daemonset(ref.rt):
+    if verb == "restart" and (is_daemonset(ref.rt) or is_statefulset(ref.rt)):
         d = await s.client.get(ref.rt, ref.name, ref.namespace)
     else:
         d = await fetch_deployment(s, ref, f"{who} {gerund} is not supported")
@@ -469,7 +515,7 @@ async def flip(s: Session, ref: ObjectRef, verb: str) -> str:
 @app.command("restart")
 def restart(ctx: typer.Context, args: Args = None, filename: FilesOpt = None, recursive: RecursiveOpt = False,
             selector: SelectorOpt = "") -> None:
-    """Restart a Deployment's or DaemonSet's pods (a new rollout of the same template)."""
+    """Restart a Deployment's, DaemonSet's or StatefulSet's pods (a new rollout of the same template)."""
     _run(run_each(ctx.obj, args or [], filename or [], recursive, selector, lambda s, ref: flip(s, ref, "restart")))
 
 

@@ -260,3 +260,24 @@ def test_batch_and_daemonset_verbs(real_kubectl: RealKubectl, apiserver: APIServ
     rows = kubectl.ok("get", "ds", "-o", "wide").table()
     assert rows[0][:6] == ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE"]
     assert rows[1][:6] == ["agent", "0", "0", "0", "0", "0"] and "minik8s/busybox" in rows[1]
+
+
+def test_statefulset_verbs(real_kubectl: RealKubectl, apiserver: APIServer, namespace: str) -> None:  # noqa: F811
+    """``get sts`` (and ``-o wide``) columns, ``scale sts`` through the scale subresource and ``rollout
+    restart sts/X``.  No controllers run here: the StatefulSet stays at 0 ready."""
+    kubectl = real_kubectl
+    create(apiserver, namespace, "/apis/apps/v1/namespaces/{ns}/statefulsets", {
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+        "spec": {"serviceName": "db", "replicas": 1, "selector": {"matchLabels": {"app": "db"}},
+                 "template": {"metadata": {"labels": {"app": "db"}},
+                              "spec": {"containers": [{"name": "d", "image": "minik8s/busybox"}]}}}})
+    rows = kubectl.ok("get", "sts").table()
+    assert rows[0] == ["NAME", "READY", "AGE"] and rows[1][:2] == ["db", "0/1"]
+    rows = kubectl.ok("get", "statefulsets", "-o", "wide").table()
+    assert rows[0] == ["NAME", "READY", "AGE", "CONTAINERS", "IMAGES"] and rows[1][-2:] == ["d", "minik8s/busybox"]
+    assert kubectl.ok("scale", "sts", "db", "--replicas=3").out == "statefulset.apps/db scaled\n"
+    assert kubectl.ok("get", "sts", "db", "-o", "jsonpath={.spec.replicas}").out == "3"
+    assert kubectl.ok("rollout", "restart", "sts/db").out == "statefulset.apps/db restarted\n"
+    restarted = kubectl.ok("get", "sts", "db", "-o",
+                           "jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}").out
+    assert restarted

@@ -62,6 +62,14 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
                                {"desiredNumberScheduled": 2, "currentNumberScheduled": 2, "numberReady": 1,
                                 "numberMisscheduled": 0, "updatedNumberScheduled": 2, "numberAvailable": 1,
                                 "numberUnavailable": 1, "observedGeneration": 1}),
+    ("apps/v1", "StatefulSet"): ({"spec": {"replicas": 0, "serviceName": "typed",
+                                            "selector": {"matchLabels": {"app": "typed"}}, "template": TEMPLATE,
+                                            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                                                "accessModes": ["ReadWriteOnce"],
+                                                "resources": {"requests": {"storage": "1Gi"}}}}]}},
+                                  {"observedGeneration": 1, "replicas": 0, "readyReplicas": 0, "currentReplicas": 0,
+                                   "updatedReplicas": 0, "availableReplicas": 0, "currentRevision": "typed-1",
+                                   "updateRevision": "typed-1", "collisionCount": 0}),
     ("batch/v1", "Job"): ({"spec": {"completions": 1, "template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}}, {
         "startTime": now_rfc3339(), "completionTime": now_rfc3339(), "succeeded": 1, "active": 0,
         "conditions": [{"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": now_rfc3339()},
@@ -93,6 +101,9 @@ STANZAS: dict[tuple[str, str], Any] = {
     ("apps/v1", "Deployment"): lambda o: o.status is not None,
     ("apps/v1", "DaemonSet"): lambda o: o.status.desired_number_scheduled == 2
     and o.spec.update_strategy.rolling_update.max_unavailable == 1 and o.spec.revision_history_limit == 10,
+    ("apps/v1", "StatefulSet"): lambda o: o.spec.pod_management_policy == "OrderedReady"
+    and o.spec.update_strategy.rolling_update.partition == 0 and o.status.update_revision == "typed-1"
+    and o.spec.volume_claim_templates[0].metadata.name == "data",
     ("batch/v1", "Job"): lambda o: o.spec.backoff_limit == 6 and o.spec.completion_mode == "NonIndexed"
     and o.spec.selector.match_labels["batch.kubernetes.io/controller-uid"] == o.metadata.uid,
     ("batch/v1", "CronJob"): lambda o: o.spec.concurrency_policy == "Allow"

@@ -26,6 +26,7 @@ from minik8s.apiserver.strategies.replicationcontroller import ReplicationContro
 from minik8s.apiserver.strategies.serverless import serverless_strategies
 from minik8s.apiserver.strategies.service import ServiceStrategy
 from minik8s.apiserver.strategies.storage import storage_strategies
+from minik8s.apiserver.strategies.statefulset import StatefulSetStrategy
 
 __all__ = ["GENERIC", "Strategy", "default_strategies"]
 
@@ -47,6 +48,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "ReplicationController": ReplicationControllerStrategy(),
         "Deployment": DeploymentStrategy(),
         "DaemonSet": DaemonSetStrategy(),
+        "StatefulSet": StatefulSetStrategy(),
         "Job": JobStrategy(),
         "CronJob": CronJobStrategy(),
         "DNS": DNSStrategy(),
