@@ -89,7 +89,8 @@ def test_restricted_pod_passes_and_pod_level_settings_count() -> None:
         ("runAsNonRoot != true", 'pod and container "c" must not set securityContext.runAsNonRoot=false')]
 
 
-def test_admit_modes_messages_and_versions(caplog: pytest.LogCaptureFixture) -> None:
+def test_admit_modes_messages_and_versions(caplog: pytest.LogCaptureFixture,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     pod = {"kind": "Pod", "metadata": {"name": "x", "namespace": "ns"},
            "spec": spec([ctr(allowPrivilegeEscalation=False, capabilities={"drop": ["ALL"]},
                              seccompProfile={"type": "RuntimeDefault"})])}
@@ -107,7 +108,8 @@ def test_admit_modes_messages_and_versions(caplog: pytest.LogCaptureFixture) -> 
     # audit: a log line; workloads get warn/audit but never enforce
     deploy = {"kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"},
               "spec": {"template": {"spec": spec([ctr(privileged=True)])}}}
-    psa.log.addHandler(caplog.handler)  # other tests may stop propagation to the root logger
+    monkeypatch.setattr(psa.log, "disabled", False)  # other tests' logging set-up may disable it
+    psa.log.addHandler(caplog.handler)
     try:
         with caplog.at_level("WARNING", logger="minik8s.apiserver.podsecurity"):
             decision = psa.admit(deploy, {"pod-security.kubernetes.io/enforce": "baseline",
