@@ -198,7 +198,8 @@ def test_run_as_non_root_verification() -> None:
     for image_user in ("", "0", "0:0", None):
         with pytest.raises(ContainerConfigError) as info:
             verify_run_as_non_root(pod, c, image_user)
-        assert str(info.value) == 'container has runAsNonRoot and image will run as root (pod: "p_ns(u1)", container: c)'
+        assert str(info.value) == \
+            'container has runAsNonRoot and image will run as root (pod: "p_ns(u1)", container: c)'
     with pytest.raises(ContainerConfigError, match=r"image has non-numeric user \(nobody\), cannot verify user"):
         verify_run_as_non_root(pod, c, "nobody")
     with pytest.raises(ContainerConfigError, match="container's runAsUser breaks non-root policy"):
