@@ -13,6 +13,9 @@
   at least 1 ms); ``requests.cpu`` → ``cpu_shares = millicores × 1024 / 1000`` (min 2, and 2
   when nothing is requested); ``limits.memory`` → memory limit in bytes (no extra swap);
   ``oom_score_adj`` by QoS class (Guaranteed -997, BestEffort 1000, Burstable in between).
+- ``securityContext`` (the container's over the pod's): user ``uid:gid``, extra groups,
+  read-only root, capabilities, privileged, no-new-privileges, seccomp and procMount
+  (:func:`security_config`), and the kubelet's ``runAsNonRoot`` check (:func:`verify_run_as_non_root`).
 """
 
 from __future__ import annotations

@@ -44,7 +44,8 @@ async def test_enforce_and_warn(apiserver: APIServer, client: Client, namespace:
             '(container \\"c\\" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities '
             '(container \\"c\\" must set securityContext.capabilities.drop=[\\"ALL\\"]), runAsNonRoot != true '
             '(pod or container \\"c\\" must set securityContext.runAsNonRoot=true), seccompProfile (pod or '
-            'container \\"c\\" must set securityContext.seccompProfile.type to \\"RuntimeDefault\\" or \\"Localhost\\")"']
+            'container \\"c\\" must set securityContext.seccompProfile.type to \\"RuntimeDefault\\" or '
+            '\\"Localhost\\")"']
         resp = await http.post(url, json=pod("good", **RESTRICTED_SC))
         assert resp.status_code == 201 and resp.headers.get_list("warning") == []
         # a dry run is checked too
