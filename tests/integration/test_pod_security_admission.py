@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx
 
-from minik8s.client import Client
+from minik8s.client import Client, ClientConfig
 from tests.support.processes import APIServer
 
 PSA = "pod-security.kubernetes.io/"
@@ -71,9 +71,19 @@ async def test_enforce_and_warn(apiserver: APIServer, client: Client, namespace:
         assert "spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647" \
             in resp.json()["message"]
 
+        # the REST client hands warnings to its handler (our kubectl prints "Warning: ..." on stderr)
+        seen: list[str] = []
+        async with Client(ClientConfig(server=apiserver.url), warning_handler=seen.append) as warned:
+            await warned.create(warned.kind("v1", "Pod"), pod("w", **RESTRICTED_SC), namespace)
+            assert seen == []
+            await warned.create(warned.kind("v1", "Pod"), pod("w2"), namespace)
+        assert len(seen) == 1 and seen[0].startswith('would violate PodSecurity "restricted:latest": '
+                                                     'allowPrivilegeEscalation != false (container "c" must set')
+        assert seen[0].endswith('to "RuntimeDefault" or "Localhost")')
+
         # privileged (or no label) checks nothing
         await label(client, namespace, {PSA + "enforce": "privileged", PSA + "warn": None, PSA + "warn-version": None})
         resp = await http.post(url, json=pod("priv", privileged=True))
         assert resp.status_code == 201 and resp.headers.get_list("warning") == []
-        for name in ("plain", "good", "priv"):
+        for name in ("plain", "good", "priv", "w", "w2"):
             assert (await http.delete(f"{url}/{name}", params={"gracePeriodSeconds": "0"})).status_code == 200
