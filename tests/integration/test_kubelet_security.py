@@ -1,7 +1,8 @@
 """securityContext in real containers: every mapped field as Docker has it (``docker inspect``
 through the Docker SDK) and as the process sees it (``id``, a read-only root, capabilities,
-no_new_privs and seccomp in ``/proc/1/status``), fsGroup on an emptyDir, and runAsNonRoot
-refusing a root image with the kubelet's message (CreateContainerConfigError, no crash loop).
+no_new_privs and seccomp in ``/proc/1/status``), fsGroup on an emptyDir (and a configMap
+volume), and runAsNonRoot refusing a root image with the kubelet's message
+(CreateContainerConfigError, no crash loop).
 
 One real kubelet process on the real Docker Engine against the real apiserver (the
 :mod:`tests.support.kubelet` harness); commands run through the apiserver's exec subresource.
@@ -65,7 +66,7 @@ async def test_security_context_in_docker_and_in_the_container(kubelet: KubeletP
                                                                namespace: str, apiserver: APIServer) -> None:
     body = pod_body("sec", kubelet.node, [
         {"name": "c", "image": BUSYBOX, "command": ["sleep", "3600"],
-         "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+         "volumeMounts": [{"name": "data", "mountPath": "/data"}, {"name": "cfg", "mountPath": "/cfg"}],
          "securityContext": {"runAsUser": 1001, "readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
                              "capabilities": {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]}}},
         {"name": "root", "image": BUSYBOX, "command": ["sleep", "3600"],
@@ -76,7 +77,8 @@ async def test_security_context_in_docker_and_in_the_container(kubelet: KubeletP
         {"name": "priv", "image": BUSYBOX, "command": ["sleep", "3600"], "securityContext": {"privileged": True}}],
         securityContext={"runAsUser": 1000, "runAsGroup": 3000, "supplementalGroups": [4000], "fsGroup": 2000,
                          "seccompProfile": {"type": "RuntimeDefault"}},
-        volumes=[{"name": "data", "emptyDir": {}}])
+        volumes=[{"name": "data", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "app"}}])
+    await client.create(client.kind("v1", "ConfigMap"), {"metadata": {"name": "app"}, "data": {"k": "v"}}, namespace)
     await create_pod(client, namespace, body)
     pod = await wait_phase(client, namespace, "sec", "Running", 60)
     uid = pod["metadata"]["uid"]
@@ -126,6 +128,9 @@ async def test_security_context_in_docker_and_in_the_container(kubelet: KubeletP
         assert (await sh(apiserver, namespace, "sec", "c", "stat -c '%g %a' /data")).split() == ["2000", "2777"]
         made = await sh(apiserver, namespace, "sec", "c", "touch /data/f && stat -c '%u %g' /data/f")
         assert made.split() == ["1001", "2000"]
+        # and the configMap volume's files are group 2000 and group-readable
+        assert (await sh(apiserver, namespace, "sec", "c", "stat -L -c '%g %a' /cfg/k; cat /cfg/k")).split() == \
+            ["2000", "644", "v"]
     finally:
         await client.delete(client.kind("v1", "Pod"), "sec", namespace)
     await wait_for(lambda: not docker_client().containers.list(filters={"label": f"io.kubernetes.pod.uid={uid}"}),
