@@ -158,12 +158,57 @@ class Lifecycle(Model):
     pre_stop: LifecycleHandler | None = None
 
 
+class SeccompProfile(Model):
+    """``type``: RuntimeDefault, Unconfined or Localhost (``localhostProfile`` then names a file
+    under the kubelet's ``seccomp`` directory)."""
+    type: str | None = None
+    localhost_profile: str | None = None
+
+
+class Capabilities(Model):
+    """Linux capabilities by Kubernetes' names (``NET_ADMIN``, no ``CAP_`` prefix; ``ALL``)."""
+    add: list[str] | None = None
+    drop: list[str] | None = None
+
+
+class SELinuxOptions(Model):
+    user: str | None = None
+    role: str | None = None
+    type: str | None = None
+    level: str | None = None
+
+
 class SecurityContext(Model):
+    """A container's ``securityContext``; a field set here wins over the pod's."""
     privileged: bool | None = None
     run_as_user: int | None = None
     run_as_group: int | None = None
+    run_as_non_root: bool | None = None
     read_only_root_filesystem: bool | None = None
-    capabilities: dict[str, list[str]] | None = None
+    allow_privilege_escalation: bool | None = None
+    capabilities: Capabilities | None = None
+    seccomp_profile: SeccompProfile | None = None
+    proc_mount: str | None = None
+    se_linux_options: SELinuxOptions | None = Field(default=None, alias="seLinuxOptions")
+
+
+class Sysctl(Model):
+    name: str
+    value: str
+
+
+class PodSecurityContext(Model):
+    """The pod's ``securityContext``: defaults for its containers (runAs*, seccompProfile) and
+    pod-wide settings (``supplementalGroups``, ``fsGroup``, ``sysctls``)."""
+    run_as_user: int | None = None
+    run_as_group: int | None = None
+    run_as_non_root: bool | None = None
+    supplemental_groups: list[int] | None = None
+    fs_group: int | None = None
+    fs_group_change_policy: str | None = None
+    seccomp_profile: SeccompProfile | None = None
+    se_linux_options: SELinuxOptions | None = Field(default=None, alias="seLinuxOptions")
+    sysctls: list[Sysctl] | None = None
 
 
 class Container(Model):
@@ -430,7 +475,7 @@ class PodSpec(Model):
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     priority: int | None = None
     priority_class_name: str | None = None
-    security_context: dict[str, Any] | None = None
+    security_context: PodSecurityContext | None = None
 
 
 # ---------------------------------------------------------------- Pod status

@@ -166,11 +166,26 @@ def list_options(params: Any) -> ListOptions:
     )
 
 
+#: kube-apiserver's warning limits: 4 KiB of messages in all; past that each is cut to 256 characters
+WARNINGS_TOTAL, WARNING_TRUNCATED = 4096, 256
+
+
 def with_warnings(response: Response, validation: FieldValidation) -> Response:
     """``response`` with one ``Warning: 299 - "..."`` header per warning (RFC 7234), as kube-apiserver:
-    the text in UTF-8, control characters as spaces, each warning cut at 256 characters."""
-    for text in validation.warnings:
-        text = "".join(" " if ch < " " or ch == "\x7f" else ch for ch in text[:256])
+    the text in UTF-8, control characters as spaces; when the warnings add up to more than 4 KiB
+    each is cut at 256 characters, and those still past 4 KiB are left out."""
+    texts = list(validation.warnings)
+    if sum(len(t) for t in texts) > WARNINGS_TOTAL:
+        texts = [t[:WARNING_TRUNCATED] for t in texts]
+        kept, total = [], 0
+        for t in texts:
+            total += len(t)
+            if total > WARNINGS_TOTAL:
+                break
+            kept.append(t)
+        texts = kept
+    for text in texts:
+        text = "".join(" " if ch < " " or ch == "\x7f" else ch for ch in text)
         quoted = '299 - "{}"'.format(text.replace("\\", "\\\\").replace('"', '\\"'))
         # header values go out as latin-1: these code points are the UTF-8 bytes
         response.headers.append("Warning", quoted.encode("utf-8", "replace").decode("latin-1"))

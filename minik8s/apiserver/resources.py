@@ -32,7 +32,7 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.schema import Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
-from minik8s.apiserver import fieldmanager
+from minik8s.apiserver import fieldmanager, podsecurity
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
@@ -301,6 +301,22 @@ class ResourceAPI:
             raise errors.Forbidden(f"unable to create new content in namespace {namespace} "
                                    "because it is being terminated")
 
+    async def pod_security(self, obj: Obj, validation: FieldValidation | None) -> None:
+        """Pod Security Admission (:mod:`minik8s.apiserver.podsecurity`) for a Pod or a workload
+        being created: 403 Forbidden when the namespace enforces a level the pod violates;
+        ``warn`` violations are added to ``validation.warnings`` (sent as ``Warning`` headers)."""
+        if podsecurity.pod_spec_of(obj) is None:
+            return
+        try:
+            ns = await self.store.get(f"/registry/namespaces/{obj['metadata']['namespace']}")
+        except errors.NotFound:
+            return
+        decision = podsecurity.admit(obj, (ns.get("metadata") or {}).get("labels"))
+        if validation is not None:
+            validation.warnings += [w for w in decision.warnings if w not in validation.warnings]
+        if decision.forbidden:
+            raise errors.Forbidden(decision.forbidden, {"name": obj["metadata"].get("name", ""), "kind": "pods"})
+
     # ---------------------------------------------------------------- create
     async def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False,
                      validation: FieldValidation | None = None, manager: str | None = None,
@@ -331,6 +347,7 @@ class ResourceAPI:
         self.schemas.fill_required(rt, obj)
         if rt.namespaced:
             await self.ensure_namespace(meta["namespace"])
+            await self.pod_security(obj, validation)
         if dry_run:
             return obj
         taken = await strategy.allocate(self.store, obj, None)

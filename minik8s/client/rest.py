@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -61,8 +62,11 @@ class Client:
     """
 
     def __init__(self, config: ClientConfig | None = None, registry: Registry | None = None,
-                 retries: int = 5, backoff: float = 0.2, timeout: float = 30.0) -> None:
+                 retries: int = 5, backoff: float = 0.2, timeout: float = 30.0,
+                 warning_handler: Callable[[str], None] | None = None) -> None:
         self.config = config or ClientConfig()
+        #: called with the text of each ``Warning`` header of a response (kubectl prints them)
+        self.warning_handler = warning_handler
         self.registry = registry or default_registry()
         self.retries = retries
         self.backoff = backoff
@@ -128,6 +132,9 @@ class Client:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
+            if self.warning_handler is not None:
+                for text in warning_texts(resp.headers.get_list("warning")):
+                    self.warning_handler(text)
             return self._decode(resp)
         raise AssertionError("unreachable")
 
@@ -255,3 +262,22 @@ class Client:
                     yield chunk
         except httpx.TransportError as exc:
             raise ServerUnavailable(f"cannot reach the apiserver at {self.config.server}: {exc}") from exc
+
+
+_WARNING = re.compile(r'^\d{3} \S+ "((?:[^"\\]|\\.)*)"')
+
+
+def warning_texts(headers: list[str]) -> list[str]:
+    """The texts of RFC 7234 ``Warning`` headers (``299 - "text"``; the apiserver sends UTF-8)."""
+    out = []
+    for header in headers:
+        m = _WARNING.match(header)
+        if not m:
+            continue
+        text = re.sub(r"\\(.)", r"\1", m.group(1))
+        try:
+            text = text.encode("latin-1").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            pass
+        out.append(text)
+    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -60,6 +61,11 @@ class GlobalOptions:
             return self.server or ""
 
 
+def print_warning(text: str) -> None:
+    """kubectl's ``Warning: <text>`` line on stderr for each warning the apiserver sends."""
+    print(f"Warning: {text}", file=sys.stderr)
+
+
 class Session:
     """An open client plus the server's discovery (``async with Session(opts) as s``)."""
 
@@ -68,7 +74,7 @@ class Session:
         self.discover = discover
         self.namespace = opts.default_namespace()
         self.client = Client(opts.config(), retries=1, backoff=0.2,
-                             timeout=opts.request_timeout or 30.0)
+                             timeout=opts.request_timeout or 30.0, warning_handler=print_warning)
         self.registry: Registry = Registry([])
 
     async def __aenter__(self) -> Session:

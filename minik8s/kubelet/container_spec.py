@@ -13,16 +13,20 @@
   at least 1 ms); ``requests.cpu`` → ``cpu_shares = millicores × 1024 / 1000`` (min 2, and 2
   when nothing is requested); ``limits.memory`` → memory limit in bytes (no extra swap);
   ``oom_score_adj`` by QoS class (Guaranteed -997, BestEffort 1000, Burstable in between).
+- ``securityContext`` (the container's over the pod's): user ``uid:gid``, extra groups,
+  read-only root, capabilities, privileged, no-new-privileges, seccomp and procMount
+  (:func:`security_config`), and the kubelet's ``runAsNonRoot`` check (:func:`verify_run_as_non_root`).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from minik8s.api.core import qos_class
 from minik8s.api.quantity import parse_memory, parse_millicpu
-from minik8s.kubelet.configsources import Lookup, env_from, key_ref_value
+from minik8s.kubelet.configsources import ContainerConfigError, Lookup, env_from, key_ref_value
 
 MIN_SHARES = 2
 MAX_SHARES = 262144
@@ -227,9 +231,73 @@ def resource_config(pod: dict[str, Any], container: dict[str, Any], memory_capac
     return out
 
 
-def security_config(container: dict[str, Any], pod_spec: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """(HostConfig settings, user) from ``securityContext`` (privileged, capabilities, read-only root, runAs)."""
-    sc = container.get("securityContext") or {}
+#: fields a container's securityContext takes from the pod's when it does not set them
+INHERITED = ("runAsUser", "runAsGroup", "runAsNonRoot", "seccompProfile", "seLinuxOptions")
+
+
+def effective_security_context(container: dict[str, Any], pod_spec: dict[str, Any]) -> dict[str, Any]:
+    """The container's securityContext with the pod's ``runAsUser``, ``runAsGroup``,
+    ``runAsNonRoot``, ``seccompProfile`` and ``seLinuxOptions`` filled in where the container
+    sets none (Kubernetes' ``DetermineEffectiveSecurityContext``)."""
+    sc = dict(container.get("securityContext") or {})
+    psc = pod_spec.get("securityContext") or {}
+    for fld in INHERITED:
+        if sc.get(fld) is None and psc.get(fld) is not None:
+            sc[fld] = psc[fld]
+    return sc
+
+
+def pod_ref(pod: dict[str, Any]) -> str:
+    """The kubelet's ``format.Pod``: ``name_namespace(uid)``."""
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('name', '')}_{meta.get('namespace', '')}({meta.get('uid', '')})"
+
+
+def verify_run_as_non_root(pod: dict[str, Any], container: dict[str, Any], image_user: str | None) -> None:
+    """Kubernetes' ``verifyRunAsNonRoot``: with ``runAsNonRoot: true`` the container must not run as
+    uid 0 (its ``runAsUser``, else the image's ``USER``; an empty one is root).  A non-numeric image
+    user cannot be checked.  Raises ContainerConfigError with the kubelet's messages."""
+    sc = effective_security_context(container, pod.get("spec") or {})
+    if not sc.get("runAsNonRoot"):
+        return
+    where = f'(pod: "{pod_ref(pod)}", container: {container["name"]})'
+    uid = sc.get("runAsUser")
+    if uid is not None:
+        if uid == 0:
+            raise ContainerConfigError(f"container's runAsUser breaks non-root policy {where}")
+        return
+    user = (image_user or "").split(":", 1)[0]
+    if not user:
+        raise ContainerConfigError(f"container has runAsNonRoot and image will run as root {where}")
+    if not user.isdigit():
+        raise ContainerConfigError(f"container has runAsNonRoot and image has non-numeric user ({user}), "
+                                   f"cannot verify user is non-root {where}")
+    if int(user) == 0:
+        raise ContainerConfigError(f"container has runAsNonRoot and image will run as root {where}")
+
+
+def needs_image_user(container: dict[str, Any], pod_spec: dict[str, Any]) -> bool:
+    """Whether :func:`security_config` / :func:`verify_run_as_non_root` need the image's ``USER``."""
+    sc = effective_security_context(container, pod_spec)
+    return bool(sc.get("runAsNonRoot")) or (sc.get("runAsGroup") is not None and sc.get("runAsUser") is None)
+
+
+def security_config(container: dict[str, Any], pod_spec: dict[str, Any], image_user: str | None = None,
+                    seccomp_dir: Path | None = None) -> tuple[dict[str, Any], str | None]:
+    """(HostConfig settings, Docker ``User``) from the pod's and container's securityContext.
+
+    - ``runAsUser``/``runAsGroup`` → ``User`` ``"uid:gid"`` (a group alone goes with the image's
+      user, ``image_user``, or root); ``supplementalGroups`` and ``fsGroup`` → ``GroupAdd``;
+    - ``privileged`` → ``Privileged``; ``capabilities.add``/``drop`` → ``CapAdd``/``CapDrop``
+      (Kubernetes' names, ``ALL`` included); ``readOnlyRootFilesystem`` → ``ReadonlyRootfs``;
+    - ``allowPrivilegeEscalation: false`` → ``SecurityOpt`` ``no-new-privileges``;
+    - ``seccompProfile``: ``Unconfined`` → ``seccomp=unconfined``; ``Localhost`` → the JSON of
+      ``seccomp_dir/<localhostProfile>`` (ContainerConfigError when it cannot be read);
+      ``RuntimeDefault`` and unset → Docker's default profile (as a kubelet with
+      ``--seccomp-default``);
+    - ``procMount: Unmasked`` → ``systempaths=unconfined``.
+    """
+    sc = effective_security_context(container, pod_spec)
     psc = pod_spec.get("securityContext") or {}
     host: dict[str, Any] = {}
     if sc.get("privileged"):
@@ -241,11 +309,36 @@ def security_config(container: dict[str, Any], pod_spec: dict[str, Any]) -> tupl
         host["cap_drop"] = list(caps["drop"])
     if sc.get("readOnlyRootFilesystem"):
         host["read_only"] = True
-    uid = sc.get("runAsUser", psc.get("runAsUser"))
-    gid = sc.get("runAsGroup", psc.get("runAsGroup"))
+    groups = [str(g) for g in psc.get("supplementalGroups") or []]
+    if psc.get("fsGroup") is not None and str(psc["fsGroup"]) not in groups:
+        groups.append(str(psc["fsGroup"]))
+    if groups:
+        host["group_add"] = groups
+    options: list[str] = []
+    if sc.get("allowPrivilegeEscalation") is False:
+        options.append("no-new-privileges")
+    profile = sc.get("seccompProfile") or {}
+    if profile.get("type") == "Unconfined":
+        options.append("seccomp=unconfined")
+    elif profile.get("type") == "Localhost":
+        name = str(profile.get("localhostProfile") or "")
+        path = (seccomp_dir or Path("seccomp")) / name
+        try:
+            options.append("seccomp=" + path.read_text())
+        except OSError as exc:
+            raise ContainerConfigError(f'failed to generate seccomp security options for container: cannot load '
+                                       f'seccomp profile "{path}": {exc.strerror or exc}') from None
+    if sc.get("procMount") == "Unmasked":
+        options.append("systempaths=unconfined")
+    if options:
+        host["security_opt"] = options
+    uid = sc.get("runAsUser")
+    gid = sc.get("runAsGroup")
     user = None
     if uid is not None:
         user = f"{uid}:{gid}" if gid is not None else str(uid)
+    elif gid is not None:
+        user = f"{(image_user or '').split(':', 1)[0] or '0'}:{gid}"
     return host, user
 
 

@@ -442,6 +442,14 @@ class DockerRuntime:
             return None
         return str(data.get("Id") or "") or None
 
+    async def image_user(self, ref: str) -> str | None:
+        """The image's configured user (``Config.User``: ``""`` means root), None when it is not here."""
+        try:
+            data = await self.call(self.api.inspect_image, ref)
+        except (ImageNotFound, ContainerNotFound):
+            return None
+        return str((data.get("Config") or {}).get("User") or "")
+
     async def pull(self, ref: str) -> None:
         """``docker pull ref``; gives up when no progress arrives for ``pull_timeout`` seconds.
 

@@ -43,10 +43,12 @@ from minik8s.kubelet.configsources import ContainerConfigError
 from minik8s.kubelet.container_spec import (
     command_and_args,
     container_env,
+    needs_image_user,
     oom_score_adj_floor,
     port_bindings,
     resource_config,
     security_config,
+    verify_run_as_non_root,
 )
 from minik8s.kubelet.hooks import LifecycleHooks
 from minik8s.kubelet.images import ImageManager, ImagePullError
@@ -454,6 +456,10 @@ class PodSyncer:
         }
         if bindings and not host_network:
             host_kwargs["port_bindings"] = bindings
+        sysctls = {s["name"]: str(s.get("value", "")) for s in (spec.get("securityContext") or {}).get("sysctls") or []
+                   if s.get("name") and not (host_network and s["name"].startswith("net."))}
+        if sysctls:  # namespaced sysctls belong to the sandbox, whose namespaces the containers join
+            host_kwargs["sysctls"] = sysctls
         kwargs: dict[str, Any] = {"labels": naming.labels(self.cfg.node_name, pod, naming.SANDBOX, attempt)}
         _, missing_dns = effective_policy(pod, self.cfg.cluster_dns)
         if missing_dns:
@@ -563,7 +569,9 @@ class PodSyncer:
         for warning in warnings:
             self.events.emit(pod, "Warning", "InvalidEnvironmentVariableNames", warning, container["name"])
         entrypoint, cmd = command_and_args(container, env)
-        security, user = security_config(container, spec)
+        image_user = await self.runtime.image_user(container["image"]) if needs_image_user(container, spec) else None
+        verify_run_as_non_root(pod, container, image_user)
+        security, user = security_config(container, spec, image_user, self.cfg.root_dir / "seccomp")
         try:
             files = await asyncio.to_thread(self.files.write, pod, pod_ip)
         except OSError as exc:

@@ -127,7 +127,7 @@ class VolumeManager:
                 if vol.get("hostPath") is not None:
                     paths[name] = self._host_path(vol["hostPath"])
                 elif vol.get("emptyDir") is not None:
-                    paths[name] = self._empty_dir(uid, name, vol["emptyDir"] or {})
+                    paths[name] = self._empty_dir(uid, name, vol["emptyDir"] or {}, fs_group(pod))
                 elif api_volume_kind(vol) is not None:
                     paths[name] = self._api_volume(pod, vol)
                 elif vol.get("persistentVolumeClaim") is not None:
@@ -187,7 +187,9 @@ class VolumeManager:
             os.chmod(path, 0o755)
             if kind in self.IN_MEMORY:
                 self._mount_tmpfs(path, None, mode="0755")
-        AtomicWriter(path).write(payload)
+        group = fs_group(pod)
+        if AtomicWriter(path).write(payload) and group is not None:
+            set_volume_ownership(path, group, read_only=True)
         return str(path)
 
     def payload(self, pod: dict[str, Any], vol: dict[str, Any]) -> dict[str, FileProjection]:
@@ -237,7 +239,7 @@ class VolumeManager:
             return self.allocatable()
         return None
 
-    def _empty_dir(self, uid: str, name: str, source: dict[str, Any]) -> str:
+    def _empty_dir(self, uid: str, name: str, source: dict[str, Any], group: int | None = None) -> str:
         path = self.volume_dir(uid, name)
         fresh = not path.exists()
         path.mkdir(parents=True, exist_ok=True)
@@ -245,6 +247,8 @@ class VolumeManager:
             os.chmod(path, 0o777)  # Kubernetes: emptyDir is world-writable
             if source.get("medium") == "Memory":
                 self._mount_tmpfs(path, source.get("sizeLimit"))
+            if group is not None:
+                set_volume_ownership(path, group, read_only=False)
         return str(path)
 
     @staticmethod
@@ -406,3 +410,25 @@ def api_volume_kind(vol: dict[str, Any]) -> str | None:
 def _mode(source: dict[str, Any]) -> int:
     mode = source.get("defaultMode")
     return DEFAULT_MODE if mode is None else int(mode)
+
+
+def fs_group(pod: dict[str, Any]) -> int | None:
+    """The pod's ``securityContext.fsGroup`` (None when unset)."""
+    value = ((pod.get("spec") or {}).get("securityContext") or {}).get("fsGroup")
+    return int(value) if value is not None else None
+
+
+def set_volume_ownership(path: Path, group: int, read_only: bool) -> None:
+    """Kubernetes' ``SetVolumeOwnership`` for ``fsGroup``: every file and directory under ``path``
+    (symlinks skipped) gets group ``group``; files gain ``rw-rw----`` (``r--r-----`` for a
+    read-only volume), directories the same plus ``x`` and the setgid bit, so new files
+    inherit the group.  Only the pod's own volume directories are passed here, never hostPaths."""
+    mask = 0o440 if read_only else 0o660
+    entries = [str(path)] + [os.path.join(root, name) for root, dirs, files in os.walk(path) for name in dirs + files]
+    for full in entries:
+        info = os.lstat(full)
+        if stat.S_ISLNK(info.st_mode):
+            continue
+        os.lchown(full, -1, group)
+        extra = mask | (0o110 | stat.S_ISGID if stat.S_ISDIR(info.st_mode) else 0)
+        os.chmod(full, stat.S_IMODE(info.st_mode) | extra)

@@ -46,7 +46,9 @@ def test_types_required_and_free_form_fields() -> None:
         {"type": "object", "additionalProperties": {"type": "string"}}
     assert bare(prop("io.k8s.api.core.v1.Container", "stdin")) == {"type": "boolean"}
     # dict[str, Any] is kept whole by the model, so the schema lets anything in.
-    assert prop("io.k8s.api.core.v1.PodSpec", "securityContext")["x-kubernetes-preserve-unknown-fields"] is True
+    assert prop("io.k8s.api.core.v1.EnvVarSource", "fieldRef")["x-kubernetes-preserve-unknown-fields"] is True
+    assert prop("io.k8s.api.core.v1.PodSpec", "securityContext")["$ref"] == \
+        REF_PREFIX + "io.k8s.api.core.v1.PodSecurityContext"
     assert prop("io.k8s.api.core.v1.Pod", "apiVersion")["description"].startswith("APIVersion defines")
     # Kubernetes' documentation of shared fields; minik8s' own docstrings where the models have them
     assert prop("io.k8s.api.core.v1.PodSpec", "containers")["description"].startswith("List of containers")
@@ -83,7 +85,8 @@ def test_unknown_fields_are_reported_with_kubernetes_paths() -> None:
                                      "ports": [{"containerPort": 80, "hostIP": "1.2.3.4", "zz": True}]}]},
             "status": {}}
     assert SCHEMAS.unknown_fields(pod, body) == [
-        "metadata.bogus", "spec.foo", "spec.restart_policy", "spec.containers[1].env[0].q",
+        "metadata.bogus", "spec.foo", "spec.restart_policy", "spec.securityContext.anything",
+        "spec.containers[1].env[0].q",
         "spec.containers[1].ports[0].zz"]
     assert SCHEMAS.unknown_fields(pod, {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": []}}) == []
 

@@ -1,10 +1,12 @@
 """v1 Namespace: phase Active and the ``kubernetes`` finalizer by default; DNS-1123 label names;
-the ``kubernetes.io/metadata.name`` label, always the namespace's name."""
+the ``kubernetes.io/metadata.name`` label, always the namespace's name; ``pod-security.kubernetes.io``
+labels must name a level (and a version) Pod Security Admission knows."""
 
 from __future__ import annotations
 
 from minik8s.api import validation as v
-from minik8s.apiserver.strategies.base import Obj, Strategy
+from minik8s.apiserver import podsecurity
+from minik8s.apiserver.strategies.base import Cause, Obj, Strategy
 
 #: The label every namespace carries, set to its name by the apiserver (immutable: a write that
 #: changes or drops it gets it back, as kube-apiserver's namespace strategy does).
@@ -21,6 +23,10 @@ class NamespaceStrategy(Strategy):
             meta["labels"] = {**(meta.get("labels") or {}), NAME_LABEL: meta["name"]}
         obj.setdefault("status", {}).setdefault("phase", "Active")
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+
+    def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
+        """Metadata, and Pod Security Admission's labels (a known level; ``latest`` or ``v1.N``)."""
+        return super().validate(obj, old) + podsecurity.label_errors((obj.get("metadata") or {}).get("labels"))
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)

@@ -4,6 +4,7 @@ field selectors and graceful deletion."""
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from minik8s.api import validation as v
@@ -109,6 +110,87 @@ def _validate_resources(res: Obj | None, path: str) -> list[Cause]:
     return causes
 
 
+SECCOMP_TYPES = ("Localhost", "RuntimeDefault", "Unconfined")
+PROC_MOUNT_TYPES = ("Default", "Unmasked")
+MAX_ID = 2147483647
+_SYSCTL = re.compile(r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$")
+_SYSCTL_FMT = "([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+
+
+def _id_errors(value: Any, path: str) -> list[Cause]:
+    """A uid/gid: Kubernetes' ``must be between 0 and 2147483647, inclusive``."""
+    if value is None or (isinstance(value, int) and 0 <= value <= MAX_ID):
+        return []
+    return [(path, value, f"must be between 0 and {MAX_ID}, inclusive")]
+
+
+def _seccomp_errors(profile: Obj | None, path: str) -> list[Cause]:
+    """``seccompProfile``: a known ``type``; ``localhostProfile`` exactly when it is Localhost."""
+    if profile is None:
+        return []
+    kind, local = profile.get("type"), profile.get("localhostProfile")
+    if not kind:
+        return [(f"{path}.type", None, REQUIRED)]
+    if kind not in SECCOMP_TYPES:
+        return [(f"{path}.type", None, unsupported(kind, SECCOMP_TYPES))]
+    if kind == "Localhost" and not local:
+        return [(f"{path}.localhostProfile", None, "Required value: must be set when seccomp type is Localhost")]
+    if kind != "Localhost" and local is not None:
+        return [(f"{path}.localhostProfile", local, "can only be set when seccomp type is Localhost")]
+    if local and (local.startswith("/") or ".." in local.split("/")):
+        return [(f"{path}.localhostProfile", local, "must be a relative path without '..'")]
+    return []
+
+
+def validate_pod_security_context(psc: Obj | None, path: str) -> list[Cause]:
+    """PodSecurityContext: ids in [0, 2^31-1], the seccomp profile, sysctl names (unique)."""
+    psc = psc or {}
+    causes: list[Cause] = []
+    for fld in ("runAsUser", "runAsGroup", "fsGroup"):
+        causes += _id_errors(psc.get(fld), f"{path}.{fld}")
+    for i, gid in enumerate(psc.get("supplementalGroups") or []):
+        causes += _id_errors(gid, f"{path}.supplementalGroups[{i}]")
+    policy = psc.get("fsGroupChangePolicy")
+    if policy is not None and policy not in ("OnRootMismatch", "Always"):
+        causes.append((f"{path}.fsGroupChangePolicy", None, unsupported(policy, ("Always", "OnRootMismatch"))))
+    causes += _seccomp_errors(psc.get("seccompProfile"), f"{path}.seccompProfile")
+    seen: set[str] = set()
+    for i, sysctl in enumerate(psc.get("sysctls") or []):
+        name = sysctl.get("name") or ""
+        sp = f"{path}.sysctls[{i}].name"
+        if not name:
+            causes.append((sp, None, REQUIRED))
+        elif len(name) > 253 or not _SYSCTL.match(name):
+            causes.append((sp, name, f"must have at most 253 characters and match regex {_SYSCTL_FMT}"))
+        elif name in seen:
+            causes.append((sp, None, f'Duplicate value: "{name}"'))
+        seen.add(name)
+    return causes
+
+
+def validate_security_context(sc: Obj | None, path: str) -> list[Cause]:
+    """A container's SecurityContext, with Kubernetes' cross-field rules: privileged or
+    ``CAP_SYS_ADMIN`` cannot go with ``allowPrivilegeEscalation: false``."""
+    if not sc:
+        return []
+    causes: list[Cause] = []
+    for fld in ("runAsUser", "runAsGroup"):
+        causes += _id_errors(sc.get(fld), f"{path}.{fld}")
+    causes += _seccomp_errors(sc.get("seccompProfile"), f"{path}.seccompProfile")
+    proc = sc.get("procMount")
+    if proc is not None and proc not in PROC_MOUNT_TYPES:
+        causes.append((f"{path}.procMount", None, unsupported(proc, PROC_MOUNT_TYPES)))
+    if sc.get("allowPrivilegeEscalation") is False:
+        if sc.get("privileged"):
+            causes.append((path, None, "Invalid value: cannot set `allowPrivilegeEscalation` to false "
+                           "and `privileged` to true"))
+        added = (sc.get("capabilities") or {}).get("add") or []
+        if any(cap in ("CAP_SYS_ADMIN", "SYS_ADMIN") for cap in added):
+            causes.append((path, None, "Invalid value: cannot set `allowPrivilegeEscalation` to false "
+                           "and `capabilities.Add` CAP_SYS_ADMIN"))
+    return causes
+
+
 def validate_container(c: Obj, path: str, volume_names: set[str]) -> list[Cause]:
     causes: list[Cause] = []
     name = c.get("name")
@@ -148,6 +230,7 @@ def validate_container(c: Obj, path: str, volume_names: set[str]) -> list[Cause]
         else:
             causes += [(f"{path}.env[{j}].name", ename, m) for m in v.env_var_name_errors(ename)]
     causes += env_source_errors(c, path)
+    causes += validate_security_context(c.get("securityContext"), f"{path}.securityContext")
     causes += _validate_resources(c.get("resources"), f"{path}.resources")
     mount_paths: set[str] = set()
     for j, m in enumerate(c.get("volumeMounts") or []):
@@ -194,6 +277,7 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
             causes.append((f"{vp}.persistentVolumeClaim.claimName", None, REQUIRED))
         if isinstance(vol.get("nfs"), dict):
             causes += nfs_errors(vol["nfs"], f"{vp}.nfs")
+    causes += validate_pod_security_context(spec.get("securityContext"), f"{path}.securityContext")
     containers = spec.get("containers") or []
     if not containers:
         causes.append((f"{path}.containers", None, REQUIRED))
