@@ -101,7 +101,10 @@ class APIServerAuthorizer:
         return None if ok else forbidden_message(user, info, why)
 
     def authorize_scope(self, user: UserInfo, scope: Scope) -> tuple[UserInfo, str | None]:
-        """Impersonate as the headers ask (when allowed), then authorize the request of ``scope``."""
+        """Impersonate as the headers ask (when allowed), then authorize the request of ``scope``.
+        Every authenticated user is in ``system:authenticated`` (Kubernetes' group adder)."""
+        if user.name != ANONYMOUS.name and "system:authenticated" not in user.groups:
+            user = UserInfo(user.name, user.uid, (*user.groups, "system:authenticated"))
         user, refusal = self.impersonate(user, scope)
         if refusal is not None:
             return user, refusal
