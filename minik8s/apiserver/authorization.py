@@ -185,6 +185,8 @@ def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserIn
     out: Obj = {"kind": kind, "apiVersion": f"{group}/v1",
                 "metadata": {**(body.get("metadata") or {}), "creationTimestamp": None}}
     if kind == "SelfSubjectReview":
+        if caller.name != ANONYMOUS.name and "system:authenticated" not in caller.groups:
+            caller = UserInfo(caller.name, caller.uid, (*caller.groups, "system:authenticated"))
         out["status"] = {"userInfo": _user_info(caller)}
         return out
     spec = body["spec"] if isinstance(body.get("spec"), dict) else {}
