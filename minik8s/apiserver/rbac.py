@@ -341,10 +341,9 @@ class NodeAuthorizer:
         if node is None or not info.resource_request:
             return False, ""
         if info.api_group == "" and info.resource == "nodes" and info.subresource in ("", "status") \
-                and info.verb in _NODE_SELF_VERBS:
+                and info.verb in ("create", "update", "patch", "delete"):
             if info.verb != "create" and info.name != node:
-                return False, f'node "{node}" is not allowed to modify node "{info.name}"' \
-                    if info.verb != "get" else ""
+                return False, f'node "{node}" is not allowed to modify node "{info.name}"'
             return True, ""
         if info.api_group == "coordination.k8s.io" and info.resource == "leases":
             if info.namespace == NODE_LEASE_NAMESPACE and info.verb in _NODE_SELF_VERBS \

@@ -203,3 +203,11 @@ def test_real_kubectl_auth_can_i_and_whoami(server: APIServer, ns: str, tmp_path
     who = kubectl.ok("auth", "whoami", "-o", "json", "--as", "dave", "--as-group", "team")
     assert '"username": "dave"' in who.out and '"team"' in who.out
     assert "system:masters" in kubectl.ok("auth", "whoami").out
+    # kubectl's generators send protobuf bodies; the binding's table has Kubernetes' columns
+    kubectl.ok("create", "rolebinding", f"eve-view-{version}", "--clusterrole=view", "--user=eve")
+    wide = kubectl.ok("get", "rolebinding", f"eve-view-{version}", "-o", "wide").out.splitlines()
+    assert wide[0].split() == ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
+    assert wide[1].split()[1] == "ClusterRole/view" and wide[1].split()[3] == "eve"
+    wait_for_sync(lambda: kubectl("auth", "can-i", "list", "pods", "--as", "eve").out.strip() == "yes",
+                  what="eve may list pods")
+    assert kubectl.ok("get", "clusterrole", "view").out.split()[:3] == ["NAME", "CREATED", "AT"]

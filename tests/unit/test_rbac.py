@@ -139,7 +139,8 @@ def test_cache_indexes_bindings_by_subject_and_aggregates_cluster_roles() -> Non
     cache.apply("ClusterRole", "ADDED", {"metadata": {"name": "x", "labels": {
         "rbac.authorization.k8s.io/aggregate-to-view": "true"}},
         "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]}]})
-    assert {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]} in cache.cluster_role_rules("admin")
+    widgets = {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]}
+    assert widgets in cache.cluster_role_rules("admin")
 
 
 def test_node_authorizer() -> None:
@@ -148,6 +149,7 @@ def test_node_authorizer() -> None:
     assert node.decide(a, _res("list", "pods", ns=""))[0]
     assert node.decide(a, _res("patch", "nodes", ns="", name="a", sub="status"))[0]
     assert node.decide(a, _res("create", "nodes", ns=""))[0]
+    assert node.decide(a, _res("get", "nodes", ns="", name="b"))[0]  # reading other nodes is fine
     ok, why = node.decide(a, _res("patch", "nodes", ns="", name="b", sub="status"))
     assert not ok and why == 'node "a" is not allowed to modify node "b"'
     assert node.decide(a, _res("update", "leases", "coordination.k8s.io", ns="kube-node-lease", name="a"))[0]
@@ -204,3 +206,22 @@ def test_rbac_validation_messages() -> None:
     changed = {**crb, "roleRef": {**crb["roleRef"], "name": "edit"}}
     assert ("roleRef", changed["roleRef"], "cannot change roleRef") in ClusterRoleBindingStrategy().validate(
         changed, crb)
+
+
+def test_service_account_tokens_authenticate_only_with_rbac(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With AlwaysAllow a service-account JWT is no credential (every pod holds one); with RBAC it is."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from minik8s.apiserver.app import create_app
+    from minik8s.apiserver.serviceaccounts import TokenIssuer
+    from minik8s.apiserver.storage import Store
+    from minik8s.auth import Authenticator
+
+    key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    for modes, accepted in ((("AlwaysAllow",), False), (("Node", "RBAC"), True)):
+        auth = Authenticator({"t": UserInfo("admin")})
+        create_app(Store(), authenticator=auth, metrics_resolution=None, token_issuer=TokenIssuer(key),
+                   authorization_modes=modes)
+        assert (auth.reviewer is not None) is accepted, modes
