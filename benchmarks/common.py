@@ -27,8 +27,9 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 @contextmanager
-def control_plane() -> Iterator[tuple[str, int]]:
-    """Start etcd and the apiserver in a temp dir; yields (apiserver URL, etcd port)."""
+def control_plane(*apiserver_args: str) -> Iterator[tuple[str, int]]:
+    """Start etcd and the apiserver (with ``apiserver_args`` added) in a temp dir; yields
+    (apiserver URL, etcd port)."""
     with tempfile.TemporaryDirectory(prefix="minik8s-bench-") as tmp:
         d = Path(tmp)
         etcd_port, peer = free_port(), free_port()
@@ -37,7 +38,7 @@ def control_plane() -> Iterator[tuple[str, int]]:
         wait_http(f"http://127.0.0.1:{etcd_port}/health")
         port = free_port()
         api = Process("apiserver", minik8s_command("apiserver", "--etcd-servers", f"http://127.0.0.1:{etcd_port}",
-                                                   "--port", str(port)), d / "apiserver.log")
+                                                   "--port", str(port), *apiserver_args), d / "apiserver.log")
         api.start()
         try:
             wait_http(f"http://127.0.0.1:{port}/readyz")

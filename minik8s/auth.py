@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -122,6 +122,18 @@ class Authorizer(Protocol):
         ...
 
 
+@runtime_checkable
+class ScopeAuthorizer(Protocol):
+    """An :class:`Authorizer` that sees the whole request (query, headers) and may change who it
+    runs as (the apiserver's impersonation): :class:`AuthMiddleware` calls it instead."""
+
+    def authorize(self, user: UserInfo, method: str, path: str) -> str | None: ...
+
+    def authorize_scope(self, user: UserInfo, scope: Scope) -> tuple[UserInfo, str | None]:
+        """The user the request runs as, and None when allowed or the reason sent with the 403."""
+        ...
+
+
 class AuthMiddleware:
     """ASGI middleware: authenticate every HTTP request and WebSocket upgrade, then authorize it.
 
@@ -164,7 +176,12 @@ class AuthMiddleware:
             if user is None:
                 await self._refuse(errors.Unauthorized("Unauthorized"), scope, receive, send)
                 return
-            if self.authorizer is not None:
+            if isinstance(self.authorizer, ScopeAuthorizer):
+                user, reason = self.authorizer.authorize_scope(user, scope)
+                if reason is not None:
+                    await self._refuse(errors.Forbidden(reason), scope, receive, send)
+                    return
+            elif self.authorizer is not None:
                 reason = self.authorizer.authorize(user, scope.get("method") or "GET", scope.get("path") or "/")
                 if reason is not None:
                     await self._refuse(errors.Forbidden(reason), scope, receive, send)

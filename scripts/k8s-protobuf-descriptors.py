@@ -28,7 +28,7 @@ from google.protobuf import any_pb2, descriptor_pb2
 #: The groups whose types the apiserver decodes (their imports come along).
 WANTED = ("k8s.io/api/core/v1/", "k8s.io/api/apps/v1/", "k8s.io/api/batch/v1/", "k8s.io/api/autoscaling/v1/",
           "k8s.io/api/autoscaling/v2/", "k8s.io/api/networking/v1/", "k8s.io/api/coordination/v1/",
-          "k8s.io/api/authentication/v1/",
+          "k8s.io/api/authentication/v1/", "k8s.io/api/authorization/v1/", "k8s.io/api/rbac/v1/",
           "k8s.io/apimachinery/pkg/runtime/generated.proto")
 
 

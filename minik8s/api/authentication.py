@@ -86,3 +86,16 @@ class TokenReviewStatus(Model):
 class TokenReview(TypedObject):
     spec: TokenReviewSpec = Field(default_factory=TokenReviewSpec)
     status: TokenReviewStatus | None = None
+
+
+class SelfSubjectReviewStatus(Model):
+    """``userInfo``: who the apiserver took the caller for."""
+
+    user_info: UserInfoModel | None = None
+
+
+class SelfSubjectReview(TypedObject):
+    """``POST /apis/authentication.k8s.io/v1/selfsubjectreviews`` (``kubectl auth whoami``):
+    the answer's ``status.userInfo`` is the caller's user; nothing is stored."""
+
+    status: SelfSubjectReviewStatus | None = None

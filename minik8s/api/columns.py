@@ -659,6 +659,40 @@ def _bool_ptr(value: Any) -> str:
     return "True" if value else "False"
 
 
+# ------------------------------------------------------------------ rbac.authorization.k8s.io
+def created_at(obj: Obj, at: dt.datetime) -> str:
+    """Roles' ``Created At``: the creation time itself (RFC 3339), not an age."""
+    return str(_meta(obj).get("creationTimestamp") or "")
+
+
+def binding_role(obj: Obj, at: dt.datetime) -> str:
+    """``Role``/``ClusterRole/<name>`` of a (Cluster)RoleBinding's roleRef."""
+    ref = obj.get("roleRef") or {}
+    return f"{ref.get('kind', '')}/{ref.get('name', '')}"
+
+
+def binding_subjects(kind: str) -> Getter:
+    """The names of a binding's subjects of ``kind`` (service accounts as ``namespace/name``)."""
+    def value(obj: Obj, at: dt.datetime) -> str:
+        names = [f"{s.get('namespace', '')}/{s.get('name', '')}" if kind == "ServiceAccount" else str(s.get("name"))
+                 for s in obj.get("subjects") or [] if s.get("kind") == kind]
+        return ", ".join(names)
+    return value
+
+
+_CREATED_AT = Column("Created At", created_at, type="date",
+                     description="CreationTimestamp is a timestamp representing the server time when this object "
+                                 "was created.")
+_BINDING_COLUMNS = [
+    Column("Role", binding_role, description="RoleRef is the role the binding grants."),
+    Column("Age", _age, description=AGE_DESCRIPTION),
+    Column("Users", binding_subjects("User"), wide=True, description="Users in the binding"),
+    Column("Groups", binding_subjects("Group"), wide=True, description="Groups in the binding"),
+    Column("ServiceAccounts", binding_subjects("ServiceAccount"), wide=True,
+           description="ServiceAccounts in the binding"),
+]
+
+
 # ------------------------------------------------------------------ the table
 _AGE = Column("Age", _age, description=AGE_DESCRIPTION)
 
@@ -911,6 +945,10 @@ COLUMNS: dict[str, list[Column]] = {
                description="The number of keys in data."),
         _AGE,
     ],
+    "Role": [_CREATED_AT],
+    "ClusterRole": [_CREATED_AT],
+    "RoleBinding": _BINDING_COLUMNS,
+    "ClusterRoleBinding": _BINDING_COLUMNS,
     "ServiceAccount": [
         Column("Secrets", lambda o, at: len(o.get("secrets") or []), type="integer",
                description="The number of secrets listed in secrets."),

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
-from minik8s.api.authentication import TokenReview
+from minik8s.api.authentication import SelfSubjectReview, TokenReview
+from minik8s.api.authorization import SelfSubjectAccessReview, SubjectAccessReview
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.batch import CronJob, Job
 from minik8s.api.config import ConfigMap, Secret
@@ -32,6 +33,7 @@ from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
 from minik8s.api.networking import DNS, Ingress
+from minik8s.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from minik8s.api.serverless import Function, Trigger, Workflow, WorkflowRun
 from minik8s.api.storage import StorageClass
 
@@ -162,6 +164,18 @@ CORE_TYPES = [
                  short_names=("sc",)),
     ResourceType("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", "tokenreview", False, TokenReview,
                  verbs=("create",)),
+    ResourceType("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", "selfsubjectreview",
+                 False, SelfSubjectReview, verbs=("create",)),
+    ResourceType("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews",
+                 "subjectaccessreview", False, SubjectAccessReview, verbs=("create",)),
+    ResourceType("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+                 "selfsubjectaccessreview", False, SelfSubjectAccessReview, verbs=("create",)),
+    ResourceType("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", "clusterrole", False,
+                 ClusterRole),
+    ResourceType("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings",
+                 "clusterrolebinding", False, ClusterRoleBinding),
+    ResourceType("rbac.authorization.k8s.io", "v1", "Role", "roles", "role", True, Role),
+    ResourceType("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "rolebinding", True, RoleBinding),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),

@@ -23,7 +23,8 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
-from minik8s.apiserver import discovery, fieldmanager, negotiation
+from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
+from minik8s.apiserver.authorization import APIServerAuthorizer, review
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.httpio import (
     InternalErrors,
@@ -44,7 +45,7 @@ from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
 from minik8s.apiserver.versions import SERVED_VERSIONS, ServedVersion, served_version
-from minik8s.auth import Authenticator, AuthMiddleware
+from minik8s.auth import ANONYMOUS, Authenticator, AuthMiddleware, UserInfo
 
 #: Paths anyone may GET with authentication on (kube-apiserver's ``system:public-info-viewer``).
 PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
@@ -69,7 +70,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                node_port_range: tuple[int, int] = (30000, 32767),
                metrics_resolution: float | None = DEFAULT_RESOLUTION,
                kubelet_client: KubeletClient | None = None, max_mutating_inflight: int = 4,
-               token_issuer: TokenIssuer | None = None) -> FastAPI:
+               token_issuer: TokenIssuer | None = None,
+               authorization_modes: tuple[str, ...] = ("AlwaysAllow",)) -> FastAPI:
     """Build the ASGI application over ``store``.  The system namespaces and the ``kubernetes``
     Service (advertised at ``server_address``) are kept in place (:mod:`minik8s.apiserver.bootstrap`).
 
@@ -82,6 +84,12 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     (:mod:`minik8s.apiserver.inflight`).  ``token_issuer`` signs and checks service-account tokens
     (TokenRequest and TokenReview, :mod:`minik8s.apiserver.serviceaccounts`); without it
     TokenRequest answers 404 and no review authenticates.
+
+    ``authorization_modes``: ``("AlwaysAllow",)`` or ``Node``/``RBAC``
+    (:mod:`minik8s.apiserver.authorization`).  With RBAC the apiserver keeps its bootstrap roles
+    (:mod:`minik8s.apiserver.bootstrappolicy`), reads the RBAC kinds from its own store
+    (:class:`~minik8s.apiserver.rbac.RBACCache`), and accepts service-account tokens as bearer
+    credentials (never with AlwaysAllow: every pod holds one).
     """
     registry = registry or default_registry()
     served = Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])  # what discovery lists
@@ -93,6 +101,23 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION, kubelet)
     metrics = MetricsAPI(api, scraper)
 
+    rbac_on = "RBAC" in authorization_modes
+    rbac_cache = rbac.RBACCache(api, registry) if rbac_on else None
+    authorizer = APIServerAuthorizer(authorization_modes, rbac_cache)
+    async def sa_user(token: str) -> UserInfo | None:
+        """The service account a JWT names, when TokenReview's checks accept it."""
+        if token.count(".") != 2:
+            return None
+        try:
+            status = await tokens._review(token, token_issuer.api_audiences if token_issuer else [])
+        except (ValueError, errors.APIError):
+            return None
+        user = status["user"]
+        return UserInfo(user["username"], user.get("uid") or "", tuple(user["groups"]))
+
+    if rbac_on and authenticator is not None and token_issuer is not None:
+        authenticator.reviewer = sa_user
+
     host, _, port = server_address.rpartition(":")
     bootstrap = Bootstrap(api, registry, service_cidr, host.strip("[]") or "127.0.0.1", int(port or 6443))
 
@@ -101,6 +126,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             await bootstrap.ensure()
         stop = asyncio.Event()
         loop_task = asyncio.get_running_loop().create_task(bootstrap.run(stop))
+        rbac_task = asyncio.get_running_loop().create_task(run_rbac(stop)) if rbac_cache is not None else None
         # What start-up built (schemas, OpenAPI documents, protobuf descriptors) lives as long as
         # the process: out of the collector's sight, full collections stay short (no latency spikes).
         gc.freeze()
@@ -108,8 +134,23 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             yield
         stop.set()
         await loop_task
+        if rbac_task is not None:
+            await rbac_task
         await kubelet.aclose()
         await store.close()
+
+    async def run_rbac(stop: asyncio.Event) -> None:
+        """Keep the bootstrap policy in place (retried until etcd answers) and the RBAC cache fed."""
+        assert rbac_cache is not None
+        cache_task = asyncio.get_running_loop().create_task(rbac_cache.run(stop))
+        while not stop.is_set():
+            try:
+                await bootstrappolicy.ensure(api, registry)
+                break
+            except errors.APIError:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 1.0)
+        await cache_task
 
     # FastAPI's own /openapi.json and /docs are off: /openapi/v2 and /openapi/v3 are Kubernetes'.
     app = FastAPI(title="minik8s apiserver", version=discovery.VERSION_INFO["gitVersion"],
@@ -118,7 +159,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     app.add_middleware(MutatingInflight, limit=max_mutating_inflight)  # writes cannot starve reads
     if authenticator is not None and authenticator.enabled:  # (outside: who may not write waits for nothing)
         # kube-apiserver's system:public-info-viewer role lets anyone read health and version
-        app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=PUBLIC_PATHS)
+        app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=PUBLIC_PATHS,
+                           authorizer=None if authorizer.always_allow else authorizer)
     app.add_middleware(InternalErrors)  # outermost: a 500 is one log line and keeps the connection
 
     @app.exception_handler(errors.APIError)
@@ -135,6 +177,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
 
     @app.get("/readyz")
     async def readyz() -> Response:
+        if rbac_cache is not None and not rbac_cache.synced.is_set():
+            return Response("[-]poststarthook/rbac/bootstrap-roles failed: not finished\nreadyz check failed",
+                            status_code=503, media_type="text/plain")
         if await store.healthy():
             return Response("ok", media_type="text/plain")
         return Response("[-]etcd failed: etcd is not reachable\nreadyz check failed", status_code=503,
@@ -249,6 +294,16 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             return await pods.handle(request, t.rt, t.namespace, t.name or "", t.subresource)
         if t.subresource == "scale":
             return await scale.handle(request, t.rt, t.namespace, t.name or "")
+        user: UserInfo = getattr(request.state, "user", ANONYMOUS)
+        if t.rt.kind in ("SubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectReview"):
+            if method != "POST" or t.name is not None:
+                raise errors.MethodNotAllowed(f"{method} is not supported on {t.rt.plural}")
+            return JSONResponse(review(authorizer, t.rt.kind, await read_body(request), user), status_code=201)
+        node = rbac.node_name(user) if "Node" in authorization_modes else None
+        if node is not None and method in ("POST", "PUT", "PATCH", "DELETE"):
+            info = getattr(request.state, "request_info", None)
+            if info is not None:
+                await rbac.node_restriction(api, registry, node, info)
         if t.subresource == "token" or (t.rt.group, t.rt.kind) == ("authentication.k8s.io", "TokenReview"):
             if method != "POST" or (t.subresource is None and t.name is not None):
                 raise errors.MethodNotAllowed(f"{method} is not supported on {t.rt.plural}"
@@ -271,6 +326,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 if t.rt.namespaced and t.namespace is None:
                     raise errors.MethodNotAllowed("create needs a namespace in the path")
                 body = await read_body(request)
+                if node is not None and t.rt.kind == "Node":
+                    rbac.node_may_create(node, body)
                 if t.served is not None:
                     body = t.served.to_storage(body, None)
                 validation = FieldValidation.parse(params.get("fieldValidation"), "CreateOptions")

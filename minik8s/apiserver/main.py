@@ -9,6 +9,7 @@ import uvicorn
 
 from minik8s import logs
 from minik8s.apiserver.app import create_app
+from minik8s.apiserver.authorization import parse_modes
 from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdTLS, EtcdTLSRefused, check_tls, parse_etcd_servers
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.serviceaccounts import DEFAULT_ISSUER, TokenIssuer
@@ -39,6 +40,7 @@ def run(
     service_account_signing_key_file: str | None = None,
     service_account_issuer: str = DEFAULT_ISSUER,
     api_audiences: list[str] | None = None,
+    authorization_mode: str = "AlwaysAllow",
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -50,7 +52,9 @@ def run(
     ``kubelet_*`` files make it reach kubelets over https/wss
     (:mod:`minik8s.apiserver.kubelet_client`).  ``service_account_signing_key_file`` (a PEM RSA or
     EC P-256 private key) enables service-account tokens (TokenRequest, TokenReview) issued as
-    ``service_account_issuer`` for ``api_audiences`` (default: the issuer).
+    ``service_account_issuer`` for ``api_audiences`` (default: the issuer).  ``authorization_mode``:
+    ``AlwaysAllow`` or a comma list of ``Node`` and ``RBAC`` (:mod:`minik8s.apiserver.authorization`);
+    with RBAC, service-account tokens are accepted as credentials.
 
     Exits (SystemExit, one log line) for unusable flags or files, and when etcd refuses
     the TLS connection at start; an etcd that is not reachable yet is only reported (then
@@ -64,6 +68,7 @@ def run(
         tokens = load_token_file(token_auth_file) if token_auth_file else {}
         issuer = TokenIssuer.from_file(service_account_signing_key_file, service_account_issuer, api_audiences) \
             if service_account_signing_key_file else None
+        modes = parse_modes(authorization_mode)
     except (ValueError, OSError) as exc:
         log.error("apiserver cannot start: %s", exc)
         raise SystemExit(1) from exc
@@ -84,9 +89,11 @@ def run(
     app = create_app(store, authenticator=auth, server_address=f"{advertise_address or bind_address}:{port}",
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
                      metrics_resolution=metrics_resolution, kubelet_client=kubelet,
-                     max_mutating_inflight=max_mutating_requests_inflight, token_issuer=issuer)
-    log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, kubelets over %s, service-account tokens %s)",
-             scheme, bind_address, port, endpoint.url, "on" if auth.enabled else "off", kubelet.scheme,
+                     max_mutating_inflight=max_mutating_requests_inflight, token_issuer=issuer,
+                     authorization_modes=modes)
+    log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, authorization %s, kubelets over %s, "
+             "service-account tokens %s)", scheme, bind_address, port, endpoint.url,
+             "on" if auth.enabled else "off", ",".join(modes), kubelet.scheme,
              f"issued as {issuer.issuer}" if issuer else "off")
     config = server_config(app, bind_address, port, serving, timeout_keep_alive=30, timeout_graceful_shutdown=2)
     uvicorn.Server(config).run()
@@ -123,6 +130,9 @@ def command(
     service_account_issuer: str = typer.Option(DEFAULT_ISSUER, help="the tokens' issuer (iss claim)"),
     api_audiences: str = typer.Option(None, help="comma-separated audiences of tokens that name none "
                                                  "(default: the issuer)"),
+    authorization_mode: str = typer.Option(
+        "AlwaysAllow", help="AlwaysAllow, or a comma list of Node and RBAC (asked in order); with RBAC, "
+                            "service-account tokens are accepted as bearer credentials"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
@@ -138,4 +148,4 @@ def command(
         EtcdTLS(etcd_cafile, etcd_certfile, etcd_keyfile),
         kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority,
         max_mutating_requests_inflight, service_account_signing_key_file, service_account_issuer,
-        [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None)
+        [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None, authorization_mode)

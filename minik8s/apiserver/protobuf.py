@@ -68,9 +68,10 @@ def message_class(full_name: str) -> type[Message]:
 
 def proto_package(api_version: str) -> str:
     """The protobuf package of an apiVersion: ``v1`` → ``k8s.io.api.core.v1``, ``apps/v1`` → ``k8s.io.api.apps.v1``,
-    ``networking.k8s.io/v1`` → ``k8s.io.api.networking.v1``."""
+    ``networking.k8s.io/v1`` → ``k8s.io.api.networking.v1``, ``rbac.authorization.k8s.io/v1`` →
+    ``k8s.io.api.rbac.v1``."""
     group, _, version = api_version.rpartition("/")
-    group = group.removesuffix(".k8s.io") or "core"
+    group = group.split(".")[0] if group.endswith(".k8s.io") else group or "core"
     return f"k8s.io.api.{group}.{version}"
 
 

@@ -19,9 +19,10 @@ subresource (``POST /api/v1/namespaces/{ns}/serviceaccounts/{name}/token``) and
   ``system:serviceaccounts``, ``system:serviceaccounts:<ns>`` and ``system:authenticated``, and
   ``extra`` ``authentication.kubernetes.io/pod-name``/``pod-uid``/``node-name``/``credential-id``.
 
-The apiserver issues and reviews these tokens but does not yet accept them as credentials for its
-own API: it has no authorizer, and a token in every pod would make every pod an administrator.
-Components that accept them (the serverless gateway) ask through TokenReview.
+With ``--authorization-mode`` including ``RBAC`` the apiserver also accepts these tokens as bearer
+credentials for its own API (the same checks as a review; the user is then only allowed what RBAC
+grants it).  With ``AlwaysAllow`` (the default) it does not: a token in every pod would make every
+pod an administrator.  Components that accept them (the serverless gateway) ask through TokenReview.
 """
 
 from __future__ import annotations

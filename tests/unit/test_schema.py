@@ -97,7 +97,8 @@ def test_openapi_documents() -> None:
     assert set(openapi.index()["paths"]) == {"api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1",
                                              "apis/networking.k8s.io/v1", "apis/minik8s.io/v1", "apis/autoscaling/v2",
                                              "apis/batch/v1", "apis/authentication.k8s.io/v1",
-                                             "apis/storage.k8s.io/v1"}
+                                             "apis/storage.k8s.io/v1", "apis/authorization.k8s.io/v1",
+                                             "apis/rbac.authorization.k8s.io/v1"}
     apps = [rt for rt in REGISTRY.types if rt.group == "apps"]
     doc = document_v3(apps, SCHEMAS, "v1.32.0")
     patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]

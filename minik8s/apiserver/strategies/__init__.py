@@ -21,6 +21,7 @@ from minik8s.apiserver.strategies.job import CronJobStrategy, JobStrategy
 from minik8s.apiserver.strategies.namespace import NamespaceStrategy
 from minik8s.apiserver.strategies.node import NodeStrategy
 from minik8s.apiserver.strategies.pod import PodStrategy
+from minik8s.apiserver.strategies.rbac import rbac_strategies
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
 from minik8s.apiserver.strategies.replicationcontroller import ReplicationControllerStrategy
 from minik8s.apiserver.strategies.serverless import serverless_strategies
@@ -60,4 +61,5 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "GPUJob": GPUJobStrategy(),
         **serverless_strategies(),
         **storage_strategies(),
+        **rbac_strategies(),
     }

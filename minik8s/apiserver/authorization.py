@@ -1,0 +1,209 @@
+"""The apiserver's authorization: ``--authorization-mode``, impersonation and the access reviews.
+
+``--authorization-mode`` is ``AlwaysAllow`` (every authenticated request passes, the default) or a
+comma list of ``Node`` and ``RBAC`` asked in order (:mod:`minik8s.apiserver.rbac`): the first
+that allows wins.  Users in ``system:masters`` are always allowed (Kubernetes' privileged group).
+A denial is a 403 with Kubernetes' message (:func:`~minik8s.apiserver.rbac.forbidden_message`).
+
+Impersonation (``Impersonate-User``, ``Impersonate-Group``, ``Impersonate-Uid``; ``kubectl
+--as``/``--as-group``): the caller needs the ``impersonate`` verb on ``users`` (or, for a
+``system:serviceaccount:<ns>:<name>`` user, on ``serviceaccounts`` ``<name>`` in ``<ns>``) and on
+``groups``; the request then runs as that user, with the groups asked for plus
+``system:authenticated`` (and a service account's groups).
+
+Reviews (never stored): ``SubjectAccessReview`` asks about any user, ``SelfSubjectAccessReview``
+about the caller (``kubectl auth can-i``), ``SelfSubjectReview`` says who the caller is
+(``kubectl auth whoami``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.types import Scope
+
+from minik8s.api import errors
+from minik8s.api.base import Obj
+from minik8s.apiserver import requestinfo
+from minik8s.apiserver.rbac import MASTERS_GROUP, SA_PREFIX, NodeAuthorizer, RBACCache, forbidden_message
+from minik8s.apiserver.requestinfo import RequestInfo
+from minik8s.auth import ANONYMOUS, UserInfo
+
+MODES = ("AlwaysAllow", "Node", "RBAC")
+
+
+def parse_modes(value: str) -> tuple[str, ...]:
+    """``--authorization-mode``: ``AlwaysAllow``, or a comma list of ``Node`` and ``RBAC``; ValueError else."""
+    modes = tuple(m.strip() for m in value.split(",") if m.strip())
+    if not modes:
+        raise ValueError("--authorization-mode may not be empty")
+    for m in modes:
+        if m not in MODES:
+            raise ValueError(f'--authorization-mode: unknown mode "{m}" (supported: {", ".join(MODES)})')
+    if "AlwaysAllow" in modes and len(modes) > 1:
+        raise ValueError("--authorization-mode: AlwaysAllow cannot be combined with other modes")
+    if len(set(modes)) != len(modes):
+        raise ValueError("--authorization-mode: a mode is listed twice")
+    return modes
+
+
+def _watch(scope: Scope) -> bool:
+    query = (scope.get("query_string") or b"").decode("latin-1")
+    return any(p in ("watch=true", "watch=1", "watch=True") for p in query.split("&"))
+
+
+def _headers(scope: Scope, name: bytes) -> list[str]:
+    return [v.decode("latin-1").strip() for k, v in scope.get("headers") or [] if k == name]
+
+
+class APIServerAuthorizer:
+    """The apiserver's :class:`~minik8s.auth.Authorizer` for ``modes`` (see the module docstring).
+
+    ``rbac``: the cache the RBAC mode reads (required with it).  :meth:`authorize_scope` is what
+    :class:`~minik8s.auth.AuthMiddleware` calls: it applies impersonation and answers the user the
+    request runs as, with the denial's message or None.
+    """
+
+    def __init__(self, modes: tuple[str, ...], rbac: RBACCache | None = None) -> None:
+        self.modes = modes
+        self.rbac = rbac
+        self.node = NodeAuthorizer()
+
+    @property
+    def always_allow(self) -> bool:
+        return self.modes == ("AlwaysAllow",)
+
+    def decide(self, user: UserInfo, info: RequestInfo) -> tuple[bool, str]:
+        """(allowed, reason) for ``user`` making request ``info``."""
+        if self.always_allow or MASTERS_GROUP in user.groups:
+            return True, ""
+        reasons = []
+        for mode in self.modes:
+            if mode == "Node":
+                ok, why = self.node.decide(user, info)
+            elif self.rbac is not None:
+                if not self.rbac.synced.is_set():
+                    ok, why = False, "the RBAC authorizer's caches are not ready yet"
+                else:
+                    ok, why = self.rbac.allows(user, info), ""
+            else:
+                ok, why = False, ""
+            if ok:
+                return True, ""
+            if why:
+                reasons.append(why)
+        return False, "; ".join(reasons)
+
+    def authorize(self, user: UserInfo, method: str, path: str) -> str | None:
+        """:class:`~minik8s.auth.Authorizer`'s question (no query, no impersonation)."""
+        info = requestinfo.parse(method, path)
+        ok, why = self.decide(user, info)
+        return None if ok else forbidden_message(user, info, why)
+
+    def authorize_scope(self, user: UserInfo, scope: Scope) -> tuple[UserInfo, str | None]:
+        """Impersonate as the headers ask (when allowed), then authorize the request of ``scope``.
+        Every authenticated user is in ``system:authenticated`` (Kubernetes' group adder)."""
+        if user.name != ANONYMOUS.name and "system:authenticated" not in user.groups:
+            user = UserInfo(user.name, user.uid, (*user.groups, "system:authenticated"))
+        user, refusal = self.impersonate(user, scope)
+        if refusal is not None:
+            return user, refusal
+        method = scope.get("method") or "GET"
+        if scope["type"] == "websocket":
+            method = "POST" if (scope.get("path") or "").rsplit("/", 1)[-1] in ("exec", "attach", "portforward") \
+                else "GET"
+        info = requestinfo.parse(method, scope.get("path") or "/", _watch(scope))
+        ok, why = self.decide(user, info)
+        scope.setdefault("state", {})["request_info"] = info
+        return user, None if ok else forbidden_message(user, info, why)
+
+    def impersonate(self, user: UserInfo, scope: Scope) -> tuple[UserInfo, str | None]:
+        """The user ``Impersonate-*`` headers ask for, or ``user``; with the denial when not allowed."""
+        names = _headers(scope, b"impersonate-user")
+        groups = tuple(_headers(scope, b"impersonate-group"))
+        uids = _headers(scope, b"impersonate-uid")
+        if not names:
+            if groups or uids:
+                return user, "requested impersonation of groups or uid without impersonating a user"
+            return user, None
+        name = names[0]
+        checks: list[RequestInfo] = []
+        extra_groups: tuple[str, ...] = ()
+        if name.startswith(SA_PREFIX):
+            ns, _, sa = name[len(SA_PREFIX):].partition(":")
+            checks.append(RequestInfo("impersonate", resource_request=True, namespace=ns, resource="serviceaccounts",
+                                      name=sa))
+            extra_groups = ("system:serviceaccounts", f"system:serviceaccounts:{ns}")
+        else:
+            checks.append(RequestInfo("impersonate", resource_request=True, resource="users", name=name))
+        checks += [RequestInfo("impersonate", resource_request=True, resource="groups", name=g) for g in groups]
+        if uids:
+            checks.append(RequestInfo("impersonate", resource_request=True, api_group="authentication.k8s.io",
+                                      resource="uids", name=uids[0]))
+        for info in checks:
+            ok, why = self.decide(user, info)
+            if not ok:
+                return user, forbidden_message(user, info, why)
+        if name == ANONYMOUS.name:
+            all_groups = groups or ("system:unauthenticated",)
+        else:
+            all_groups = tuple(dict.fromkeys(groups + extra_groups + ("system:authenticated",)))
+        return UserInfo(name, uids[0] if uids else "", all_groups), None
+
+
+def _attributes(spec: Obj) -> RequestInfo:
+    """The RequestInfo a review's ``spec`` asks about (422 without one of the two attribute sets)."""
+    res = spec.get("resourceAttributes")
+    non = spec.get("nonResourceAttributes")
+    if isinstance(res, dict) and non is None:
+        return RequestInfo(str(res.get("verb") or ""), resource_request=True, api_group=str(res.get("group") or ""),
+                           api_version=str(res.get("version") or ""), namespace=str(res.get("namespace") or ""),
+                           resource=str(res.get("resource") or ""), subresource=str(res.get("subresource") or ""),
+                           name=str(res.get("name") or ""))
+    if isinstance(non, dict) and res is None:
+        return RequestInfo(str(non.get("verb") or ""), path=str(non.get("path") or ""))
+    raise errors.invalid("SubjectAccessReview", "", [
+        ("spec.resourceAttributes", None,
+         "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified")])
+
+
+def _user_info(user: UserInfo) -> Obj:
+    out: Obj = {"username": user.name, "groups": list(user.groups)}
+    if user.uid:
+        out["uid"] = user.uid
+    return out
+
+
+def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserInfo) -> Obj:
+    """Answer a SubjectAccessReview, SelfSubjectAccessReview or SelfSubjectReview (``kind``)
+    posted by ``caller``; 400 for a body of another kind."""
+    if body is None:
+        body = {}
+    if not isinstance(body, dict) or body.get("kind") not in (None, kind):
+        raise errors.BadRequest(f"the body must be a {kind}")
+    group = "authentication.k8s.io" if kind == "SelfSubjectReview" else "authorization.k8s.io"
+    out: Obj = {"kind": kind, "apiVersion": f"{group}/v1",
+                "metadata": {**(body.get("metadata") or {}), "creationTimestamp": None}}
+    if kind == "SelfSubjectReview":
+        if caller.name != ANONYMOUS.name and "system:authenticated" not in caller.groups:
+            caller = UserInfo(caller.name, caller.uid, (*caller.groups, "system:authenticated"))
+        out["status"] = {"userInfo": _user_info(caller)}
+        return out
+    spec = body["spec"] if isinstance(body.get("spec"), dict) else {}
+    info = _attributes(spec)
+    if kind == "SubjectAccessReview":
+        if not spec.get("user") and not spec.get("groups"):
+            raise errors.invalid(kind, "", [("spec.user", None, "Invalid value: \"\": at least one of user or group "
+                                                                 "must be specified")])
+        subject = UserInfo(str(spec.get("user") or ""), str(spec.get("uid") or ""), tuple(spec.get("groups") or ()))
+    else:
+        subject = caller
+    ok, why = authorizer.decide(subject, info)
+    out["spec"] = spec
+    status: Obj = {"allowed": ok}
+    if ok and not authorizer.always_allow:
+        status["reason"] = "allowed by RBAC" if MASTERS_GROUP not in subject.groups else "allowed: system:masters"
+    elif why:
+        status["reason"] = why
+    out["status"] = status
+    return out
