@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minik8s.api.base import Model
-from minik8s.api.core import IntOrString, PodTemplateSpec
+from minik8s.api.core import IntOrString, PersistentVolumeClaim, PodTemplateSpec
 from minik8s.api.meta import Condition, LabelSelector, MetaView, TypedObject
 
 
@@ -169,7 +169,7 @@ class StatefulSetSpec(Model):
     selector: LabelSelector
     template: PodTemplateSpec
     #: PersistentVolumeClaim objects (kept free-form here: the claim kind's model lives with storage).
-    volume_claim_templates: list[dict[str, Any]] | None = None
+    volume_claim_templates: list[PersistentVolumeClaim] | None = None
     service_name: str | None = None
     pod_management_policy: str | None = None  # OrderedReady (default), Parallel
     update_strategy: StatefulSetUpdateStrategy | None = None

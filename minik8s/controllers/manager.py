@@ -36,8 +36,8 @@ from minik8s.controllers.persistentvolume import PersistentVolumeController
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
 from minik8s.controllers.replicaset import ReplicaSetController, ReplicationManager
 from minik8s.controllers.serviceaccounts import ServiceAccountsController
-from minik8s.controllers.volumeprotection import PVCProtectionController, PVProtectionController
 from minik8s.controllers.statefulset import StatefulSetController
+from minik8s.controllers.volumeprotection import PVCProtectionController, PVProtectionController
 
 log = logging.getLogger("controller-manager")
 

@@ -239,7 +239,6 @@ class StatefulSetController(PodOwnerController):
         self.watch_pods(self.statefulsets, self.pods)
         #: uid → {revision name: template}, the templates of revisions this process saw.
         self._templates: dict[str, dict[str, Obj]] = {}
-        self._claims_warned: set[str] = set()
 
     # ================================================================== revisions
     def _remember(self, sts: Obj) -> None:
@@ -262,7 +261,6 @@ class StatefulSetController(PodOwnerController):
 
     def _delete_owner(self, owner: Obj) -> None:
         self._templates.pop(meta_of(owner).get("uid") or "", None)
-        self._claims_warned.discard(meta_of(owner).get("uid") or "")
         super()._delete_owner(owner)
 
     # ================================================================== sync
@@ -390,19 +388,11 @@ class StatefulSetController(PodOwnerController):
 
     async def _ensure_claims(self, sts: Obj, view: StatefulSetView, ordinal: int) -> None:
         """Create the claims of pod ``ordinal`` that do not exist yet (``createPersistentVolumeClaims``).
-
-        Skipped, with one warning per StatefulSet, while the apiserver serves no PersistentVolumeClaim kind.
         Raises the API error of a failed create (``FailedCreate`` event on the set).
         """
         if not view.claim_templates:
             return
-        pvc_rt = self.client.registry.by_kind("v1", "PersistentVolumeClaim")
-        if pvc_rt is None:
-            if view.meta.uid not in self._claims_warned:
-                self._claims_warned.add(view.meta.uid)
-                self.log.warning("StatefulSet %s/%s: volumeClaimTemplates skipped: no PersistentVolumeClaim kind "
-                                 "is served", view.meta.namespace, view.meta.name)
-            return
+        pvc_rt = self.client.kind("v1", "PersistentVolumeClaim")
         selector_labels = dict(((sts.get("spec") or {}).get("selector") or {}).get("matchLabels") or {})
         owner = None
         if view.when_deleted == "Delete":

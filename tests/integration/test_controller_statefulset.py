@@ -300,15 +300,28 @@ async def test_headless_service_endpoints_carry_pod_hostnames(client: Client, na
                                                                                  "10.244.9.11": "web-1"}
 
 
-async def test_claim_templates_without_a_claim_kind(client: Client, namespace: str) -> None:
-    """Until the apiserver serves PersistentVolumeClaims the claims are skipped (a warning is logged) and
-    the pods are still made, their claim volumes named as the templates."""
-    sts_rt = client.kind("apps/v1", "StatefulSet")
-    body = statefulset(replicas=1, volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {
-        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}])
+async def test_claim_templates_make_one_claim_per_pod(client: Client, namespace: str) -> None:
+    """Each pod gets its own PersistentVolumeClaim ``<template>-<set>-<ordinal>`` (made before the pod,
+    labelled with the set's selector), mounted as a persistentVolumeClaim volume; scaling down keeps
+    the claims (``whenScaled: Retain``)."""
+    sts_rt, pvc_rt = client.kind("apps/v1", "StatefulSet"), client.kind("v1", "PersistentVolumeClaim")
+    body = statefulset(replicas=2, volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "storageClassName": "manual",
+        "resources": {"requests": {"storage": "1Gi"}}}}])
     body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
-    async with running(client, namespace, node=False):
-        created = await client.create(sts_rt, body, namespace)
-        assert created["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
-        web0 = (await wait_for(lambda: names_are(client, namespace, {"web-0"}), what="web-0"))["web-0"]
-        assert [v["name"] for v in web0["spec"]["volumes"]] == ["data"]
+    async with running(client, namespace):
+        await client.create(sts_rt, body, namespace)
+        found = await wait_for(lambda: names_are(client, namespace, {"web-0", "web-1"}), what="web-0 and web-1")
+        for ordinal in (0, 1):
+            volumes = found[f"web-{ordinal}"]["spec"]["volumes"]
+            assert volumes == [{"name": "data", "persistentVolumeClaim": {"claimName": f"data-web-{ordinal}"}}]
+        claims = {c["metadata"]["name"]: c for c in (await client.list(pvc_rt, namespace=namespace))["items"]}
+        assert set(claims) == {"data-web-0", "data-web-1"}
+        for claim in claims.values():
+            assert claim["metadata"]["labels"] == LABELS
+            assert claim["spec"]["resources"]["requests"]["storage"] == "1Gi"
+            assert claim["spec"]["storageClassName"] == "manual"
+        await client.patch(sts_rt, "web", {"spec": {"replicas": 1}}, namespace)
+        await wait_for(lambda: names_are(client, namespace, {"web-0"}), what="scaled down to web-0")
+        left = {c["metadata"]["name"] for c in (await client.list(pvc_rt, namespace=namespace))["items"]}
+        assert left == {"data-web-0", "data-web-1"}  # kept on scale-down

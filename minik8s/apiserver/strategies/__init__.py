@@ -26,8 +26,8 @@ from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
 from minik8s.apiserver.strategies.replicationcontroller import ReplicationControllerStrategy
 from minik8s.apiserver.strategies.serverless import serverless_strategies
 from minik8s.apiserver.strategies.service import ServiceStrategy
-from minik8s.apiserver.strategies.storage import storage_strategies
 from minik8s.apiserver.strategies.statefulset import StatefulSetStrategy
+from minik8s.apiserver.strategies.storage import storage_strategies
 
 __all__ = ["GENERIC", "Strategy", "default_strategies"]
 
