@@ -71,7 +71,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                metrics_resolution: float | None = DEFAULT_RESOLUTION,
                kubelet_client: KubeletClient | None = None, max_mutating_inflight: int = 4,
                token_issuer: TokenIssuer | None = None,
-               authorization_modes: tuple[str, ...] = ("AlwaysAllow",)) -> FastAPI:
+               authorization_modes: tuple[str, ...] = ("AlwaysAllow",),
+               admission_plugins: frozenset[str] = frozenset()) -> FastAPI:
     """Build the ASGI application over ``store``.  The system namespaces and the ``kubernetes``
     Service (advertised at ``server_address``) are kept in place (:mod:`minik8s.apiserver.bootstrap`).
 
@@ -89,11 +90,12 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     (:mod:`minik8s.apiserver.authorization`).  With RBAC the apiserver keeps its bootstrap roles
     (:mod:`minik8s.apiserver.bootstrappolicy`), reads the RBAC kinds from its own store
     (:class:`~minik8s.apiserver.rbac.RBACCache`), and accepts service-account tokens as bearer
-    credentials (never with AlwaysAllow: every pod holds one).
+    credentials (never with AlwaysAllow: every pod holds one).  ``admission_plugins``: the
+    mutating admission plugins enabled (``ServiceAccount``: :mod:`minik8s.apiserver.admission`).
     """
     registry = registry or default_registry()
     served = Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])  # what discovery lists
-    api = ResourceAPI(store, registry, default_strategies(service_cidr, node_port_range))
+    api = ResourceAPI(store, registry, default_strategies(service_cidr, node_port_range), admission_plugins)
     kubelet = kubelet_client or KubeletClient()
     pods = PodSubresources(api, kubelet)
     scale = ScaleSubresource(api)

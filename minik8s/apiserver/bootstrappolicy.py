@@ -124,8 +124,11 @@ def cluster_roles() -> list[Obj]:
             _rule([""], ["pods"], ["delete", "get", "list", "watch", "patch", "update"]),
             _rule([""], ["pods/binding", "bindings"], ["create"]),
             _rule([""], ["pods/status"], ["patch", "update"]),
-            _rule([""], ["nodes", "namespaces", "services", "replicationcontrollers"], READ),
-            _rule(["apps"], ["replicasets", "daemonsets"], READ),
+            _rule([""], ["nodes", "namespaces", "services", "replicationcontrollers", "persistentvolumes"], READ),
+            _rule(["apps"], ["replicasets", "daemonsets", "statefulsets"], READ),
+            # VolumeBinding: the selected-node annotation on WaitForFirstConsumer claims
+            _rule([""], ["persistentvolumeclaims"], ["get", "list", "watch", "patch", "update"]),
+            _rule(["storage.k8s.io"], ["storageclasses"], READ),
             _rule(["authentication.k8s.io"], ["tokenreviews"], ["create"]),
             _rule(["authorization.k8s.io"], ["subjectaccessreviews"], ["create"]),
         ]),
@@ -133,7 +136,7 @@ def cluster_roles() -> list[Obj]:
         # each its own service account): it reads and writes every kind it manages.
         _role("system:kube-controller-manager", [
             _rule(["", "apps", "batch", "autoscaling", "networking.k8s.io", "coordination.k8s.io", "minik8s.io",
-                   "events.k8s.io"], ["*"], ALL),
+                   "events.k8s.io", "storage.k8s.io"], ["*"], ALL),
             _rule([GROUP], ["clusterroles", "roles", "clusterrolebindings", "rolebindings"], READ),
             _rule(["metrics.k8s.io"], ["pods", "nodes"], READ),
             _rule(["authentication.k8s.io"], ["tokenreviews"], ["create"]),
@@ -146,6 +149,8 @@ def cluster_roles() -> list[Obj]:
         ]),
         _role("system:kube-dns", [
             _rule([""], ["services", "endpoints", "pods", "namespaces"], READ),
+            # each server keeps the kube-dns Service and its own address in the Endpoints
+            _rule([""], ["services", "endpoints"], ["create", "update", "patch"]),
             _rule(["networking.k8s.io"], ["ingresses"], READ),
             _rule(["minik8s.io"], ["dnses"], READ),
             _rule(["minik8s.io"], ["dnses/status"], ["patch", "update"]),
@@ -158,6 +163,9 @@ def cluster_roles() -> list[Obj]:
                   ["create", "get", "list", "watch", "patch", "update"]),
             _rule(["apps"], ["deployments", "deployments/scale"], ["get", "list", "watch", "patch", "update"]),
             _rule([""], ["pods", "services", "endpoints"], READ),
+            # kube-system/minik8s-gateway and its Endpoints; PerInvocation calls run in pods of their own
+            _rule([""], ["services", "endpoints"], ["create", "update", "patch"]),
+            _rule([""], ["pods"], ["create", "delete"]),
             _rule(["*"], ["*"], READ),  # Triggers watch the kinds their sources name
             _rule(["authentication.k8s.io"], ["tokenreviews"], ["create"]),
         ]),

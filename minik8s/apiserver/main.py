@@ -8,6 +8,7 @@ import typer
 import uvicorn
 
 from minik8s import logs
+from minik8s.apiserver.admission import parse_plugins
 from minik8s.apiserver.app import create_app
 from minik8s.apiserver.authorization import parse_modes
 from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdTLS, EtcdTLSRefused, check_tls, parse_etcd_servers
@@ -41,6 +42,7 @@ def run(
     service_account_issuer: str = DEFAULT_ISSUER,
     api_audiences: list[str] | None = None,
     authorization_mode: str = "AlwaysAllow",
+    enable_admission_plugins: str | None = None,
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -54,7 +56,8 @@ def run(
     EC P-256 private key) enables service-account tokens (TokenRequest, TokenReview) issued as
     ``service_account_issuer`` for ``api_audiences`` (default: the issuer).  ``authorization_mode``:
     ``AlwaysAllow`` or a comma list of ``Node`` and ``RBAC`` (:mod:`minik8s.apiserver.authorization`);
-    with RBAC, service-account tokens are accepted as credentials.
+    with RBAC, service-account tokens are accepted as credentials.  ``enable_admission_plugins``:
+    comma-separated mutating admission plugins (``ServiceAccount``, :mod:`minik8s.apiserver.admission`).
 
     Exits (SystemExit, one log line) for unusable flags or files, and when etcd refuses
     the TLS connection at start; an etcd that is not reachable yet is only reported (then
@@ -69,6 +72,7 @@ def run(
         issuer = TokenIssuer.from_file(service_account_signing_key_file, service_account_issuer, api_audiences) \
             if service_account_signing_key_file else None
         modes = parse_modes(authorization_mode)
+        plugins = parse_plugins(enable_admission_plugins)
     except (ValueError, OSError) as exc:
         log.error("apiserver cannot start: %s", exc)
         raise SystemExit(1) from exc
@@ -90,7 +94,7 @@ def run(
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
                      metrics_resolution=metrics_resolution, kubelet_client=kubelet,
                      max_mutating_inflight=max_mutating_requests_inflight, token_issuer=issuer,
-                     authorization_modes=modes)
+                     authorization_modes=modes, admission_plugins=plugins)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, authorization %s, kubelets over %s, "
              "service-account tokens %s)", scheme, bind_address, port, endpoint.url,
              "on" if auth.enabled else "off", ",".join(modes), kubelet.scheme,
@@ -133,6 +137,9 @@ def command(
     authorization_mode: str = typer.Option(
         "AlwaysAllow", help="AlwaysAllow, or a comma list of Node and RBAC (asked in order); with RBAC, "
                             "service-account tokens are accepted as bearer credentials"),
+    enable_admission_plugins: str = typer.Option(
+        None, help="mutating admission plugins, comma-separated: ServiceAccount (default service account, "
+                   "the kube-api-access token volume in every pod)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
@@ -148,4 +155,5 @@ def command(
         EtcdTLS(etcd_cafile, etcd_certfile, etcd_keyfile),
         kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority,
         max_mutating_requests_inflight, service_account_signing_key_file, service_account_issuer,
-        [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None, authorization_mode)
+        [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None, authorization_mode,
+        enable_admission_plugins)

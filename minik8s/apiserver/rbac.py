@@ -318,6 +318,9 @@ NODE_RULES: list[Obj] = [
     # minik8s' kubelet watches ConfigMaps and Secrets cluster-wide for its volumes and env (see docs)
     {"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["services", "endpoints", "serviceaccounts"], "verbs": ["get", "list", "watch"]},
+    # persistentVolumeClaim volumes: the kubelet resolves claims to their volumes
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims", "persistentvolumes"],
+     "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]},
     {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
     {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},

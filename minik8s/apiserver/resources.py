@@ -32,7 +32,7 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.schema import Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
-from minik8s.apiserver import fieldmanager, podsecurity
+from minik8s.apiserver import admission, fieldmanager, podsecurity
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
@@ -182,9 +182,12 @@ class Selector:
 class ResourceAPI:
     """Generic verbs for every kind in ``registry``, stored in ``store``."""
 
-    def __init__(self, store: Store, registry: Registry, strategies: dict[str, Strategy] | None = None) -> None:
+    def __init__(self, store: Store, registry: Registry, strategies: dict[str, Strategy] | None = None,
+                 admission_plugins: frozenset[str] = frozenset()) -> None:
         self.store = store
         self.registry = registry
+        #: the mutating admission plugins enabled (:mod:`minik8s.apiserver.admission`)
+        self.admission_plugins = admission_plugins
         self.strategies = strategies if strategies is not None else default_strategies()
         self._schemas: tuple[tuple[ResourceType, ...], Schemas] = ((), Schemas([]))
         self._field_paths: dict[str, tuple[Schemas, fieldmanager.FieldPaths]] = {}
@@ -341,6 +344,8 @@ class ResourceAPI:
         strategy = self.strategy(rt.kind)
         strategy.prepare_for_create(obj)
         strategy.default(obj)
+        if rt.kind == "Pod" and not rt.group and self.admission_plugins:
+            await admission.admit_pod(self, obj, self.admission_plugins)
         if not applied and manager:
             fieldmanager.record_update(self.field_paths(rt), None, obj, manager, rt.api_version)
         self._validate(rt, obj, None)

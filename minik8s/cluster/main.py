@@ -203,8 +203,21 @@ def down(
                         ["kubelet", "--cleanup-network", "--cluster-cidr", CLUSTER_CIDR]):
             subprocess.run([sys.executable, "-m", "minik8s", *cleanup], capture_output=True, timeout=60)
     if purge and layout.data_dir.exists():
+        _unmount_below(layout.data_dir)  # the pods' tmpfs volumes (secrets, tokens) of a stopped kubelet
         shutil.rmtree(layout.data_dir)
         out.print(f"removed {layout.data_dir}")
+
+
+def _unmount_below(directory: Path) -> None:
+    """Unmount every mount point under ``directory`` (deepest first; failures are left to rmtree)."""
+    try:
+        with open("/proc/self/mounts") as fh:
+            points = [line.split()[1].replace("\\040", " ") for line in fh if len(line.split()) > 1]
+    except OSError:
+        return
+    prefix = str(directory).rstrip("/") + "/"
+    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True, timeout=30, check=False)
 
 
 def _stop_pod_containers(layout: ClusterLayout, remove: bool) -> None:

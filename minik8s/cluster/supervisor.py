@@ -146,6 +146,8 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
             "--kubelet-client-key", str(pki.key("apiserver-kubelet-client")),
             "--kubelet-certificate-authority", str(pki.ca),
             "--service-account-signing-key-file", str(layout.signing_key),
+            # Kubernetes' authorizers, and a service-account token in every pod
+            "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "ServiceAccount",
             *layout.extra_args.get("apiserver", [])),
             layout.logs / "apiserver.log"),
     ]
@@ -155,6 +157,7 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
     extra = {
         "scheduler": ["--kubeconfig", kc("scheduler")],
         "controller-manager": ["--kubeconfig", kc("controller-manager"), "--function-gateway-url", layout.gateway,
+                               "--root-ca-file", str(pki.ca),
                                "--local-path-root", str(layout.data_dir / "local-path")],
         # HTTPS; only the apiserver and cluster admins may call it (client certificates)
         "kubelet": ["--kubeconfig", kc("kubelet"), "--root-dir", str(layout.data_dir / "kubelet"),

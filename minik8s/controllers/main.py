@@ -88,6 +88,9 @@ def command(
         "/var/lib/minik8s/local-path", "--local-path-root",
         help="where the local-path provisioner puts volumes on each node (<root>/<pv-name>); the kubelets' "
              "--local-path-root must be the same"),
+    root_ca_file: str = typer.Option(
+        None, "--root-ca-file", help="the cluster CA (PEM) published in every namespace as ConfigMap "
+                                     "kube-root-ca.crt, for pods to verify the apiserver"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
@@ -154,10 +157,20 @@ def command(
         if not gateway_token or any(c.isspace() for c in gateway_token):
             raise typer.BadParameter(f"{function_gateway_token_file} must hold one token",
                                      param_hint="--function-gateway-token-file")
+    root_ca = None
+    if root_ca_file:
+        try:
+            with open(root_ca_file) as fh:
+                root_ca = fh.read()
+        except OSError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--root-ca-file") from exc
+        if "-----BEGIN CERTIFICATE-----" not in root_ca:
+            raise typer.BadParameter(f"{root_ca_file} holds no PEM certificate", param_hint="--root-ca-file")
     options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
                                 node_lifecycle=node_lifecycle, gpujob=gpujob,
                                 function_gateway_url=function_gateway_url, function_stable_window=stable_window,
-                                function_gateway_token=gateway_token, local_path_root=local_path_root)
+                                function_gateway_token=gateway_token, local_path_root=local_path_root,
+                                root_ca=root_ca)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:

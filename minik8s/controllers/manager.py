@@ -35,6 +35,7 @@ from minik8s.controllers.nodelifecycle import NodeLifecycleController, NodeLifec
 from minik8s.controllers.persistentvolume import PersistentVolumeController
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
 from minik8s.controllers.replicaset import ReplicaSetController, ReplicationManager
+from minik8s.controllers.rootcacert import RootCACertPublisher
 from minik8s.controllers.serviceaccounts import ServiceAccountsController
 from minik8s.controllers.statefulset import StatefulSetController
 from minik8s.controllers.volumeprotection import PVCProtectionController, PVProtectionController
@@ -54,7 +55,7 @@ class ControllerOptions:
     ``function_gateway_token`` the bearer token the autoscaler sends to the gateway ("" = none);
     ``job_backoff_base``/``job_backoff_max`` the Job controller's pod-failure back-off (seconds: first
     delay, doubled per failure, and its cap); ``local_path_root`` where the local-path provisioner puts
-    volumes on the nodes."""
+    volumes on the nodes; ``root_ca`` the PEM of ``--root-ca-file`` (published as ``kube-root-ca.crt``)."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
@@ -68,6 +69,7 @@ class ControllerOptions:
     job_backoff_base: float = 10.0
     job_backoff_max: float = 360.0
     local_path_root: str = DEFAULT_LOCAL_PATH_ROOT
+    root_ca: str | None = None
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -91,6 +93,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
                                                              stable_window=o.function_stable_window,
                                                              gateway_token=o.function_gateway_token),
     "serviceaccount": lambda c, f, o: ServiceAccountsController(c, f),
+    "root-ca-cert-publisher": lambda c, f, o: RootCACertPublisher(c, f, o.root_ca),
     "replicationcontroller": lambda c, f, o: ReplicationManager(c, f),
     "job": lambda c, f, o: JobController(c, f, backoff_base=o.job_backoff_base, backoff_max=o.job_backoff_max),
     "cronjob": lambda c, f, o: CronJobController(c, f),

@@ -27,7 +27,7 @@ from minik8s.api.base import Obj
 from minik8s.api.config import decoded_data
 from minik8s.api.meta import object_key
 from minik8s.api.validation import env_var_name_errors
-from minik8s.client.informer import Informer
+from minik8s.client.informer import NAMESPACE_INDEX, Informer, by_namespace
 from minik8s.client.rest import Client
 from minik8s.kubelet.atomic_writer import FileProjection
 
@@ -212,10 +212,14 @@ def key_ref_value(pod: Obj, source: Obj, lookup: Lookup) -> str | None:
 
 class ConfigSources:
     """Informers of every ConfigMap and Secret; ``on_change(kind, namespace, name)`` runs
-    (on the event loop) whenever one is added, changed or deleted."""
+    (on the event loop) whenever one is added, changed or deleted.  Also every Service, for the
+    containers' Service variables (:meth:`services`; a change reaches containers started later,
+    as in Kubernetes)."""
 
     def __init__(self, client: Client, on_change: Callable[[str, str, str], None]) -> None:
         self.informers = {kind: Informer(client, client.kind("v1", kind)) for kind in (CONFIG_MAP, SECRET)}
+        self.service_informer = Informer(client, client.kind("v1", "Service"),
+                                         indexers={NAMESPACE_INDEX: by_namespace})
         for kind, informer in self.informers.items():
             def changed(obj: Obj, kind: str = kind) -> None:
                 meta = obj.get("metadata") or {}
@@ -232,9 +236,16 @@ class ConfigSources:
         """The cached ConfigMap/Secret ``namespace/name`` (a :data:`Lookup`)."""
         return self.informers[kind].get(object_key({"metadata": {"namespace": namespace, "name": name}}))
 
+    def services(self, namespace: str) -> list[Obj]:
+        """The cached Services of ``namespace`` and of ``default`` (where ``kubernetes`` is)."""
+        found = list(self.service_informer.by_index(NAMESPACE_INDEX, namespace))
+        if namespace != "default":
+            found += self.service_informer.by_index(NAMESPACE_INDEX, "default")
+        return found
+
     def has_synced(self) -> bool:
-        return all(i.has_synced() for i in self.informers.values())
+        return all(i.has_synced() for i in self.informers.values()) and self.service_informer.has_synced()
 
     async def run(self) -> None:
-        """Run both informers (forever)."""
-        await asyncio.gather(*(i.run() for i in self.informers.values()))
+        """Run the informers (forever)."""
+        await asyncio.gather(*(i.run() for i in self.informers.values()), self.service_informer.run())

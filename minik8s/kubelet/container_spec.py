@@ -125,8 +125,12 @@ def resource_field_value(container: dict[str, Any], ref: dict[str, Any],
 
 def container_env(pod: dict[str, Any], container: dict[str, Any], *, host_ip: str, pod_ip: str,
                   lookup: Lookup | None = None, warnings: list[str] | None = None,
-                  allocatable: dict[str, str] | None = None) -> dict[str, str]:
+                  allocatable: dict[str, str] | None = None,
+                  services: dict[str, str] | None = None) -> dict[str, str]:
     """The container's environment, in order, with ``$(VAR)`` references expanded.
+
+    ``services``: the Service variables (:mod:`minik8s.kubelet.serviceenv`), first, so the
+    container's ``envFrom`` and ``env`` override them and may refer to them.
 
     ``lookup`` finds the ConfigMaps and Secrets that ``envFrom`` and ``valueFrom`` name (without
     it they count as missing); messages about skipped ``envFrom`` keys are appended to
@@ -136,6 +140,8 @@ def container_env(pod: dict[str, Any], container: dict[str, Any], *, host_ip: st
     """
     lookup = lookup or (lambda kind, namespace, name: None)
     env, skipped = env_from(pod, container, lookup)
+    if services:
+        env = {**services, **env}
     if warnings is not None:
         warnings.extend(skipped)
     for item in container.get("env") or []:

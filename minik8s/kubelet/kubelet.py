@@ -143,7 +143,7 @@ class Kubelet:
                                 probes, events, crash_backoff, read_meminfo().get("MemTotal", 0),
                                 LifecycleHooks(runtime, probes.http, events.emit),
                                 lambda: self.informer.has_synced() and self.config_sources.has_synced()
-                                and self.storage.has_synced())
+                                and self.storage.has_synced(), self.config_sources.services)
 
         stats = StatsProvider(runtime, cfg.node_name, self.pods, self.pod_status)
         server = make_server(create_app(self, runtime, stats), cfg.bind_address, cfg.port,

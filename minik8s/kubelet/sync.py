@@ -56,6 +56,7 @@ from minik8s.kubelet.network.dnsconfig import PodFiles, effective_policy, pod_do
 from minik8s.kubelet.probes import ProbeManager, ProbeTarget
 from minik8s.kubelet.recording import PodEvents
 from minik8s.kubelet.runtime import ContainerInfo, DockerRuntime, RuntimeErrorBase
+from minik8s.kubelet.serviceenv import service_env
 from minik8s.kubelet.status import (
     ContainerView,
     PodView,
@@ -95,7 +96,8 @@ class PodSyncer:
     def __init__(self, cfg: KubeletConfig, runtime: DockerRuntime, client: Client, queue: WorkQueue,
                  get_pod: Callable[[str], Obj | None], volumes: VolumeManager, images: ImageManager,
                  probes: ProbeManager, events: PodEvents, crash_backoff: Backoff, memory_capacity: int,
-                 hooks: LifecycleHooks, has_synced: Callable[[], bool] = lambda: True) -> None:
+                 hooks: LifecycleHooks, has_synced: Callable[[], bool] = lambda: True,
+                 services: Callable[[str], list[Obj]] | None = None) -> None:
         self.cfg = cfg
         self.runtime = runtime
         self.client = client
@@ -114,6 +116,8 @@ class PodSyncer:
         self.set_hairpin: Callable[[], object] | None = None
         self.files = PodFiles(cfg.root_dir, cfg.cluster_dns, cfg.cluster_domain, cfg.resolv_conf)
         self.has_synced = has_synced
+        #: the Services of a namespace and of ``default`` (containers' Service variables)
+        self.services = services or (lambda namespace: [])
         self.pods_rt = client.kind("v1", "Pod")
         self.started_at = time.time()
         #: lowest oom_score_adj containers may get (without CAP_SYS_RESOURCE: the kubelet's own)
@@ -565,7 +569,8 @@ class PodSyncer:
         meta, spec = pod["metadata"], pod.get("spec") or {}
         warnings: list[str] = []
         env = container_env(pod, container, host_ip=self.cfg.node_ip, pod_ip=pod_ip, lookup=self.volumes.lookup,
-                            warnings=warnings, allocatable=self.volumes.allocatable())
+                            warnings=warnings, allocatable=self.volumes.allocatable(),
+                            services=service_env(pod, self.services(meta.get("namespace") or "")))
         for warning in warnings:
             self.events.emit(pod, "Warning", "InvalidEnvironmentVariableNames", warning, container["name"])
         entrypoint, cmd = command_and_args(container, env)

@@ -6,13 +6,15 @@ certificate and is private; pods reach the apiserver through the ``kubernetes`` 
 from __future__ import annotations
 
 import json
+import os
 import ssl
 import stat
 
 import httpx
 import pytest
+import yaml
 
-from tests.e2e.conftest import Cluster
+from tests.e2e.conftest import Cluster, wait_for
 
 
 def unverified() -> ssl.SSLContext:
@@ -40,3 +42,49 @@ def test_listeners_off_loopback_want_client_certificates(cluster: Cluster) -> No
     endpoints = cluster.get_json("endpoints", "kubernetes", "-n", "default")
     assert endpoints["subsets"][0]["addresses"] == [{"ip": node_ip}]
     assert endpoints["subsets"][0]["ports"][0]["port"] == api
+
+
+CALL_API = """
+import json, os, ssl, urllib.request, urllib.error
+sa = "/var/run/secrets/kubernetes.io/serviceaccount/"
+ns = open(sa + "namespace").read()
+url = "https://%s:%s/api/v1/namespaces/%s/pods" % (os.environ["KUBERNETES_SERVICE_HOST"],
+                                                   os.environ["KUBERNETES_SERVICE_PORT"], ns)
+request = urllib.request.Request(url, headers={"Authorization": "Bearer " + open(sa + "token").read()})
+try:
+    with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=sa + "ca.crt"), timeout=10) as r:
+        print(r.status, len(json.load(r)["items"]))
+except urllib.error.HTTPError as e:
+    print(e.code, json.load(e)["message"])
+"""
+
+
+def test_pods_call_the_apiserver_as_their_service_account(cluster: Cluster) -> None:
+    """Every pod gets its ServiceAccount's token, the cluster CA and its namespace at
+    /var/run/secrets/kubernetes.io/serviceaccount and KUBERNETES_SERVICE_HOST/PORT (what
+    ``load_incluster_config()`` reads); RBAC lets it list pods only once a RoleBinding allows it."""
+    ns = f"sa-{os.urandom(3).hex()}"
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace",
+                                                               "metadata": {"name": ns}}))
+    try:
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "client", "namespace": ns},
+               "spec": {"containers": [{"name": "c", "image": "minik8s/python", "command": ["sleep", "3600"]}]}}
+        cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(pod))
+        cluster.kubectl("wait", "-n", ns, "--for=condition=Ready", "pod/client", "--timeout=120s", timeout=150)
+        created = cluster.get_json("pod", "client", "-n", ns)
+        assert created["spec"]["serviceAccountName"] == "default"
+        assert [v["name"] for v in created["spec"]["volumes"]][0].startswith("kube-api-access-")
+
+        def call() -> str:
+            return cluster.kubectl("exec", "-n", ns, "client", "--", "python3", "-c", CALL_API).stdout.strip()
+
+        denied = call()
+        assert denied.startswith("403") and f"system:serviceaccount:{ns}:default" in denied, denied
+        binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                   "metadata": {"name": "default-view", "namespace": ns},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+                   "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": ns}]}
+        cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(binding))
+        assert wait_for(lambda: call() == "200 1", 30, what="the pod allowed to list its namespace's pods")
+    finally:
+        cluster.kubectl("delete", "namespace", ns, check=False, timeout=180)

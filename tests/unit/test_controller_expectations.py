@@ -82,8 +82,8 @@ async def test_slow_start_batches_grow_and_stop_on_failure() -> None:
 def test_select_controllers() -> None:
     everything = ["replicaset", "deployment", "daemonset", "statefulset", "garbagecollector", "endpoint",
                   "nodeipam", "dns", "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function",
-                  "functionautoscaler", "serviceaccount", "replicationcontroller", "job", "cronjob",
-                  "persistentvolume-binder", "pvc-protection", "pv-protection", "local-path-provisioner"]
+                  "functionautoscaler", "serviceaccount", "root-ca-cert-publisher", "replicationcontroller", "job",
+                  "cronjob", "persistentvolume-binder", "pvc-protection", "pv-protection", "local-path-provisioner"]
     assert select_controllers("*") == everything
     assert select_controllers("*,-deployment") == [n for n in everything if n != "deployment"]
     assert select_controllers("deployment,replicaset") == ["deployment", "replicaset"]
