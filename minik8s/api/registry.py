@@ -40,6 +40,16 @@ from minik8s.api.storage import StorageClass
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
+def storage_base(group: str, plural: str) -> str:
+    """etcd key prefix of every object of ``plural`` in ``group`` (``""`` = core), ending in ``/``.
+
+    Kubernetes' own groups (the core group, ``apps``, ``*.k8s.io``) store under ``/registry/{plural}/``;
+    other groups under ``/registry/{group}/{plural}/``, as kube-apiserver does for CRDs.
+    """
+    builtin = "." not in group or group.endswith(".k8s.io")
+    return f"/registry/{plural}/" if builtin else f"/registry/{group}/{plural}/"
+
+
 @dataclass(frozen=True)
 class ResourceType:
     """One kind of the API, as discovery describes it (``metav1.APIResource``).
@@ -79,8 +89,7 @@ class ResourceType:
         Kubernetes' own groups (``apps``, ``*.k8s.io``) store under ``/registry/{plural}/``;
         minik8s' own group under ``/registry/{group}/{plural}/``, as kube-apiserver does for CRDs.
         """
-        builtin = "." not in self.group or self.group.endswith(".k8s.io")
-        base = f"/registry/{self.plural}/" if builtin else f"/registry/{self.group}/{self.plural}/"
+        base = storage_base(self.group, self.plural)
         if self.namespaced and namespace:
             return f"{base}{namespace}/"
         return base

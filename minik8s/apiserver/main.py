@@ -11,6 +11,7 @@ from minik8s import logs
 from minik8s.apiserver.admission import parse_plugins
 from minik8s.apiserver.app import create_app
 from minik8s.apiserver.authorization import parse_modes
+from minik8s.apiserver.encryption import EncryptionConfig
 from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdTLS, EtcdTLSRefused, check_tls, parse_etcd_servers
 from minik8s.apiserver.kubelet_client import KubeletClient
 from minik8s.apiserver.serviceaccounts import DEFAULT_ISSUER, TokenIssuer
@@ -43,6 +44,7 @@ def run(
     api_audiences: list[str] | None = None,
     authorization_mode: str = "AlwaysAllow",
     enable_admission_plugins: str | None = None,
+    encryption_provider_config: str | None = None,
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -58,6 +60,8 @@ def run(
     ``AlwaysAllow`` or a comma list of ``Node`` and ``RBAC`` (:mod:`minik8s.apiserver.authorization`);
     with RBAC, service-account tokens are accepted as credentials.  ``enable_admission_plugins``:
     comma-separated mutating admission plugins (``ServiceAccount``, :mod:`minik8s.apiserver.admission`).
+    ``encryption_provider_config``: an ``EncryptionConfiguration`` file; the resources it lists are
+    encrypted at rest in etcd (:mod:`minik8s.apiserver.encryption`).
 
     Exits (SystemExit, one log line) for unusable flags or files, and when etcd refuses
     the TLS connection at start; an etcd that is not reachable yet is only reported (then
@@ -65,7 +69,8 @@ def run(
     """
     try:
         endpoint = parse_etcd_servers(etcd_servers, etcd_tls)
-        store = Store(endpoint.host, endpoint.port, tls=endpoint.tls)
+        encryption = EncryptionConfig.load(encryption_provider_config) if encryption_provider_config else None
+        store = Store(endpoint.host, endpoint.port, tls=endpoint.tls, encryption=encryption)
         serving = tls_serving_options(tls_cert_file, tls_private_key_file, client_ca_file)
         kubelet = KubeletClient(kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority)
         tokens = load_token_file(token_auth_file) if token_auth_file else {}
@@ -96,9 +101,10 @@ def run(
                      max_mutating_inflight=max_mutating_requests_inflight, token_issuer=issuer,
                      authorization_modes=modes, admission_plugins=plugins)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, authorization %s, kubelets over %s, "
-             "service-account tokens %s)", scheme, bind_address, port, endpoint.url,
+             "service-account tokens %s, encryption at rest %s)", scheme, bind_address, port, endpoint.url,
              "on" if auth.enabled else "off", ",".join(modes), kubelet.scheme,
-             f"issued as {issuer.issuer}" if issuer else "off")
+             f"issued as {issuer.issuer}" if issuer else "off",
+             encryption.describe() if encryption else "off")
     config = server_config(app, bind_address, port, serving, timeout_keep_alive=30, timeout_graceful_shutdown=2)
     uvicorn.Server(config).run()
 
@@ -140,6 +146,10 @@ def command(
     enable_admission_plugins: str = typer.Option(
         None, help="mutating admission plugins, comma-separated: ServiceAccount (default service account, "
                    "the kube-api-access token volume in every pod)"),
+    encryption_provider_config: str = typer.Option(
+        None, help="EncryptionConfiguration file (apiserver.config.k8s.io/v1): the resources it lists "
+                   "(secrets, ...) are encrypted in etcd with its first provider (aesgcm, secretbox or "
+                   "identity); every listed key is tried on read"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
@@ -156,4 +166,4 @@ def command(
         kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority,
         max_mutating_requests_inflight, service_account_signing_key_file, service_account_issuer,
         [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None, authorization_mode,
-        enable_admission_plugins)
+        enable_admission_plugins, encryption_provider_config)

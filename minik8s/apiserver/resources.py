@@ -815,7 +815,7 @@ class ResourceAPI:
                             "kind": rt.kind, "apiVersion": rt.api_version,
                             "metadata": {"resourceVersion": str(last_rv)}}}
                     continue
-                if isinstance(item, errors.Gone):
+                if isinstance(item, errors.APIError):  # compacted (410), or a value it cannot decrypt (500)
                     yield {"type": "ERROR", "object": item.to_status()}
                     return
                 if isinstance(item, BaseException):

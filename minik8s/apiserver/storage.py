@@ -2,7 +2,10 @@
 
 Only the apiserver imports this module (docs/architecture.md: only the apiserver touches
 etcd).  Values are the object's wire JSON without ``metadata.resourceVersion``;
-reads set it from the key's ``mod_revision``, lists from the read revision.
+reads set it from the key's ``mod_revision``, lists from the read revision.  With an
+:class:`~minik8s.apiserver.encryption.EncryptionConfig`, the values of the resources it lists
+are encrypted on the way in and decrypted on the way out, here and only here (get, list,
+watch and the reads inside update/delete all decode through :meth:`Store._from_storage`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import grpc
 from aetcd import utils as etcd_utils
 
 from minik8s.api import errors
+from minik8s.apiserver.encryption import EncryptionConfig, TransformError
 from minik8s.apiserver.etcd_client import EtcdEndpoint, EtcdTLS, etcd_client
 
 log = logging.getLogger("apiserver.storage")
@@ -35,12 +39,6 @@ class WatchEvent:
     object: dict[str, Any]
     prev: dict[str, Any] | None
     revision: int
-
-
-def _decode(value: bytes, revision: int) -> dict[str, Any]:
-    obj: dict[str, Any] = json.loads(value)
-    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
-    return obj
 
 
 def _with_revision(obj: dict[str, Any], revision: int) -> dict[str, Any]:
@@ -66,14 +64,38 @@ class Store:
 
     Errors: :class:`~minik8s.api.errors.NotFound`, ``AlreadyExists``, ``Conflict``
     (stale resourceVersion), ``Gone`` (compacted revision), ``ServiceUnavailable``
-    (etcd unreachable).
+    (etcd unreachable), ``InternalError`` (a stored value that cannot be decrypted: Kubernetes'
+    ``unable to transform key "..."``; a list that meets one fails whole, as kube-apiserver's does).
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 2379, timeout: float = 10.0,
-                 tls: EtcdTLS | None = None) -> None:
+                 tls: EtcdTLS | None = None, encryption: EncryptionConfig | None = None) -> None:
         """Talk to etcd at ``host:port`` (``timeout``: seconds per call), over TLS when ``tls`` is given
-        (see :mod:`minik8s.apiserver.etcd_client`; EtcdConfigError for unreadable files)."""
+        (see :mod:`minik8s.apiserver.etcd_client`; EtcdConfigError for unreadable files).
+        ``encryption``: which resources are encrypted at rest, and how (None: none)."""
         self.client = etcd_client(EtcdEndpoint(host, port, tls), timeout)
+        self.encryption = encryption
+
+    # ------------------------------------------------------------ values
+    def _to_storage(self, key: bytes, obj: dict[str, Any]) -> bytes:
+        """The etcd value of ``obj`` at ``key``: its JSON, encrypted when the resource is configured so."""
+        data = _encode(obj)
+        transformer = self.encryption.for_key(key.decode()) if self.encryption else None
+        return transformer.to_storage(data, key) if transformer else data
+
+    def _from_storage(self, key: bytes, value: bytes, revision: int) -> dict[str, Any]:
+        """The object stored as ``value`` at ``key``, with ``revision`` as its resourceVersion.
+
+        Raises InternalError when the value cannot be decrypted (or is not JSON)."""
+        transformer = self.encryption.for_key(key.decode()) if self.encryption else None
+        try:
+            data = transformer.from_storage(value, key) if transformer else value
+            obj: dict[str, Any] = json.loads(data)
+        except (TransformError, ValueError) as exc:
+            log.error("cannot read %s: %s", key.decode(errors="replace"), exc)
+            raise errors.InternalError(f'unable to transform key "{key.decode(errors="replace")}": {exc}') from None
+        obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+        return obj
 
     async def close(self) -> None:
         await self.client.close()
@@ -129,14 +151,14 @@ class Store:
         kv = await self._call(self.client.get(key.encode()))
         if kv is None:
             raise errors.NotFound(key)
-        return _decode(kv.value, kv.mod_revision)
+        return self._from_storage(key.encode(), kv.value, kv.mod_revision)
 
     async def create(self, key: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Store a new object; raises AlreadyExists when ``key`` exists. Returns it with its resourceVersion."""
         k = key.encode()
         tx = self.client.transactions
         ok, responses = await self._call(self.client.transaction(
-            compare=[tx.create(k) == 0], success=[tx.put(k, _encode(obj))], failure=[]))
+            compare=[tx.create(k) == 0], success=[tx.put(k, self._to_storage(k, obj))], failure=[]))
         if not ok:
             raise errors.AlreadyExists(key)
         return _with_revision(obj, responses[0].response_put.header.revision)
@@ -150,7 +172,7 @@ class Store:
         tx = self.client.transactions
         ok, responses = await self._call(self.client.transaction(
             compare=[tx.mod(k) == expected_revision],
-            success=[tx.put(k, _encode(obj))],
+            success=[tx.put(k, self._to_storage(k, obj))],
             failure=[tx.get(k)],
         ))
         if not ok:
@@ -190,7 +212,7 @@ class Store:
         p = prefix.encode()
         start = start_key.encode() if start_key else p
         resp = await self._range(start, etcd_utils.prefix_range_end(p), limit=limit, revision=revision)
-        items = [_decode(kv.value, kv.mod_revision) for kv in resp.kvs]
+        items = [self._from_storage(kv.key, kv.value, kv.mod_revision) for kv in resp.kvs]
         read_rev = revision or int(resp.header.revision)
         next_key = None
         if resp.more and resp.kvs:
@@ -222,16 +244,15 @@ class Store:
             raise errors.ServiceUnavailable(f"etcd watch failed: {exc}") from exc
         return self._events(w, from_revision)
 
-    @staticmethod
-    async def _events(w: Any, from_revision: int) -> AsyncIterator[WatchEvent]:
+    async def _events(self, w: Any, from_revision: int) -> AsyncIterator[WatchEvent]:
         try:
             async for ev in w:
                 rev = ev.kv.mod_revision
                 has_prev = ev.prev_kv is not None and ev.prev_kv.create_revision > 0
-                prev = _decode(ev.prev_kv.value, ev.prev_kv.mod_revision) if has_prev else None
+                prev = self._from_storage(ev.kv.key, ev.prev_kv.value, ev.prev_kv.mod_revision) if has_prev else None
                 if ev.kind == "PUT":
                     yield WatchEvent("ADDED" if ev.kv.version == 1 else "MODIFIED",
-                                     _decode(ev.kv.value, rev), prev, rev)
+                                     self._from_storage(ev.kv.key, ev.kv.value, rev), prev, rev)
                 elif prev is not None:
                     yield WatchEvent("DELETED", _with_revision(prev, rev), prev, rev)
         except Exception as exc:
