@@ -27,7 +27,7 @@ from rich.console import Console
 from minik8s.client.kubeconfig import render
 from minik8s.cluster.pki import certificates, ensure_pki
 from minik8s.cluster.processes import port_in_use, wait_http
-from minik8s.cluster.signingkey import ensure_signing_key
+from minik8s.cluster.signingkey import ensure_encryption_config, ensure_signing_key
 from minik8s.cluster.supervisor import CLUSTER_CIDR, ClusterLayout, component_processes, pod_gateway
 from minik8s.host.addresses import default_node_ip
 
@@ -155,6 +155,7 @@ def write_credentials(layout: ClusterLayout) -> None:
     node = (layout.node_name or socket.gethostname()).lower()
     pki = ensure_pki(layout.pki.dir, certificates(node, layout.node_ip, pod_gateway(layout.pod_cidr)))
     ensure_signing_key(layout.signing_key)  # kept across restarts: issued tokens stay valid
+    ensure_encryption_config(layout.encryption_config)  # Secrets encrypted in etcd, one key kept
     for name, path in [("admin", layout.kubeconfig)] + [
             (c, layout.component_kubeconfig(c)) for c in ("scheduler", "controller-manager", "kubelet", "proxy",
                                                           "dns", "gateway")]:

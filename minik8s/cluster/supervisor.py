@@ -90,6 +90,11 @@ class ClusterLayout:
         """The apiserver's service-account signing key (made once by ``minik8s up``)."""
         return self.data_dir / "pki" / "sa.key"
 
+    @property
+    def encryption_config(self) -> Path:
+        """The apiserver's ``--encryption-provider-config`` (Secrets encrypted in etcd, made once)."""
+        return self.data_dir / "pki" / "encryption-config.yaml"
+
     def component_kubeconfig(self, name: str) -> Path:
         """The kubeconfig of component ``name`` (its own client certificate)."""
         return self.data_dir / "kubeconfigs" / f"{name}.conf"
@@ -148,6 +153,7 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
             "--service-account-signing-key-file", str(layout.signing_key),
             # Kubernetes' authorizers, and a service-account token in every pod
             "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "ServiceAccount",
+            "--encryption-provider-config", str(layout.encryption_config),
             *layout.extra_args.get("apiserver", [])),
             layout.logs / "apiserver.log"),
     ]

@@ -1,14 +1,17 @@
 """``minik8s up`` is secure by default: on the node's address the apiserver and the kubelet
 speak HTTPS only and refuse callers without a client certificate of the cluster CA (public
 health and version excepted, as in Kubernetes); the user's kubeconfig carries the admin
-certificate and is private; pods reach the apiserver through the ``kubernetes`` Service."""
+certificate and is private; pods reach the apiserver through the ``kubernetes`` Service as their
+service account, authorized by RBAC; Secrets are encrypted in etcd."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import ssl
 import stat
+import subprocess
 
 import httpx
 import pytest
@@ -88,3 +91,20 @@ def test_pods_call_the_apiserver_as_their_service_account(cluster: Cluster) -> N
         assert wait_for(lambda: call() == "200 1", 30, what="the pod allowed to list its namespace's pods")
     finally:
         cluster.kubectl("delete", "namespace", ns, check=False, timeout=180)
+
+
+def test_secrets_are_encrypted_in_etcd(cluster: Cluster) -> None:
+    """``minik8s up`` stores Secrets encrypted (AES-GCM, its own key): etcd holds ciphertext with
+    Kubernetes' prefix, the API answers the plain data."""
+    name = f"enc-{os.urandom(3).hex()}"
+    cluster.kubectl("create", "secret", "generic", name, "--from-literal=password=s3cr3t-value")
+    try:
+        etcd_port = json.loads((cluster.data_dir / "cluster.json").read_text())["etcd_port"]
+        raw = subprocess.run(["etcdctl", "--endpoints", f"http://127.0.0.1:{etcd_port}", "get",
+                              f"/registry/secrets/default/{name}", "--print-value-only"],
+                             capture_output=True, timeout=30, check=True).stdout
+        assert raw.startswith(b"k8s:enc:aesgcm:v1:key1:") and b"s3cr3t" not in raw and b"czNjcjN0" not in raw
+        secret = cluster.get_json("secret", name)
+        assert base64.b64decode(secret["data"]["password"]) == b"s3cr3t-value"
+    finally:
+        cluster.kubectl("delete", "secret", name, check=False)
