@@ -24,7 +24,8 @@ from minik8s.api.registry import default_registry
 from minik8s.apiserver.versions import SERVED_VERSIONS
 from tests.support.processes import APIServer
 
-TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api)
+TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api,
+              k8s.RbacAuthorizationV1Api)
 
 POD_SPEC = {"containers": [{"name": "main", "image": "minik8s/busybox", "command": ["sleep", "3600"]}]}
 TEMPLATE = {"metadata": {"labels": {"app": "typed"}}, "spec": POD_SPEC}
@@ -84,6 +85,22 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
     ("autoscaling/v2", "HorizontalPodAutoscaler"): ({"spec": {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "typed"},
         "minReplicas": 1, "maxReplicas": 3}}, {"currentReplicas": 1, "desiredReplicas": 1}),
+    ("v1", "PersistentVolume"): ({"spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                                           "hostPath": {"path": "/tmp/typed"}, "storageClassName": "manual"}}, None),
+    ("v1", "PersistentVolumeClaim"): ({"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual",
+                                                "resources": {"requests": {"storage": "1Gi"}}}}, None),
+    ("storage.k8s.io/v1", "StorageClass"): ({"provisioner": "example.com/typed", "reclaimPolicy": "Retain",
+                                             "volumeBindingMode": "WaitForFirstConsumer"}, None),
+    ("rbac.authorization.k8s.io/v1", "Role"): ({"rules": [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]}, None),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): ({"rules": [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]}, None),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): ({
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "typed"},
+        "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]}, None),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): ({
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        "subjects": [{"kind": "Group", "name": "readers", "apiGroup": "rbac.authorization.k8s.io"}]}, None),
     ("autoscaling/v1", "HorizontalPodAutoscaler"): ({"spec": {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "typed"},
         "maxReplicas": 3}}, None),  # status as created: {currentReplicas: 0, desiredReplicas: 0}
@@ -112,9 +129,11 @@ STANZAS: dict[tuple[str, str], Any] = {
     ("autoscaling/v1", "HorizontalPodAutoscaler"): lambda o: (o.status.current_replicas, o.status.desired_replicas)
     == (0, 0),
 }
-#: Served kinds the typed client has no model of a stored object for (``Binding`` and ``TokenReview`` are
+#: Served kinds the typed client has no model of a stored object for (``Binding`` and the reviews are
 #: create-only verbs).
-NO_OBJECT = {("v1", "Binding"), ("authentication.k8s.io/v1", "TokenReview")}
+NO_OBJECT = {("v1", "Binding"), ("authentication.k8s.io/v1", "TokenReview"),
+             ("authentication.k8s.io/v1", "SelfSubjectReview"), ("authorization.k8s.io/v1", "SubjectAccessReview"),
+             ("authorization.k8s.io/v1", "SelfSubjectAccessReview")}
 
 
 def served_kubernetes_kinds() -> list[Any]:
@@ -174,6 +193,13 @@ def _create_all(url: str, namespace: str) -> list[tuple[Any, str]]:
     return made
 
 
+def _delete(h: httpx.Client, path: str) -> None:
+    """Delete an object, its finalizers first (no controller here takes off a claim's or volume's
+    protection finalizer)."""
+    h.patch(path, json={"metadata": {"finalizers": None}}, headers={"content-type": "application/merge-patch+json"})
+    h.delete(path)
+
+
 def _check_models(url: str, namespace: str) -> None:
     made = _create_all(url, namespace)
     api_client = k8s.ApiClient()
@@ -189,7 +215,7 @@ def _check_models(url: str, namespace: str) -> None:
             items = api_client.deserialize(listed.text, f"{model}List", "application/json").items
             assert name in [i.metadata.name for i in items], rt.kind
         for rt, name in reversed(made):
-            h.delete(f"{collection(rt, namespace)}/{name}")
+            _delete(h, f"{collection(rt, namespace)}/{name}")
 
 
 async def test_every_served_kind_deserializes_into_the_official_models(apiserver: APIServer,
@@ -203,18 +229,22 @@ async def test_every_served_kind_deserializes_into_the_official_models(apiserver
 #: The typed list calls of kinds minik8s serves: every one must deserialize.
 SERVED_LISTS = {
     "CoreV1Api": ["config_map", "endpoints", "event", "namespace", "node", "pod", "replication_controller", "secret",
-                  "service", "service_account"],
-    "AppsV1Api": ["daemon_set", "deployment", "replica_set"],
+                  "service", "service_account", "persistent_volume", "persistent_volume_claim"],
+    "AppsV1Api": ["daemon_set", "deployment", "replica_set", "stateful_set"],
     "BatchV1Api": ["job", "cron_job"],
     "AutoscalingV2Api": ["horizontal_pod_autoscaler"],
+    "StorageV1Api": ["storage_class"],
+    "RbacAuthorizationV1Api": ["role", "role_binding", "cluster_role", "cluster_role_binding"],
 }
+#: Cluster-scoped kinds among them (one ``list_<kind>`` call, no namespaced form).
+CLUSTER_LISTS = ("namespace", "node", "persistent_volume", "storage_class", "cluster_role", "cluster_role_binding")
 
 
 def _served_list_methods() -> set[str]:
     out = set()
     for api, kinds in SERVED_LISTS.items():
         for kind in kinds:
-            if kind in ("namespace", "node"):
+            if kind in CLUSTER_LISTS:
                 out.add(f"{api}.list_{kind}")
             else:
                 out |= {f"{api}.list_namespaced_{kind}", f"{api}.list_{kind}_for_all_namespaces"}
@@ -230,7 +260,7 @@ def _list_flow(url: str, namespace: str) -> dict[str, str]:
     finally:
         with httpx.Client(base_url=url, timeout=10) as h:
             for rt, name in reversed(made):
-                h.delete(f"{collection(rt, namespace)}/{name}")
+                _delete(h, f"{collection(rt, namespace)}/{name}")
 
 
 async def test_typed_list_calls_of_served_kinds_succeed(apiserver: APIServer, namespace: str,
@@ -249,7 +279,8 @@ async def test_typed_list_calls_of_served_kinds_succeed(apiserver: APIServer, na
 API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": k8s.AutoscalingV2Api,
                "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api,
                "coordination.k8s.io/v1": k8s.CoordinationV1Api,
-               "networking.k8s.io/v1": k8s.NetworkingV1Api}
+               "networking.k8s.io/v1": k8s.NetworkingV1Api, "storage.k8s.io/v1": k8s.StorageV1Api,
+               "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api}
 
 
 def snake(kind: str) -> str:
@@ -324,7 +355,16 @@ def _crud_one(api_client: k8s.ApiClient, rt: Any, namespace: str) -> None:
     except k8s.ApiException as exc:
         assert exc.status == 404, rt.kind
     else:  # a namespace is emptied first: Terminating until then
-        assert rt.kind == "Namespace" and gone.status.phase == "Terminating", rt.kind
+        if rt.kind == "Namespace":
+            assert gone.status.phase == "Terminating", rt.kind
+        else:  # a claim or a volume waits for its protection finalizer (no controller runs here)
+            assert gone.metadata.deletion_timestamp and gone.metadata.finalizers, rt.kind
+            typed.call("patch", name, {"metadata": {"finalizers": None}})
+            try:
+                typed.call("read", name)
+                raise AssertionError(f"{rt.kind} {name} is still there without finalizers")
+            except k8s.ApiException as exc:
+                assert exc.status == 404, rt.kind
 
 
 def _crud_flow(url: str, namespace: str) -> None:
