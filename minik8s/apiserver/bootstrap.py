@@ -23,6 +23,7 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.registry import Registry
+from minik8s.host.addresses import publishable
 
 log = logging.getLogger("apiserver")
 
@@ -34,14 +35,6 @@ def kubernetes_service_ip(service_cidr: str) -> str:
     """The ``kubernetes`` Service's ClusterIP: the first address of ``service_cidr``."""
     return str(ipaddress.ip_network(service_cidr, strict=False).network_address + 1)
 
-
-def publishable(host: str) -> bool:
-    """Whether ``host`` can be an endpoint pods reach: an IP, neither loopback nor unspecified."""
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return not (ip.is_loopback or ip.is_unspecified)
 
 
 class Bootstrap:

@@ -55,6 +55,7 @@ def command(
     from minik8s.gateway.app import Gateway, GatewayConfig, create_app
     from minik8s.gateway.authn import NamespaceAuthorizer, TokenReviewer
     from minik8s.gateway.server import SERVICE_NAME, SERVICE_NAMESPACE, listen_socket, serve
+    from minik8s.host.addresses import publishable
 
     def is_loopback(address: str) -> bool:
         try:
@@ -70,13 +71,6 @@ def command(
         except ValueError as exc:
             typer.echo(f"minik8s gateway: {flag} {address}: {exc}", err=True)
             raise typer.Exit(2) from None
-    def publishable(address: str) -> bool:  # an address pods can be sent to
-        try:
-            ip = ipaddress.ip_address(address)
-        except ValueError:
-            return False
-        return not (ip.is_loopback or ip.is_unspecified)
-
     loopback = is_loopback(bind_address)
     tokens = {}
     if token_auth_file:

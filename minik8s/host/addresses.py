@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 
 
@@ -26,3 +27,12 @@ def default_node_ip() -> str:
     except OSError:
         pass
     return "127.0.0.1"
+
+
+def publishable(host: str) -> bool:
+    """Whether ``host`` can be an endpoint pods reach: an IP, neither loopback nor unspecified."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return not (ip.is_loopback or ip.is_unspecified)
