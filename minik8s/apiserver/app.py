@@ -26,6 +26,7 @@ from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_
 from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
 from minik8s.apiserver.authorization import APIServerAuthorizer, review
 from minik8s.apiserver.bootstrap import Bootstrap
+from minik8s.apiserver.endpointreconciler import DEFAULT_INTERVAL, DEFAULT_TTL, LeaseEndpointReconciler
 from minik8s.apiserver.httpio import (
     InternalErrors,
     delete_options,
@@ -72,7 +73,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                kubelet_client: KubeletClient | None = None, max_mutating_inflight: int = 4,
                token_issuer: TokenIssuer | None = None,
                authorization_modes: tuple[str, ...] = ("AlwaysAllow",),
-               admission_plugins: frozenset[str] = frozenset()) -> FastAPI:
+               admission_plugins: frozenset[str] = frozenset(), endpoint_reconciler_type: str = "lease",
+               endpoint_reconciler_ttl: float = DEFAULT_TTL,
+               endpoint_reconciler_interval: float = DEFAULT_INTERVAL) -> FastAPI:
     """Build the ASGI application over ``store``.  The system namespaces and the ``kubernetes``
     Service (advertised at ``server_address``) are kept in place (:mod:`minik8s.apiserver.bootstrap`).
 
@@ -92,6 +95,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     (:class:`~minik8s.apiserver.rbac.RBACCache`), and accepts service-account tokens as bearer
     credentials (never with AlwaysAllow: every pod holds one).  ``admission_plugins``: the
     mutating admission plugins enabled (``ServiceAccount``: :mod:`minik8s.apiserver.admission`).
+    ``endpoint_reconciler_type``: ``lease`` (the ``kubernetes`` Endpoints list the apiservers whose
+    leases of ``endpoint_reconciler_ttl`` seconds, renewed every ``endpoint_reconciler_interval``, are
+    live: :mod:`minik8s.apiserver.endpointreconciler`) or ``none``.
     """
     registry = registry or default_registry()
     served = Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])  # what discovery lists
@@ -122,12 +128,16 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
 
     host, _, port = server_address.rpartition(":")
     bootstrap = Bootstrap(api, registry, service_cidr, host.strip("[]") or "127.0.0.1", int(port or 6443))
+    endpoints = LeaseEndpointReconciler(api, registry, host.strip("[]") or "127.0.0.1", int(port or 6443),
+                                        ttl=endpoint_reconciler_ttl, interval=endpoint_reconciler_interval) \
+        if endpoint_reconciler_type == "lease" else None
 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         with contextlib.suppress(errors.APIError):  # etcd not up yet: the loop retries
             await bootstrap.ensure()
         stop = asyncio.Event()
         loop_task = asyncio.get_running_loop().create_task(bootstrap.run(stop))
+        endpoints_task = asyncio.get_running_loop().create_task(endpoints.run(stop)) if endpoints else None
         rbac_task = asyncio.get_running_loop().create_task(run_rbac(stop)) if rbac_cache is not None else None
         # What start-up built (schemas, OpenAPI documents, protobuf descriptors) lives as long as
         # the process: out of the collector's sight, full collections stay short (no latency spikes).
@@ -136,6 +146,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             yield
         stop.set()
         await loop_task
+        if endpoints_task is not None:
+            await endpoints_task
         if rbac_task is not None:
             await rbac_task
         await kubelet.aclose()

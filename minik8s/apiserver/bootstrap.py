@@ -6,10 +6,8 @@ so it also repairs what a user deleted, and it retries while etcd is not up yet)
 * the Namespaces ``default``, ``kube-system``, ``kube-public`` and ``kube-node-lease``;
 * the Service ``default/kubernetes``: ClusterIP = the first address of the service CIDR
   (``10.96.0.1``), port ``https`` 443 → the apiserver's port, no selector;
-* its Endpoints: the apiserver's advertise address and port.  Addresses are only added
-  (several apiservers each add their own; Kubernetes' lease reconciler also removes
-  stale ones, this does not).  Only an IP advertise address is published, and not a
-  loopback or unspecified one (pods cannot reach the host's loopback).
+* its Endpoints are kept by the lease endpoint reconciler
+  (:mod:`minik8s.apiserver.endpointreconciler`): the addresses of the live apiservers.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.registry import Registry
-from minik8s.host.addresses import publishable
 
 log = logging.getLogger("apiserver")
 
@@ -67,35 +64,16 @@ class Bootstrap:
                     warned = True
 
     async def ensure(self) -> None:
-        """One pass: create what is missing, add this apiserver to the Endpoints."""
+        """One pass: create what is missing."""
         ns_rt = self.registry.by_kind("v1", "Namespace")
         svc_rt = self.registry.by_kind("v1", "Service")
-        ep_rt = self.registry.by_kind("v1", "Endpoints")
-        assert ns_rt is not None and svc_rt is not None and ep_rt is not None
+        assert ns_rt is not None and svc_rt is not None
         for ns in SYSTEM_NAMESPACES:
             await self._create_missing(ns_rt, None, {"metadata": {"name": ns}})
         await self._create_missing(svc_rt, "default", {
             "metadata": {"name": SERVICE_NAME, "labels": {"component": "apiserver", "provider": "kubernetes"}},
             "spec": {"type": "ClusterIP", "clusterIP": self.service_ip,
                      "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.port}]}})
-        if not publishable(self.advertise_host):
-            return
-        address = {"ip": self.advertise_host}
-        port = {"name": "https", "port": self.port, "protocol": "TCP"}
-        try:
-            ep = await self.api.get(ep_rt, "default", SERVICE_NAME)
-        except errors.NotFound:
-            await self._create_missing(ep_rt, "default", {"metadata": {"name": SERVICE_NAME},
-                                                          "subsets": [{"addresses": [address], "ports": [port]}]})
-            return
-        subsets = ep.get("subsets") or []
-        if any(a.get("ip") == self.advertise_host for s in subsets for a in s.get("addresses") or []) \
-                and all(s.get("ports") == [port] for s in subsets):
-            return
-        addresses = [a for s in subsets for a in s.get("addresses") or [] if a.get("ip") != self.advertise_host]
-        ep["subsets"] = [{"addresses": [*addresses, address], "ports": [port]}]
-        with contextlib.suppress(errors.Conflict):  # another apiserver wrote first: next pass
-            await self.api.update(ep_rt, "default", SERVICE_NAME, ep)
 
     async def _create_missing(self, rt: Any, namespace: str | None, body: Obj) -> None:
         try:  # look first: creating an existing Service would fail on its ClusterIP, not its name

@@ -45,6 +45,9 @@ def run(
     authorization_mode: str = "AlwaysAllow",
     enable_admission_plugins: str | None = None,
     encryption_provider_config: str | None = None,
+    endpoint_reconciler_type: str = "lease",
+    endpoint_reconciler_ttl: float = 15.0,
+    endpoint_reconciler_interval: float = 10.0,
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -99,7 +102,9 @@ def run(
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
                      metrics_resolution=metrics_resolution, kubelet_client=kubelet,
                      max_mutating_inflight=max_mutating_requests_inflight, token_issuer=issuer,
-                     authorization_modes=modes, admission_plugins=plugins)
+                     authorization_modes=modes, admission_plugins=plugins,
+                     endpoint_reconciler_type=endpoint_reconciler_type, endpoint_reconciler_ttl=endpoint_reconciler_ttl,
+                     endpoint_reconciler_interval=endpoint_reconciler_interval)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, authorization %s, kubelets over %s, "
              "service-account tokens %s, encryption at rest %s)", scheme, bind_address, port, endpoint.url,
              "on" if auth.enabled else "off", ",".join(modes), kubelet.scheme,
@@ -150,6 +155,14 @@ def command(
         None, help="EncryptionConfiguration file (apiserver.config.k8s.io/v1): the resources it lists "
                    "(secrets, ...) are encrypted in etcd with its first provider (aesgcm, secretbox or "
                    "identity); every listed key is tried on read"),
+    endpoint_reconciler_type: str = typer.Option(
+        "lease", help="lease: the default/kubernetes Endpoints list the apiservers whose leases are live "
+                      "(several apiservers over one etcd); none: not kept"),
+    endpoint_reconciler_ttl: str = typer.Option(
+        "15s", help="time to live of this apiserver's endpoint lease (kube-apiserver's fixed 15s; duration)"),
+    endpoint_reconciler_interval: str = typer.Option(
+        "10s", help="how often the endpoint lease is renewed and the Endpoints rewritten (kube-apiserver's "
+                    "fixed 10s; duration)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
@@ -159,6 +172,16 @@ def command(
         resolution = parse_duration(metrics_resolution)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--metrics-resolution") from exc
+    if endpoint_reconciler_type not in ("lease", "none"):
+        raise typer.BadParameter("must be lease or none", param_hint="--endpoint-reconciler-type")
+    try:
+        reconciler_ttl, reconciler_interval = (parse_duration(endpoint_reconciler_ttl),
+                                               parse_duration(endpoint_reconciler_interval))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--endpoint-reconciler-ttl/-interval") from exc
+    if not 0 < reconciler_interval < reconciler_ttl:
+        raise typer.BadParameter("the interval must be above 0 and below the TTL",
+                                 param_hint="--endpoint-reconciler-ttl/-interval")
     logs.setup("apiserver", v)
     run(etcd_servers, bind_address, secure_port, tls_cert_file, tls_private_key_file, client_ca_file,
         token_auth_file, advertise_address, service_cluster_ip_range, service_node_port_range, resolution,
@@ -166,4 +189,5 @@ def command(
         kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority,
         max_mutating_requests_inflight, service_account_signing_key_file, service_account_issuer,
         [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None, authorization_mode,
-        enable_admission_plugins, encryption_provider_config)
+        enable_admission_plugins, encryption_provider_config, endpoint_reconciler_type, reconciler_ttl,
+        reconciler_interval)

@@ -3,6 +3,19 @@
 Search order (kubectl's, plus minik8s' own default): an explicit path, then
 ``$KUBECONFIG`` (colon-separated; the first file that exists), then
 ``~/.kube/config``, then ``~/.minik8s/kubeconfig`` (written by ``minik8s up``).
+
+Several apiservers: a cluster entry keeps kubectl's one ``server`` and may list more in an
+extension (kubeconfig's place for tool-specific data, which kubectl ignores)::
+
+    clusters:
+    - name: minik8s
+      cluster:
+        server: https://10.0.0.1:6443
+        extensions:
+        - name: minik8s.io/servers
+          extension: {servers: [https://10.0.0.2:6443, https://10.0.0.3:6443]}
+
+minik8s' clients then fail over between ``server`` and those (:attr:`ClientConfig.servers`).
 """
 
 from __future__ import annotations
@@ -11,7 +24,7 @@ import base64
 import os
 import ssl
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +33,10 @@ import yaml
 
 class KubeconfigError(Exception):
     """The kubeconfig is missing, unreadable, or does not name what is asked for."""
+
+
+#: the cluster extension listing further apiservers (see the module docstring)
+SERVERS_EXTENSION = "minik8s.io/servers"
 
 
 @dataclass
@@ -34,6 +51,13 @@ class ClientConfig:
     insecure_skip_tls_verify: bool = False
     namespace: str = "default"
     source: str | None = None  # the kubeconfig file it came from
+    #: further apiservers of the same cluster (same CA and credentials), tried when ``server`` is unreachable
+    fallback_servers: list[str] = field(default_factory=list)
+
+    @property
+    def servers(self) -> list[str]:
+        """``server`` then the fallbacks, without repeats."""
+        return list(dict.fromkeys([self.server, *self.fallback_servers]))
 
     def ssl_context(self) -> ssl.SSLContext | bool:
         """The TLS settings for httpx (``True`` = system CAs)."""
@@ -105,7 +129,16 @@ def load(path: str | os.PathLike[str] | None = None, context: str | None = None)
     token = user.get("token")
     if not token and user.get("tokenFile"):
         token = Path(user["tokenFile"]).read_text().strip()
+    fallbacks: list[str] = []
+    for ext in cluster.get("extensions") or []:
+        if isinstance(ext, dict) and ext.get("name") == SERVERS_EXTENSION:
+            listed = (ext.get("extension") or {}).get("servers") or []
+            if not isinstance(listed, list) or not all(isinstance(u, str) and u for u in listed):
+                raise KubeconfigError(f"extension {SERVERS_EXTENSION} of cluster {ctx.get('cluster')!r} in {file} "
+                                      "must hold servers: a list of URLs")
+            fallbacks += [u.rstrip("/") for u in listed]
     return ClientConfig(
+        fallback_servers=fallbacks,
         server=str(cluster["server"]).rstrip("/"),
         token=token,
         ca_file=_materialise(cluster.get("certificate-authority-data"), cluster.get("certificate-authority"),
@@ -119,9 +152,13 @@ def load(path: str | os.PathLike[str] | None = None, context: str | None = None)
 
 
 def render(server: str, *, name: str = "minik8s", token: str | None = None, ca_file: str | None = None,
-           cert_file: str | None = None, key_file: str | None = None) -> str:
-    """A kubeconfig document (YAML) for one cluster/user/context, usable by kubectl and client libraries."""
+           cert_file: str | None = None, key_file: str | None = None, fallback_servers: list[str] | None = None) -> str:
+    """A kubeconfig document (YAML) for one cluster/user/context, usable by kubectl and client libraries.
+
+    ``fallback_servers``: further apiservers, in the ``minik8s.io/servers`` cluster extension."""
     cluster: dict[str, Any] = {"server": server}
+    if fallback_servers:
+        cluster["extensions"] = [{"name": SERVERS_EXTENSION, "extension": {"servers": list(fallback_servers)}}]
     if ca_file:
         cluster["certificate-authority"] = ca_file
     user: dict[str, Any] = {}

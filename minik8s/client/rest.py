@@ -5,6 +5,12 @@ Objects travel as wire-form dicts; Status failures raise the matching
 Unauthorized, ...).  Transport errors are retried with exponential back-off
 (only for requests that are safe to repeat, and for any request that never
 reached the server); after the last try they raise :class:`ServerUnavailable`.
+
+Failover: when the kubeconfig lists several apiservers (``server`` plus the
+``minik8s.io/servers`` cluster extension, :mod:`minik8s.client.kubeconfig`), a connection
+that cannot be opened (refused, connect timeout) moves the client to the next server at once
+-- a request never reached the old one, so any verb may be repeated there -- and a broken
+watch reconnects to whichever server the client uses now.
 """
 
 from __future__ import annotations
@@ -70,11 +76,12 @@ class Client:
         self.registry = registry or default_registry()
         self.retries = retries
         self.backoff = backoff
+        self._server = 0  # index into config.servers
         headers = {"Accept": "application/json", "User-Agent": "minik8s/0.1"}
         if self.config.token:
             headers["Authorization"] = f"Bearer {self.config.token}"
         self.http = httpx.AsyncClient(
-            base_url=self.config.server, headers=headers, verify=self.config.ssl_context(),
+            base_url=self.config.servers[0], headers=headers, verify=self.config.ssl_context(),
             timeout=httpx.Timeout(timeout, connect=5.0),
             limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
         )
@@ -92,6 +99,22 @@ class Client:
 
     async def close(self) -> None:
         await self.http.aclose()
+
+    @property
+    def server(self) -> str:
+        """The apiserver URL requests go to now (changes on failover)."""
+        return self.config.servers[self._server]
+
+    def _fail_over(self) -> bool:
+        """Move to the next apiserver of the kubeconfig; False when there is only one."""
+        servers = self.config.servers
+        if len(servers) < 2:
+            return False
+        old = servers[self._server]
+        self._server = (self._server + 1) % len(servers)
+        self.http.base_url = httpx.URL(servers[self._server])
+        log.warning("apiserver %s unreachable; failing over to %s", old, servers[self._server])
+        return True
 
     def resource(self, name: str) -> ResourceType:
         """Resolve ``pods``, ``po``, ``Pod`` ... to a ResourceType; raises NotFound."""
@@ -118,7 +141,9 @@ class Client:
             headers["Content-Type"] = content_type
         idempotent = method in ("GET", "HEAD", "PUT", "DELETE")
         delay = self.backoff
-        for attempt in range(self.retries + 1):
+        tries = 0      # backed-off retries so far
+        switched = 0   # servers moved to since the last back-off
+        while True:
             try:
                 resp = await self.http.request(method, path, params=_clean(params or {}), content=content,
                                                headers=headers,
@@ -126,9 +151,15 @@ class Client:
             except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError,
                     httpx.ReadError, httpx.ReadTimeout, httpx.WriteError, httpx.PoolTimeout) as exc:
                 never_sent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
-                if attempt >= self.retries or not (idempotent or never_sent):
-                    raise ServerUnavailable(f"cannot reach the apiserver at {self.config.server}: "
+                if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) \
+                        and switched < len(self.config.servers) - 1 and self._fail_over():
+                    switched += 1
+                    continue  # another apiserver, at once: the request never reached this one
+                if tries >= self.retries or not (idempotent or never_sent):
+                    raise ServerUnavailable(f"cannot reach the apiserver at {self.server}: "
                                             f"{type(exc).__name__} {exc}".strip()) from exc
+                tries += 1
+                switched = 0
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
@@ -136,7 +167,6 @@ class Client:
                 for text in warning_texts(resp.headers.get_list("warning")):
                     self.warning_handler(text)
             return self._decode(resp)
-        raise AssertionError("unreachable")
 
     @staticmethod
     def _decode(resp: httpx.Response) -> Any:
@@ -248,6 +278,8 @@ class Client:
                     if line.strip():
                         yield json.loads(line)
         except httpx.TransportError as exc:
+            if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+                self._fail_over()  # the next watch goes to another apiserver
             raise ServerUnavailable(f"watch on {rt.plural} broke: {type(exc).__name__} {exc}".strip()) from exc
 
     async def stream_text(self, path: str, params: dict[str, Any] | None = None) -> AsyncIterator[str]:
@@ -261,7 +293,9 @@ class Client:
                 async for chunk in resp.aiter_text():
                     yield chunk
         except httpx.TransportError as exc:
-            raise ServerUnavailable(f"cannot reach the apiserver at {self.config.server}: {exc}") from exc
+            if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+                self._fail_over()
+            raise ServerUnavailable(f"cannot reach the apiserver at {self.server}: {exc}") from exc
 
 
 _WARNING = re.compile(r'^\d{3} \S+ "((?:[^"\\]|\\.)*)"')

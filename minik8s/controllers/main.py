@@ -7,8 +7,10 @@ Flags are named like kube-controller-manager's (``--kubeconfig``, ``--controller
 ``--min-resync-period``, ``--allocate-node-cidrs``, ``--cluster-cidr``,
 ``--node-cidr-mask-size``, ``--horizontal-pod-autoscaler-sync-period`` and the other
 ``--horizontal-pod-autoscaler-*`` flags, ``--node-monitor-period``, ``--node-monitor-grace-period``,
-``--node-startup-grace-period``, ``--node-eviction-rate``; ``--default-not-ready-toleration-seconds``
-and ``--default-unreachable-toleration-seconds`` are kube-apiserver flags in Kubernetes).
+``--node-startup-grace-period``, ``--node-eviction-rate``, ``--leader-elect`` and the
+``--leader-elect-*`` timings and Lease (``kube-system/kube-controller-manager``);
+``--default-not-ready-toleration-seconds`` and ``--default-unreachable-toleration-seconds``
+are kube-apiserver flags in Kubernetes).
 """
 
 from __future__ import annotations
@@ -91,6 +93,20 @@ def command(
     root_ca_file: str = typer.Option(
         None, "--root-ca-file", help="the cluster CA (PEM) published in every namespace as ConfigMap "
                                      "kube-root-ca.crt, for pods to verify the apiserver"),
+    leader_elect: bool = typer.Option(True, "--leader-elect/--no-leader-elect",
+                                      help="run only while holding the leader Lease (for several copies)"),
+    leader_elect_lease_duration: str = typer.Option(
+        "15s", "--leader-elect-lease-duration",
+        help="how long followers wait after the leader's last renewal before taking over (duration)"),
+    leader_elect_renew_deadline: str = typer.Option(
+        "10s", "--leader-elect-renew-deadline",
+        help="how long the leader retries renewing before it stops leading (duration)"),
+    leader_elect_retry_period: str = typer.Option(
+        "2s", "--leader-elect-retry-period", help="how often candidates try to acquire or renew (duration)"),
+    leader_elect_resource_namespace: str = typer.Option("kube-system", "--leader-elect-resource-namespace",
+                                                        help="namespace of the leader Lease"),
+    leader_elect_resource_name: str = typer.Option("kube-controller-manager", "--leader-elect-resource-name",
+                                                   help="name of the leader Lease"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run the controllers that reconcile ReplicaSets, Deployments, owner references, Endpoints,
@@ -101,12 +117,21 @@ def command(
     import signal
 
     from minik8s import logs
+    from minik8s.client.leaderelection import LeadershipLost, config_from_flags, run_elected
     from minik8s.client.rest import Client
     from minik8s.controllers.manager import ControllerManager, ControllerOptions, select_controllers
     from minik8s.controllers.nodeipam import CIDRSet
 
     logs.setup("controller-manager", v)
     log = logging.getLogger("controller-manager")
+    election = None
+    if leader_elect:
+        try:
+            election = config_from_flags(leader_elect_resource_name, leader_elect_resource_namespace,
+                                         leader_elect_lease_duration, leader_elect_renew_deadline,
+                                         leader_elect_retry_period)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--leader-elect-*") from exc
     try:
         names = select_controllers(controllers)
     except ValueError as exc:
@@ -176,7 +201,8 @@ def command(
         async with Client.from_kubeconfig(kubeconfig, context) as client:
             manager = ControllerManager(client, names, workers=concurrent_workers,
                                         resync_period=min_resync_period or None, options=options)
-            task = asyncio.get_running_loop().create_task(manager.run())
+            task = asyncio.get_running_loop().create_task(run_elected(client, election, manager.run,
+                                                                      "controller-manager"))
             for sig in (signal.SIGINT, signal.SIGTERM):
                 asyncio.get_running_loop().add_signal_handler(sig, task.cancel)
             log.info("controller-manager controllers=%s apiserver=%s", ",".join(names), client.config.server)
@@ -184,5 +210,8 @@ def command(
                 await task
             except asyncio.CancelledError:
                 log.info("controller-manager stopping")
+            except LeadershipLost as exc:
+                log.error("leaderelection lost: %s", exc)
+                raise SystemExit(1) from exc
 
     asyncio.run(main())
