@@ -34,6 +34,9 @@ __all__ = ["Budget", "CELError", "OutOfBudget", "compile_expression", "evaluate"
 
 #: Interpreted steps one rule evaluation may take (cel-go's per-call limit is 1,000,000 cost units).
 STEPS_PER_CALL = 100_000
+#: Deepest parse tree accepted: the interpreter recurses once a level (cel-go's parser stops at 250
+#: levels of recursion; here a level of parentheses takes about ten).
+MAX_NESTING = 500
 #: Longest rule text accepted (characters); longer text is refused before parsing.
 MAX_EXPRESSION_LENGTH = 10_000
 
@@ -100,6 +103,8 @@ def compile_expression(text: str, variables: frozenset[str] = frozenset({"self"}
         raise CELError(f"ERROR: <input>:{line}:{col}: Syntax error: {first}") from None
     except RecursionError:
         raise CELError("ERROR: <input>:1:1: expression nested too deeply") from None
+    if _expr_depth(ast) > MAX_NESTING:
+        raise CELError(f"ERROR: <input>:1:1: max recursion depth exceeded: {MAX_NESTING}")
     bound = set(variables) | _FIXED_NAMES | set(_FUNCTIONS) | _macro_variables(ast)
     for node in ast.iter_subtrees():
         if node.data == "ident" and node.children:
@@ -107,6 +112,17 @@ def compile_expression(text: str, variables: frozenset[str] = frozenset({"self"}
             if name not in bound:
                 raise CELError(f"ERROR: <input>:1:1: undeclared reference to '{name}' (in container '')")
     return ast
+
+
+def _expr_depth(ast: lark.Tree) -> int:
+    """Depth of the parse tree (a parenthesis adds about ten levels), walked without recursion."""
+    deepest, stack = 0, [(ast, 0)]
+    while stack:
+        node, depth = stack.pop()
+        depth += 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in node.children if isinstance(child, lark.Tree))
+    return deepest
 
 
 def _macro_variables(ast: lark.Tree) -> set[str]:

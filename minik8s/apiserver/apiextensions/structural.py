@@ -28,8 +28,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import re2
-
 from minik8s.apiserver.apiextensions import cel
 from minik8s.apiserver.apiextensions.validation import (
     CEL_SECONDS,
@@ -215,7 +213,7 @@ class _SchemaCheck:
         if isinstance(pattern, str):
             try:
                 compile_pattern(pattern)
-            except re2.error as exc:
+            except ValueError as exc:
                 self.errors.append((f"{path}.pattern", pattern,
                                     f"must be a valid regular expression, but isn't: {exc}"))
         for junctor in _JUNCTORS:
@@ -327,12 +325,22 @@ def validate(schema: dict, obj: Any, old: Any | None = None) -> list[Cause]:
     """
     check = Validator("")
     errors = check.schema_pass(schema, obj)
-    if check.type_errors:
+    if check.type_errors and _has_rules(schema, 0):
         errors.append(("<nil>", None, 'Invalid value: "null": some validation rules were not checked because '
                                       "the object was invalid; correct the existing errors to complete validation"))
     else:
         RuleRunner(errors).run(schema, obj, old, old is not None, "", 0)
     return [(path or "<nil>", value, message) for path, value, message in errors]
+
+
+def _has_rules(s: Any, depth: int) -> bool:
+    """Whether any node of the schema has ``x-kubernetes-validations`` (Kubernetes then has a CEL validator)."""
+    if not isinstance(s, dict) or depth > MAX_DEPTH:
+        return False
+    if s.get("x-kubernetes-validations"):
+        return True
+    children = [*dict_at(s, "properties").values(), s.get("items"), s.get("additionalProperties")]
+    return any(_has_rules(child, depth + 1) for child in children)
 
 
 # ---- Defaulting and Pruning ----------------------------------------------------------------------

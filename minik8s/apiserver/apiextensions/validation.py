@@ -96,11 +96,33 @@ def _num(value: Any) -> str:
     return str(int(value)) if isinstance(value, (int, float)) and float(value).is_integer() else str(value)
 
 
+# RE2's error kinds as Go's regexp names them ("error parsing regexp: missing closing ): `a(`").
+_GO_REGEXP_ERRORS = {
+    "missing )": "missing closing )", "missing ]": "missing closing ]",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "bad repetition operator": "invalid nested repetition operator", "invalid repetition size": "invalid repeat count",
+    "invalid perl operator": "invalid or unsupported Perl syntax", "pattern too large - compile failed":
+    "expression too large",
+}
+
+
 @functools.lru_cache(maxsize=256)
 def compile_pattern(pattern: str) -> Any:
+    """An RE2 regular expression (Go's syntax, linear-time matching, at most 8 MiB of automaton).
+
+    Raises ValueError with Go's ``error parsing regexp: ...`` message when it does not compile.
+    """
     options = re2.Options()
     options.max_mem = 8 << 20
-    return re2.compile(pattern, options)
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        raw = exc.args[0] if exc.args else b""
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        kind, _, arg = text.partition(": ")
+        kind = _GO_REGEXP_ERRORS.get(kind, kind)
+        raise ValueError(f"error parsing regexp: {kind}: `{arg}`" if arg else f"error parsing regexp: {kind}") from None
 
 
 def _is_date(text: str) -> bool:
@@ -198,7 +220,7 @@ class Validator:
         if isinstance(pattern, str):
             try:
                 matched = compile_pattern(pattern).search(x) is not None
-            except re2.error:
+            except ValueError:
                 matched = True  # refused when the CRD was written
             if not matched:
                 self._invalid(name, x, f"should match '{pattern}'")
