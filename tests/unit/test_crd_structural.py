@@ -538,3 +538,38 @@ def test_prune_object_without_properties_empties_it() -> None:
     obj = {"spec": {"a": 1, "b": {"c": 2}}}
     assert prune(obj_schema(spec={"type": "object"}), obj) == ["spec.a", "spec.b"]
     assert obj == {"spec": {}}
+
+
+def test_many_rules_share_one_time_budget() -> None:
+    rule = {"rule": "self.l.all(x, self.l.all(y, x + y >= 0))"}  # ~26k steps each, under the per-call limit
+    schema = obj_schema(spec={"type": "object", "properties": {"l": {"type": "array", "items": {"type": "integer"}}},
+                              "x-kubernetes-validations": [rule] * 50})
+    started = time.monotonic()
+    errors = validate(schema, {"spec": {"l": list(range(40))}})
+    assert time.monotonic() - started < structural.CEL_SECONDS + 1.5
+    assert errors == [("spec", "object", "validation failed due to running out of cost budget, "
+                                         "no further validation rules will be run")]
+
+
+@pytest.mark.parametrize("expression", ["1", "''", "'line\\nbreak'", "self.nope"])
+def test_unusable_message_expression_falls_back(expression: str) -> None:
+    schema = ruled({"rule": "false", "messageExpression": expression})
+    assert validate(schema, {"spec": {}}) == [("spec", "object", "failed rule: false")]
+
+
+def test_rules_see_maps_lists_and_has() -> None:
+    schema = obj_schema(spec={"type": "object", "x-kubernetes-validations": [
+        {"rule": "!has(self.missing) && 'a' in self.labels && self.labels['a'] == 'b' && size(self.items) == 2"}],
+        "properties": {"labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                       "items": {"type": "array", "items": {"type": "integer"}}}})
+    assert validate(schema, {"spec": {"labels": {"a": "b"}, "items": [1, 2]}}) == []
+
+
+def test_defaults_then_prune_then_validate_like_the_apiserver() -> None:
+    schema = obj_schema(spec={"type": "object", "required": ["size"], "properties": {
+        "size": {"type": "integer", "default": 3, "minimum": 1}}})
+    assert structural_errors(schema) == []
+    obj = {"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "a"}, "spec": {"junk": True}}
+    assert prune(schema, obj) == ["spec.junk"]
+    default(schema, obj)
+    assert obj["spec"] == {"size": 3} and validate(schema, obj) == []
