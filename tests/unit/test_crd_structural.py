@@ -21,6 +21,10 @@ def obj_schema(**props: Any) -> dict:
     return {"type": "object", "properties": props}
 
 
+def type_error(path: str, want: str, got: str) -> tuple:
+    return (path, got, f'{path} in body must be of type {want}: "{got}"')
+
+
 def spec_schema(**props: Any) -> dict:
     return obj_schema(spec=obj_schema(**props))
 
@@ -62,7 +66,8 @@ STRUCTURAL_CASES = [
      [(f"{P}.properties[a].uniqueItems", None,
        "Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic")]),
     ("additionalProperties with properties",
-     obj_schema(a={"type": "object", "properties": {"b": {"type": "string"}}, "additionalProperties": {"type": "string"}}),
+     obj_schema(a={"type": "object", "properties": {"b": {"type": "string"}},
+                   "additionalProperties": {"type": "string"}}),
      [(f"{P}.properties[a].additionalProperties", None,
        "Forbidden: additionalProperties and properties are mutual exclusive")]),
     ("additionalProperties true with properties",
@@ -109,10 +114,12 @@ STRUCTURAL_CASES = [
        "Required value: must not be empty if x-kubernetes-list-type is map")]),
     ("list-map-keys not properties", obj_schema(a={"type": "array", "x-kubernetes-list-type": "map",
                                                   "x-kubernetes-list-map-keys": ["x"],
-                                                  "items": {"type": "object", "properties": {"n": {"type": "string"}}}}),
+                                                  "items": {"type": "object",
+                                                            "properties": {"n": {"type": "string"}}}}),
      [(f"{P}.properties[a].x-kubernetes-list-map-keys[0]", "x", "entries must all be names of item properties")]),
     ("bad pattern", obj_schema(a={"type": "string", "pattern": "a("}),
-     [(f"{P}.properties[a].pattern", "a(", "must be a valid regular expression, but isn't: error parsing regexp: missing closing ): `a(`")]),
+     [(f"{P}.properties[a].pattern", "a(",
+       "must be a valid regular expression, but isn't: error parsing regexp: missing closing ): `a(`")]),
     ("rule syntax", obj_schema(a={"type": "string", "x-kubernetes-validations": [{"rule": "self +"}]}),
      [(f"{P}.properties[a].x-kubernetes-validations[0].rule", "self +",
        "compilation failed: ERROR: <input>:1:6: Syntax error: self +")]),
@@ -149,7 +156,8 @@ STRUCTURAL_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("schema", "expected"), [c[1:] for c in STRUCTURAL_CASES], ids=[c[0] for c in STRUCTURAL_CASES])
+@pytest.mark.parametrize(("schema", "expected"), [c[1:] for c in STRUCTURAL_CASES],
+                         ids=[c[0] for c in STRUCTURAL_CASES])
 def test_structural_errors(schema: Any, expected: list) -> None:
     assert structural_errors(schema) == expected
 
@@ -201,27 +209,27 @@ TYPES = spec_schema(
 
 VALIDATE_CASES: list[tuple[str, dict, dict, list]] = [
     ("integer", TYPES, {"spec": {"replicas": "string"}},
-     [("spec.replicas", "string", 'spec.replicas in body must be of type integer: "string"')]),
+     [type_error("spec.replicas", "integer", "string")]),
     ("integral float is an integer", TYPES, {"spec": {"replicas": 3.0}}, []),
     ("fractional float", TYPES, {"spec": {"replicas": 1.5}},
-     [("spec.replicas", "number", 'spec.replicas in body must be of type integer: "number"')]),
+     [type_error("spec.replicas", "integer", "number")]),
     ("number", TYPES, {"spec": {"ratio": True}},
-     [("spec.ratio", "boolean", 'spec.ratio in body must be of type number: "boolean"')]),
+     [type_error("spec.ratio", "number", "boolean")]),
     ("number takes integers", TYPES, {"spec": {"ratio": 2}}, []),
-    ("string", TYPES, {"spec": {"name": 5}}, [("spec.name", "integer", 'spec.name in body must be of type string: "integer"')]),
-    ("boolean", TYPES, {"spec": {"on": "yes"}}, [("spec.on", "string", 'spec.on in body must be of type boolean: "string"')]),
-    ("array", TYPES, {"spec": {"tags": {}}}, [("spec.tags", "object", 'spec.tags in body must be of type array: "object"')]),
+    ("string", TYPES, {"spec": {"name": 5}}, [type_error("spec.name", "string", "integer")]),
+    ("boolean", TYPES, {"spec": {"on": "yes"}}, [type_error("spec.on", "boolean", "string")]),
+    ("array", TYPES, {"spec": {"tags": {}}}, [type_error("spec.tags", "array", "object")]),
     ("array items", TYPES, {"spec": {"tags": ["a", 1]}},
-     [("spec.tags[1]", "integer", 'spec.tags[1] in body must be of type string: "integer"')]),
-    ("object", TYPES, {"spec": {"sub": []}}, [("spec.sub", "array", 'spec.sub in body must be of type object: "array"')]),
-    ("null", TYPES, {"spec": {"name": None}}, [("spec.name", "null", 'spec.name in body must be of type string: "null"')]),
+     [type_error("spec.tags[1]", "string", "integer")]),
+    ("object", TYPES, {"spec": {"sub": []}}, [type_error("spec.sub", "object", "array")]),
+    ("null", TYPES, {"spec": {"name": None}}, [type_error("spec.name", "string", "null")]),
     ("nullable", TYPES, {"spec": {"opt": None}}, []),
     ("int-or-string", TYPES, {"spec": {"port": "http"}}, []),
     ("int-or-string int", TYPES, {"spec": {"port": 80}}, []),
     ("int-or-string bool", TYPES, {"spec": {"port": True}},
-     [("spec.port", "boolean", 'spec.port in body must be of type integer,string: "boolean"')]),
+     [type_error("spec.port", "integer,string", "boolean")]),
     ("preserve-unknown takes anything", TYPES, {"spec": {"anything": {"a": [1, {"b": None}]}}}, []),
-    ("root type", TYPES, {"spec": "x"}, [("spec", "string", 'spec in body must be of type object: "string"')]),
+    ("root type", TYPES, {"spec": "x"}, [type_error("spec", "object", "string")]),
     ("required", spec_schema(a={"type": "string"}) | {"required": ["spec"]}, {}, [("spec", None, "Required value")]),
     ("nested required", {"type": "object", "properties": {"spec": {"type": "object", "required": ["a", "b"],
                                                                    "properties": {"a": {"type": "string"}}}}},
@@ -259,7 +267,7 @@ VALIDATE_CASES: list[tuple[str, dict, dict, list]] = [
     ("minProperties", spec_schema(n={"type": "object", "minProperties": 1}), {"spec": {"n": {}}},
      [("spec.n", 0, "spec.n in body should have at least 1 properties")]),
     ("additionalProperties values", spec_schema(n={"type": "object", "additionalProperties": {"type": "integer"}}),
-     {"spec": {"n": {"a": 1, "b": "x"}}}, [("spec.n.b", "string", 'spec.n.b in body must be of type integer: "string"')]),
+     {"spec": {"n": {"a": 1, "b": "x"}}}, [type_error("spec.n.b", "integer", "string")]),
     ("uniqueItems", spec_schema(n={"type": "array", "items": {"type": "integer"}, "uniqueItems": True}),
      {"spec": {"n": [1, 2, 1]}}, [("spec.n", "", "spec.n in body shouldn't contain duplicates")]),
     ("list-type set", spec_schema(n={"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"}),
