@@ -581,3 +581,70 @@ def test_defaults_then_prune_then_validate_like_the_apiserver() -> None:
     assert prune(schema, obj) == ["spec.junk"]
     default(schema, obj)
     assert obj["spec"] == {"size": 3} and validate(schema, obj) == []
+
+
+V0 = "spec.versions[0].schema.openAPIV3Schema"
+
+
+def test_structural_completeness_of_value_validations() -> None:
+    """Kubernetes' "structural incomplete" example: junctors may only name fields specified outside them."""
+    unspecified: dict = {}
+    schema = {
+        "type": "object",
+        "properties": {"b": obj_schema(b={"type": "array"}), "c": {"type": "array", "items": {"type": "object"}},
+                       "d": {"type": "array"}},
+        "not": {"properties": {"a": unspecified, "b": {"not": {"properties": {"a": {}, "b": {"items": {}}}}},
+                               "c": {"items": {"not": {"items": {"properties": {"a": {}}}}}},
+                               "d": {"items": {}}}},
+        "allOf": [{"properties": {"e": {}}}], "anyOf": [{"properties": {"f": {}}}],
+        "oneOf": [{"properties": {"g": {}}}],
+    }
+    messages = {f"{path}: {message}" for path, _, message in structural_errors(schema, V0)}
+    assert messages == {
+        f"{V0}.properties[d].items: Required value: because it is defined in {V0}.not.properties[d].items",
+        f"{V0}.properties[a]: Required value: because it is defined in {V0}.not.properties[a]",
+        f"{V0}.properties[b].properties[a]: Required value: because it is defined in "
+        f"{V0}.not.properties[b].not.properties[a]",
+        f"{V0}.properties[b].properties[b].items: Required value: because it is defined in "
+        f"{V0}.not.properties[b].not.properties[b].items",
+        f"{V0}.properties[c].items.items: Required value: because it is defined in "
+        f"{V0}.not.properties[c].items.not.items",
+        f"{V0}.properties[e]: Required value: because it is defined in {V0}.allOf[0].properties[e]",
+        f"{V0}.properties[f]: Required value: because it is defined in {V0}.anyOf[0].properties[f]",
+        f"{V0}.properties[g]: Required value: because it is defined in {V0}.oneOf[0].properties[g]",
+        f"{V0}.properties[b].properties[b].items: Required value: must be specified",
+        f"{V0}.properties[d].items: Required value: must be specified",
+    }
+
+
+NESTED_CASES = [
+    ("pattern error", obj_schema(foo={"type": "string", "pattern": "+"}),
+     [(f"{P}.properties[foo].pattern", "+", "must be a valid regular expression, but isn't: "
+                                            "error parsing regexp: missing argument to repetition operator: `+`")]),
+    ("items array in a junctor", obj_schema(s={"type": "array", "items": {"type": "string"},
+                                               "not": {"items": [{"type": "string"}]}}),
+     [(f"{P}.properties[s].not.items", None, "Forbidden: items must be a schema object and not an array")]),
+    ("int-or-string anyOf in another order", obj_schema(g={"x-kubernetes-int-or-string": True,
+                                                           "anyOf": [{"type": "string"}, {"type": "integer"}]}),
+     [(f"{P}.properties[g].anyOf[0].type", None, "Forbidden: must be empty to be structural"),
+      (f"{P}.properties[g].anyOf[1].type", None, "Forbidden: must be empty to be structural")]),
+    ("int-or-string allOf pattern", obj_schema(c={"x-kubernetes-int-or-string": True, "allOf": [
+        {"anyOf": [{"type": "integer"}, {"type": "string"}]}, {"pattern": "abc"}]}), []),
+    ("vendor extensions in a junctor", obj_schema(e={"type": "object", "x-kubernetes-embedded-resource": True,
+                                                     "x-kubernetes-preserve-unknown-fields": True},
+                                                  i={"x-kubernetes-int-or-string": True})
+     | {"not": {"properties": {"e": {"x-kubernetes-embedded-resource": True},
+                               "i": {"x-kubernetes-int-or-string": True}}}},
+     [(f"{P}.not.properties[e].x-kubernetes-embedded-resource", None, "Forbidden: must be false to be structural"),
+      (f"{P}.not.properties[i].x-kubernetes-int-or-string", None, "Forbidden: must be false to be structural")]),
+    ("metadata with non-properties", obj_schema(metadata={"minimum": 42.0}),
+     [(f"{P}.properties[metadata]", None, "Forbidden: must not specify anything other than name and generateName, "
+                                          "but metadata is implicitly specified"),
+      (f"{P}.properties[metadata].type", "", "must be object"),  # Kubernetes reports the empty type too
+      (f"{P}.properties[metadata].type", None, "Required value: must not be empty for specified object fields")]),
+]
+
+
+@pytest.mark.parametrize(("schema", "expected"), [c[1:] for c in NESTED_CASES], ids=[c[0] for c in NESTED_CASES])
+def test_structural_errors_of_kubernetes_examples(schema: dict, expected: list) -> None:
+    assert sorted(structural_errors(schema), key=str) == sorted(expected, key=str)

@@ -116,23 +116,7 @@ class _SchemaCheck:
         props = dict_at(s, "properties")
         items, addl = s.get("items"), s.get("additionalProperties")
         ios, emb, pres = (s.get(k) is True for k in (INT_OR_STRING, EMBEDDED, PRESERVE))
-        # the CRD API's own rules (apiextensions validation)
-        if t == "null":
-            err(forbidden(f"{path}.type", "type cannot be set to null, use nullable as an alternative"))
-        elif t and t not in _TYPES:
-            err(unsupported(f"{path}.type", t, _TYPES))
-        for key in _NOT_SUPPORTED:
-            if key in s:
-                err(forbidden(f"{path}.{key}", f"{key} is not supported"))
-        if isinstance(items, list):
-            err(forbidden(f"{path}.items", "items must be a schema object and not an array"))
-        if s.get("uniqueItems") is True:
-            err(forbidden(f"{path}.uniqueItems",
-                           "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"))
-        if addl is not None and props and addl is not True:
-            err(forbidden(f"{path}.additionalProperties", "additionalProperties and properties are mutual exclusive"))
-        if s.get(PRESERVE) is False:
-            err((f"{path}.{PRESERVE}", False, "must be true or undefined"))
+        self._api_rules(s, path)
         if ios and t:
             err((f"{path}.type", t, "must be empty if x-kubernetes-int-or-string is true"))
         # the structural invariants
@@ -159,7 +143,7 @@ class _SchemaCheck:
                           "must not be empty if x-kubernetes-embedded-resource is true without "
                           "x-kubernetes-preserve-unknown-fields"))
         self._list_type(s, path, t)
-        self._value_checks(s, s, path, depth)
+        self._value_checks(s, s, path, path, depth)
         self._rules(s, path)
         for key in sorted(props):
             self.node(props[key], f"{path}.properties[{key}]", _FIELD, depth + 1)
@@ -167,6 +151,27 @@ class _SchemaCheck:
             self.node(items, f"{path}.items", _ITEM, depth + 1)
         if isinstance(addl, dict):
             self.node(addl, f"{path}.additionalProperties", _FIELD, depth + 1)
+
+    def _api_rules(self, s: dict, path: str) -> None:
+        """The CRD API's own rules for every schema, nested ones included (apiextensions validation)."""
+        err = self.errors.append
+        t, props, addl = s.get("type") or "", dict_at(s, "properties"), s.get("additionalProperties")
+        if t == "null":
+            err(forbidden(f"{path}.type", "type cannot be set to null, use nullable as an alternative"))
+        elif t and t not in _TYPES:
+            err(unsupported(f"{path}.type", t, _TYPES))
+        for key in _NOT_SUPPORTED:
+            if key in s:
+                err(forbidden(f"{path}.{key}", f"{key} is not supported"))
+        if isinstance(s.get("items"), list):
+            err(forbidden(f"{path}.items", "items must be a schema object and not an array"))
+        if s.get("uniqueItems") is True:
+            err(forbidden(f"{path}.uniqueItems",
+                          "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"))
+        if addl is not None and props and addl is not True:
+            err(forbidden(f"{path}.additionalProperties", "additionalProperties and properties are mutual exclusive"))
+        if s.get(PRESERVE) is False:
+            err((f"{path}.{PRESERVE}", False, "must be true or undefined"))
 
     def _resource_fields(self, s: dict, props: dict, path: str, root: bool, check: bool) -> None:
         err = self.errors.append
@@ -207,14 +212,14 @@ class _SchemaCheck:
         elif keys is not None:
             err(forbidden(f"{path}.x-kubernetes-list-map-keys", "must be empty if x-kubernetes-list-type is not map"))
 
-    def _value_checks(self, v: dict, s: dict | None, path: str, depth: int) -> None:
+    def _value_checks(self, v: dict, s: dict | None, spath: str, vpath: str, depth: int) -> None:
         """Checks of ``v``'s value validations (pattern, junctors) against the structural node ``s``."""
         pattern = v.get("pattern")
         if isinstance(pattern, str):
             try:
                 compile_pattern(pattern)
             except ValueError as exc:
-                self.errors.append((f"{path}.pattern", pattern,
+                self.errors.append((f"{vpath}.pattern", pattern,
                                     f"must be a valid regular expression, but isn't: {exc}"))
         for junctor in _JUNCTORS:
             branches = v.get(junctor)
@@ -226,35 +231,38 @@ class _SchemaCheck:
                 if junctor == "allOf" and i == 0 and isinstance(branch, dict) and \
                         branch.get("anyOf") == _INT_OR_STRING_ANYOF and v is s:
                     continue
-                self._nested(branch, s, path, f"{path}.{junctor}[{i}]", depth + 1)
+                self._nested(branch, s, spath, f"{vpath}.{junctor}[{i}]", depth + 1)
         if "not" in v:
-            self._nested(v["not"], s, path, f"{path}.not", depth + 1)
+            self._nested(v["not"], s, spath, f"{vpath}.not", depth + 1)
 
-    def _nested(self, v: Any, s: dict | None, spath: str, vpath: str, depth: int) -> None:
+    def _nested(self, v: Any, s: dict | None, spath: str, vpath: str, depth: int, complete: bool = True) -> None:
+        """A schema under allOf/anyOf/oneOf/not: value checks only, on fields the structural part has."""
         if not self._bounded(vpath, depth):
             return
         if not isinstance(v, dict):
             self.errors.append((vpath, type_name(v), "must be an object"))
             return
         err = self.errors.append
-        if s is None:
+        self._api_rules(v, vpath)
+        if s is None and complete:
             err(required(spath, f"because it is defined in {vpath}"))
-            return
+            complete = False
         for key, rule in _NESTED_FORBIDDEN:
             if v.get(key) not in (None, False, "", []):
                 err(forbidden(f"{vpath}.{key}", f"{rule} to be structural"))
-        self._value_checks(v, s, vpath, depth)
-        sprops = s.get("properties") or {}
-        for key, sub in sorted((v.get("properties") or {}).items()):
+        self._value_checks(v, s, spath, vpath, depth)
+        sprops = dict_at(s or {}, "properties")
+        for key, sub in sorted(dict_at(v, "properties").items()):
             if key == "metadata":
                 err(forbidden(f"{vpath}.properties[metadata]", "must not be specified in a nested context"))
             target = sprops.get(key)
-            if target is None and isinstance(s.get("additionalProperties"), dict):
+            if target is None and s and isinstance(s.get("additionalProperties"), dict):
                 target = s["additionalProperties"]
-            self._nested(sub, target, f"{spath}.properties[{key}]", f"{vpath}.properties[{key}]", depth + 1)
-        if "items" in v:
-            items = s.get("items") if isinstance(s.get("items"), dict) else None
-            self._nested(v["items"], items, f"{spath}.items", f"{vpath}.items", depth + 1)
+            self._nested(sub, target, f"{spath}.properties[{key}]", f"{vpath}.properties[{key}]", depth + 1,
+                         complete)
+        if isinstance(v.get("items"), dict):
+            items = s.get("items") if s and isinstance(s.get("items"), dict) else None
+            self._nested(v["items"], items, f"{spath}.items", f"{vpath}.items", depth + 1, complete)
 
     def _rules(self, s: dict, path: str) -> None:
         rules = s.get("x-kubernetes-validations")
