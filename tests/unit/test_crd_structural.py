@@ -376,7 +376,12 @@ RULE_CASES = [
     ("reason Duplicate", ruled({"rule": "false", "reason": "FieldValueDuplicate"}), {"spec": {}},
      [("spec", None, 'Duplicate value: "object": failed rule: false')]),
     ("evaluation error", ruled({"rule": "self.x == 1"}), {"spec": {"n": 1}},
-     [("spec", "object", "no such member in mapping: 'x' evaluating rule: self.x == 1")]),
+     [("spec", "object", "no such key: x evaluating rule: self.x == 1")]),
+    ("no such overload", ruled({"rule": "self.n < 'a'"}), {"spec": {"n": 1}},
+     [("spec", "object", "'no such overload': call arguments did not match a supported operator, function or macro "
+                         "signature for rule: self.n < 'a'")]),
+    ("division by zero", ruled({"rule": "1 / self.n == 1", "message": "m"}), {"spec": {"n": 0}},
+     [("spec", "object", "modulus or divide by zero evaluating rule: m")]),
     ("rule on a scalar", obj_schema(spec={"type": "object", "properties": {"n": {
         "type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('a')"}]}}}), {"spec": {"n": "b"}},
      [("spec.n", "string", "failed rule: self.startsWith('a')")]),

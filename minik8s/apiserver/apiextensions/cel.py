@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import time
 from typing import Any
 
@@ -160,11 +161,25 @@ def evaluate(ast: lark.Tree, variables: dict[str, Any], budget: Budget) -> Any:
     try:
         return evaluator.evaluate(variables)
     except CELEvalError as exc:
-        raise CELError(str(exc.args[0]) if exc.args else "evaluation error") from None
+        raise CELError(_go_message(str(exc.args[0]) if exc.args else "evaluation error")) from None
     except RecursionError:
         raise CELError("expression nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the interpreter trips on is the rule's error, not ours
+        raise CELError(_go_message(str(exc))) from None
     finally:
         budget.steps = steps_before - (min(STEPS_PER_CALL, steps_before) - call.steps)
+
+
+def _go_message(text: str) -> str:
+    """celpy's error texts as cel-go words them where they differ (``no such key: x``, ``no such overload``)."""
+    missing = re.fullmatch(r"no such member in mapping: '(.*)'", text)
+    if missing:
+        return f"no such key: {missing.group(1)}"
+    if text.startswith(("found no matching overload", "no such overload")):
+        return "no such overload"
+    if text == "invalid_argument":
+        return "index out of bounds"
+    return text
 
 
 # ---- Kubernetes' CEL libraries (the cheap ones) --------------------------------------------------

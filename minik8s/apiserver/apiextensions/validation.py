@@ -383,7 +383,7 @@ class RuleRunner:
             return
         except cel.CELError as exc:
             detail = str(exc)
-            if detail.startswith("no such overload") or detail.startswith("found no matching overload"):
+            if detail == "no such overload":
                 self.errors.append((path, t, f"'{detail}': call arguments did not match a supported operator, "
                                              f"function or macro signature for rule: {shown}"))
             else:
