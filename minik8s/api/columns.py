@@ -866,6 +866,10 @@ COLUMNS: dict[str, list[Column]] = {
                description="Current number of replicas of pods managed by this autoscaler."),
         _AGE,
     ],
+    "CustomResourceDefinition": [
+        Column("Created At", lambda o, at: str(_meta(o).get("creationTimestamp") or ""), type="date",
+               description=AGE_DESCRIPTION),
+    ],
     "Lease": [
         Column("Holder", lambda o, at: str(_spec(o).get("holderIdentity") or ""),
                description="holderIdentity contains the identity of the holder of a current lease."),
@@ -1060,7 +1064,8 @@ INCLUDE_OBJECT = ("Object", "Metadata", "None")
 
 
 def table(kind: str, objects: list[Obj], *, include_object: str = "Metadata", table_version: str = "v1",
-          list_meta: Obj | None = None, with_definitions: bool = True, at: dt.datetime | None = None) -> Obj:
+          list_meta: Obj | None = None, with_definitions: bool = True, at: dt.datetime | None = None,
+          cols: list[Column] | None = None) -> Obj:
     """A ``meta.k8s.io`` Table of ``objects`` (all of kind ``kind``), as kube-apiserver answers
     ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``.
 
@@ -1069,6 +1074,7 @@ def table(kind: str, objects: list[Obj], *, include_object: str = "Metadata", ta
     raises ValueError.  ``table_version``: ``v1`` or ``v1beta1`` (the Table's apiVersion).
     ``list_meta``: resourceVersion/continue of the list; ``with_definitions`` False leaves out the
     column definitions (watch events after the first, as kube-apiserver sends them).
+    ``cols``: the columns (NAME included) when not ``kind``'s own (a custom resource's).
     """
     if include_object in ("", None):
         include_object = "Metadata"
@@ -1076,7 +1082,7 @@ def table(kind: str, objects: list[Obj], *, include_object: str = "Metadata", ta
         raise ValueError(f'unrecognized includeObject value: "{include_object}"')
     at = at or dt.datetime.now(dt.UTC)
     api_version = f"meta.k8s.io/{table_version}"
-    columns = definitions(kind)
+    columns = cols if cols is not None else definitions(kind)
     rows: list[Obj] = []
     for obj in objects:
         row: Obj = {"cells": cells(columns, obj, at)}
