@@ -15,10 +15,12 @@ Columns with ``priority`` 1 appear only with ``-o wide``.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from minik8s.api import crdjsonpath
 from minik8s.api.base import Obj, parse_time
 from minik8s.api.metrics import cpu_nanocores, format_nanocores
 from minik8s.api.quantity import format_memory, parse_memory
@@ -1040,6 +1042,40 @@ def name_cell(kind: str, obj: Obj) -> str:
     """The NAME cell of ``obj`` (the name, or what :data:`NAME_COLUMNS` makes of it)."""
     column = NAME_COLUMNS.get(kind, NAME_COLUMN)
     return str(column.value(obj, dt.datetime.now(dt.UTC)))
+
+
+def _printer_cell(kind: str, path: str) -> Getter:
+    def value(obj: Obj, at: dt.datetime) -> Cell:
+        found = crdjsonpath.find(obj, path)
+        if not found or found[0] is None:
+            return ""
+        got = found[0]
+        if kind == "date" and isinstance(got, str):
+            return since(got, at)
+        if kind == "integer" and isinstance(got, int) and not isinstance(got, bool):
+            return got
+        if isinstance(got, bool):
+            return "true" if got else "false"
+        if isinstance(got, dict | list):
+            return json.dumps(got, separators=(",", ":"))
+        return str(got)
+    return value
+
+
+def printer_columns(defined: list[Obj]) -> list[Column]:
+    """The columns after NAME of a custom resource whose CRD version has ``defined``
+    (``additionalPrinterColumns``), as kube-apiserver's CRD table convertor: in order, ``priority`` > 0
+    only with ``-o wide``; a version without any gets AGE.  A cell is the first value the column's
+    JSONPath names: ``date`` as an age (``5m``), objects and lists as JSON, absent as empty."""
+    if not defined:
+        return list(DEFAULT_COLUMNS)
+    out = []
+    for col in defined:
+        kind = str(col.get("type") or "string")
+        out.append(Column(str(col.get("name")), _printer_cell(kind, str(col.get("jsonPath") or "")),
+                          wide=int(col.get("priority") or 0) > 0, type=kind,
+                          format=str(col.get("format") or ""), description=str(col.get("description") or "")))
+    return out
 
 
 def columns_for(kind: str, wide: bool = False) -> list[Column]:

@@ -380,3 +380,100 @@ async def test_deleting_a_crd_deletes_its_resources(client: Client, namespace: s
     await delete_crd(client, name)
     with pytest.raises(errors.NotFound):
         await client.request("GET", base)
+
+
+def test_real_kubectl_drives_custom_resources(real_kubectl: RealKubectl, tmp_path: Path) -> None:
+    k = real_kubectl
+    group = fresh_group()
+    manifest = crd_manifest(group)
+    name = manifest["metadata"]["name"]
+    (tmp_path / "crd.yaml").write_text(yaml.safe_dump(manifest))
+    assert "created" in k.ok("apply", "-f", str(tmp_path / "crd.yaml"), ns=False).out
+    try:
+        k.ok("wait", "--for=condition=Established", f"crd/{name}", "--timeout=20s", ns=False)
+        obj = {**cr("web", image="nginx"), "apiVersion": f"{group}/v1"}
+        (tmp_path / "cr.yaml").write_text(yaml.safe_dump(obj))
+        assert "crontab" in k.ok("apply", "-f", str(tmp_path / "cr.yaml")).out
+        out = k.ok("get", f"crontabs.{group}").out.splitlines()
+        assert out[0].split() == ["NAME", "SPEC", "REPLICAS", "PHASE", "AGE"]
+        assert out[1].split()[:7] == ["web", "*", "*", "*", "*", "*/5", "1"]
+        wide = k.ok("get", f"ct.{group}", "-o", "wide").out.splitlines()
+        assert "IMAGE" in wide[0].split() and "nginx" in wide[1].split()
+        assert f"crontab.{group}/web" in k.ok("get", "all").out
+        explained = k.ok("explain", f"crontabs.{group}.spec").out
+        assert "cronSpec" in explained and "replicas" in explained
+        k.ok("patch", f"crontab.{group}", "web", "--subresource=status", "--type=merge",
+             "-p", json.dumps({"status": {"phase": "Running", "replicas": 1, "selector": "app=web"}}))
+        assert "Running" in k.ok("get", f"crontab.{group}", "web").out
+        assert "scaled" in k.ok("scale", f"crontab.{group}/web", "--replicas=3").out
+        got = json.loads(k.ok("get", f"crontab.{group}", "web", "-o", "json").out)
+        assert got["spec"]["replicas"] == 3 and got["status"]["phase"] == "Running"
+        assert "deleted" in k.ok("delete", f"crontab.{group}", "web").out
+        assert "No resources found" in k.ok("get", f"crontabs.{group}").err
+    finally:
+        k("delete", "-f", str(tmp_path / "crd.yaml"), "--wait=true", ns=False)
+
+
+async def test_lightkube_generic_resources(client: Client, namespace: str, kubeconfig: Path,
+                                           crontabs: tuple[str, dict[str, Any]]) -> None:
+    from lightkube import AsyncClient, KubeConfig
+    from lightkube.generic_resource import create_namespaced_resource
+    from lightkube.types import PatchType
+
+    group, _ = crontabs
+    CronTab = create_namespaced_resource(group, "v1", "CronTab", "crontabs")  # noqa: N806
+    lk = AsyncClient(config=KubeConfig.from_file(str(kubeconfig)), namespace=namespace)
+    try:
+        seen: list[tuple[str, str]] = []
+
+        async def watch() -> None:
+            async for etype, obj in lk.watch(CronTab, namespace=namespace):
+                seen.append((etype, obj.metadata.name))
+                if etype == "DELETED":
+                    return
+        watcher = asyncio.ensure_future(watch())
+        created = await lk.create(CronTab(metadata={"name": "lk"}, spec={"cronSpec": "*/1 * * * *"}))
+        assert created.spec["replicas"] == 1 and created.apiVersion == f"{group}/v1"
+        got = await lk.get(CronTab, "lk")
+        assert got.spec["cronSpec"] == "*/1 * * * *"
+        patched = await lk.patch(CronTab, "lk", {"spec": {"image": "redis"}}, patch_type=PatchType.MERGE)
+        assert patched.spec["image"] == "redis"
+        status = await lk.patch(CronTab.Status, "lk", {"status": {"phase": "Done"}}, patch_type=PatchType.MERGE)
+        assert status.status["phase"] == "Done"
+        names = [o.metadata.name async for o in lk.list(CronTab, namespace=namespace)]
+        assert names == ["lk"]
+        await lk.delete(CronTab, "lk")
+        await asyncio.wait_for(watcher, 10)
+        assert seen[0] == ("ADDED", "lk") and seen[-1] == ("DELETED", "lk")
+        assert ("MODIFIED", "lk") in seen
+    finally:
+        await lk.close()
+
+
+def test_minik8s_kubectl_custom_resources(kubeconfig: Path, namespace: str, tmp_path: Path) -> None:
+    k = Kubectl(kubeconfig, namespace)
+    group = fresh_group()
+    manifest = crd_manifest(group)
+    (tmp_path / "crd.yaml").write_text(yaml.safe_dump(manifest))
+    k.ok("apply", "-f", str(tmp_path / "crd.yaml"), ns=False)
+    try:
+        crds = k.ok("get", "crd", ns=False)
+        assert any(row[0] == manifest["metadata"]["name"] for row in crds.table())
+
+        def applied() -> bool:
+            obj = {**cr("mine", image="nginx"), "apiVersion": f"{group}/v1"}
+            (tmp_path / "cr.yaml").write_text(yaml.safe_dump(obj))
+            return k("apply", "-f", str(tmp_path / "cr.yaml")).code == 0
+        from tests.support.waiting import wait_for_sync
+        wait_for_sync(applied, 15, what="custom resource applied")
+        table = k.ok("get", f"crontabs.{group}").table()
+        assert table[0] == ["NAME", "SPEC", "REPLICAS", "PHASE", "AGE"]
+        assert table[1][:3] == ["mine", "* * * * */5", "1"]
+        assert "IMAGE" in k.ok("get", f"ct.{group}", "-o", "wide").table()[0]
+        described = k.ok("describe", f"crontab.{group}", "mine").out
+        assert "mine" in described and "nginx" in described
+        assert f"crontab.{group}/mine" in k.ok("get", "all").out
+        k.ok("delete", f"crontab.{group}", "mine")
+        assert "No resources found" in k.ok("get", f"crontabs.{group}").err
+    finally:
+        k("delete", "-f", str(tmp_path / "crd.yaml"), ns=False)
