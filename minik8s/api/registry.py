@@ -13,7 +13,6 @@ from functools import cached_property
 from typing import Any
 
 from minik8s.api.apiextensions import CustomResourceDefinition
-
 from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from minik8s.api.authentication import SelfSubjectReview, TokenReview
 from minik8s.api.authorization import SelfSubjectAccessReview, SubjectAccessReview

@@ -144,7 +144,8 @@ class Schemas:
         props = schema.setdefault("properties", {})
         for field in ("apiVersion", "kind"):
             props[field] = {"type": "string", "description": KIND_FIELD_DOCS[field]}
-        props["metadata"] = {"$ref": REF_PREFIX + self._ref_name(ObjectMeta), "description": KIND_FIELD_DOCS["metadata"]}
+        props["metadata"] = {"$ref": REF_PREFIX + self._ref_name(ObjectMeta),
+                             "description": KIND_FIELD_DOCS["metadata"]}
         self.definitions[name] = schema
         return name
 

@@ -26,6 +26,7 @@ from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_
 from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
 from minik8s.apiserver.apiextensions.controller import CRDController
 from minik8s.apiserver.apiextensions.printer import custom_columns
+from minik8s.apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy
 from minik8s.apiserver.apiextensions.versions import custom_version
 from minik8s.apiserver.authorization import APIServerAuthorizer, review
 from minik8s.apiserver.bootstrap import Bootstrap
@@ -103,7 +104,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         """What discovery and the OpenAPI documents list: stored kinds (custom resources included,
         as the CRD controller adds them), the metrics API, versions served by conversion."""
         return Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])
-    api = ResourceAPI(store, registry, default_strategies(service_cidr, node_port_range), admission_plugins)
+    strategies = default_strategies(service_cidr, node_port_range)
+    strategies["CustomResourceDefinition"] = CRDStrategy()
+    api = ResourceAPI(store, registry, strategies, admission_plugins, custom_strategy=CustomResourceStrategy)
     kubelet = kubelet_client or KubeletClient()
     pods = PodSubresources(api, kubelet)
     scale = ScaleSubresource(api)

@@ -28,13 +28,12 @@ import pydantic
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, ObjList, now_rfc3339
+from minik8s.api.meta import ObjectMeta
 from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.schema import Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
-from minik8s.api.meta import ObjectMeta
 from minik8s.apiserver import admission, fieldmanager, podsecurity
-from minik8s.apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
@@ -185,16 +184,18 @@ class ResourceAPI:
     """Generic verbs for every kind in ``registry``, stored in ``store``."""
 
     def __init__(self, store: Store, registry: Registry, strategies: dict[str, Strategy] | None = None,
-                 admission_plugins: frozenset[str] = frozenset()) -> None:
+                 admission_plugins: frozenset[str] = frozenset(),
+                 custom_strategy: Callable[[ResourceType], Strategy] | None = None) -> None:
         self.store = store
         self.registry = registry
         #: the mutating admission plugins enabled (:mod:`minik8s.apiserver.admission`)
         self.admission_plugins = admission_plugins
         self.strategies = strategies if strategies is not None else default_strategies()
-        self.strategies.setdefault("CustomResourceDefinition", CRDStrategy())
+        #: makes the strategy of a custom resource's row (its CRD's schema: the apiextensions package)
+        self.custom_strategy = custom_strategy
         self._schemas: tuple[tuple[ResourceType, ...], Schemas] = ((), Schemas([]))
         self._field_paths: dict[ResourceType, tuple[Schemas, fieldmanager.FieldPaths]] = {}
-        self._custom_strategies: dict[ResourceType, CustomResourceStrategy] = {}
+        self._custom_strategies: dict[ResourceType, Strategy] = {}
 
     @property
     def schemas(self) -> Schemas:
@@ -219,13 +220,13 @@ class ResourceAPI:
     def strategy_of(self, rt: ResourceType) -> Strategy:
         """The strategy of ``rt``'s objects: a custom resource's comes from its CRD's schema
         (kept per row: a CR kind may share its name with a built-in kind of another group)."""
-        if rt.custom is None:
+        if rt.custom is None or self.custom_strategy is None:
             return self.strategies.get(rt.kind) or GENERIC
         found = self._custom_strategies.get(rt)
         if found is None:
             if len(self._custom_strategies) > 256:
                 self._custom_strategies.clear()
-            found = self._custom_strategies[rt] = CustomResourceStrategy(rt)
+            found = self._custom_strategies[rt] = self.custom_strategy(rt)
         return found
 
     # ---------------------------------------------------------------- helpers
@@ -324,9 +325,7 @@ class ResourceAPI:
             if out["metadata"].get(fld) in ({}, []):
                 del out["metadata"][fld]
         out["apiVersion"], out["kind"] = rt.api_version, rt.kind
-        strategy = self.strategy_of(rt)
-        pruned = strategy.prune(out) if isinstance(strategy, CustomResourceStrategy) else []
-        self.check_fields(rt, out, validation, patch, pruned)
+        self.check_fields(rt, out, validation, patch, self.strategy_of(rt).prune(out))
         return out
 
     @staticmethod

@@ -28,11 +28,11 @@ import websockets
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from minik8s.api import crdjsonpath as jsonpath
 from minik8s.api import errors
 from minik8s.api.base import now_rfc3339
 from minik8s.api.registry import ResourceType
 from minik8s.apiserver import fieldmanager, spdy
-from minik8s.api import crdjsonpath as jsonpath
 from minik8s.apiserver.httpio import read_body, status_json
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error
 

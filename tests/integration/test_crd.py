@@ -6,7 +6,6 @@ kubectls, lightkube's generic resources, minik8s' kubectl)."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import os
 import time
@@ -382,7 +381,7 @@ async def test_deleting_a_crd_deletes_its_resources(client: Client, namespace: s
         await client.request("GET", base)
 
 
-def test_real_kubectl_drives_custom_resources(real_kubectl: RealKubectl, tmp_path: Path) -> None:
+def test_real_kubectl_drives_custom_resources(real_kubectl: RealKubectl, tmp_path: Path) -> None:  # noqa: F811
     k = real_kubectl
     group = fresh_group()
     manifest = crd_manifest(group)

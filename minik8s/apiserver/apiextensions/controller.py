@@ -151,7 +151,7 @@ class CRDController:
                 obj = ev.get("object") or {}
                 if ev.get("type") == "ERROR":
                     raise errors.from_status(int(obj.get("code") or 500), obj)
-                name = (obj.get("metadata") or {}).get("name")
+                name = str((obj.get("metadata") or {}).get("name") or "")
                 if not name:
                     continue
                 if ev.get("type") == "DELETED":
@@ -193,8 +193,8 @@ class CRDController:
     def _taken(self, obj: Obj) -> tuple[set[str], set[str]]:
         """(resource names, kind names) already in use in ``obj``'s group by others."""
         group = (obj.get("spec") or {}).get("group")
-        resources: set[str] = set()
-        kinds: set[str] = set()
+        resources: set[Any] = set()
+        kinds: set[Any] = set()
         for rt in self.builtin:
             if rt.group == group:
                 resources |= {rt.plural, rt.singular, *rt.short_names}
@@ -209,7 +209,7 @@ class CRDController:
         resources.discard("")
         kinds.discard(None)
         kinds.discard("")
-        return resources, kinds  # type: ignore[return-value]
+        return resources, kinds
 
     def desired_status(self, obj: Obj) -> Obj:
         """The status the naming and establishing controllers give ``obj``."""

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from minik8s.api import crdjsonpath as jsonpath
 from minik8s.api import validation as v
 from minik8s.api.apiextensions import CLEANUP_FINALIZER
 from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
-from minik8s.api import crdjsonpath as jsonpath
 from minik8s.apiserver.apiextensions import structural
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Strategy, unsupported
 
