@@ -476,3 +476,70 @@ def test_minik8s_kubectl_custom_resources(kubeconfig: Path, namespace: str, tmp_
         assert "No resources found" in k.ok("get", f"crontabs.{group}").err
     finally:
         k("delete", "-f", str(tmp_path / "crd.yaml"), ns=False)
+
+
+async def test_hpa_scales_a_custom_resource_through_its_scale_subresource(
+        client: Client, namespace: str, crontabs: tuple[str, dict[str, Any]]) -> None:
+    from minik8s.client.factory import SharedInformerFactory
+    from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
+
+    group, _ = crontabs
+    base = f"/apis/{group}/v1/namespaces/{namespace}/crontabs"
+    await client.request("POST", base, body=cr("scaled"))
+    await client.request("PATCH", f"{base}/scaled/status", body={"status": {"replicas": 1, "selector": "app=scaled"}},
+                         content_type=MERGE)
+    await client.request("POST", f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers", body={
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "scaled"},
+        "spec": {"scaleTargetRef": {"apiVersion": f"{group}/v1", "kind": "CronTab", "name": "scaled"},
+                 "minReplicas": 3, "maxReplicas": 5,
+                 "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                     "type": "Utilization", "averageUtilization": 50}}}]}})
+    factory = SharedInformerFactory(client, namespace=namespace)
+    controller = HorizontalPodAutoscalerController(client, factory, AutoscalerOptions(sync_period=1.0))
+    factory.start()
+    task = asyncio.get_running_loop().create_task(controller.run(1))
+    try:
+        async def raised() -> bool:
+            return (await client.request("GET", f"{base}/scaled"))["spec"]["replicas"] == 3
+        await wait_for(raised, 15, what="the HPA scaled the CronTab to minReplicas")
+    finally:
+        controller.shutdown()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await factory.shutdown()
+
+
+async def test_a_second_apiserver_converges_from_the_watch(client: Client, etcd: Any, namespace: str,
+                                                           tmp_path: Path) -> None:
+    from minik8s.client import ClientConfig
+    from tests.support.processes import APIServer
+
+    other = APIServer(etcd, tmp_path)
+    try:
+        async with Client(ClientConfig(server=other.url)) as second:
+            group = fresh_group()
+            manifest = crd_manifest(group)
+            await client.request("POST", CRDS, body=manifest)
+            try:
+                await established(client, manifest["metadata"]["name"])
+
+                async def served() -> bool:
+                    doc = await second.request("GET", f"/apis/{group}/v1")
+                    return any(r["name"] == "crontabs" for r in doc["resources"])
+                await wait_for(served, 10, what="the second apiserver serves the CRD")
+                made = await second.request("POST", f"/apis/{group}/v1/namespaces/{namespace}/crontabs",
+                                            body=cr("both"))
+                got = await client.request("GET", f"/apis/{group}/v1/namespaces/{namespace}/crontabs/both")
+                assert got["metadata"]["uid"] == made["metadata"]["uid"]
+            finally:
+                await delete_crd(client, manifest["metadata"]["name"])
+
+            async def unserved() -> bool:
+                try:
+                    await second.request("GET", f"/apis/{group}/v1")
+                except errors.NotFound:
+                    return True
+                return False
+            await wait_for(unserved, 10, what="the second apiserver dropped the CRD")
+    finally:
+        other.stop()
