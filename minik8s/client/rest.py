@@ -119,7 +119,7 @@ class Client:
         except errors.NotFound:
             doc = {}
         resources = doc.get("resources") or []
-        subs = {str(r.get("name")).partition("/")[0]: set() for r in resources}
+        subs: dict[str, set[str]] = {str(r.get("name")).partition("/")[0]: set() for r in resources}
         for res in resources:
             parent, _, sub = str(res.get("name") or "").partition("/")
             if sub:

@@ -9,7 +9,8 @@ import copy
 from typing import Any
 
 Cause = tuple[str, Any, str]
-_TYPES: dict[str, Any] = {"object": dict, "array": list, "string": str, "boolean": bool, "number": (int, float), "integer": int}
+_TYPES: dict[str, Any] = {"object": dict, "array": list, "string": str, "boolean": bool, "number": (int, float),
+                         "integer": int}
 _ROOT_META = ("apiVersion", "kind", "metadata")
 
 
