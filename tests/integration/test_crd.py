@@ -219,6 +219,19 @@ async def test_custom_resource_verbs(client: Client, namespace: str,
     assert [c["priority"] for c in table["columnDefinitions"]][4] == 1
     row = next(r for r in table["rows"] if r["cells"][0] == "a")
     assert row["cells"][1:4] == ["0 * * * *", 4, "Running"]
+    # server-side apply: created, then a field owned by another manager conflicts
+    applied = await client.request("PATCH", f"{base}/ssa", params={"fieldManager": "tool"},
+                                   body={"apiVersion": f"{group}/v1", "kind": "CronTab", "metadata": {"name": "ssa"},
+                                         "spec": {"cronSpec": "1 * * * *", "image": "a"}},
+                                   content_type="application/apply-patch+yaml")
+    assert applied["spec"] == {"cronSpec": "1 * * * *", "image": "a", "replicas": 1}
+    assert [m["manager"] for m in applied["metadata"]["managedFields"]] == ["tool"]
+    with pytest.raises(errors.Conflict):
+        await client.request("PATCH", f"{base}/ssa", params={"fieldManager": "other"},
+                             body={"apiVersion": f"{group}/v1", "kind": "CronTab", "metadata": {"name": "ssa"},
+                                   "spec": {"cronSpec": "2 * * * *"}},
+                             content_type="application/apply-patch+yaml")
+    await client.request("DELETE", f"{base}/ssa")
     # deletecollection with a selector, then delete
     await client.request("DELETE", base, params={"labelSelector": "app=a"})
     names = [o["metadata"]["name"] for o in (await client.request("GET", base))["items"]]
