@@ -15,10 +15,12 @@ Columns with ``priority`` 1 appear only with ``-o wide``.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from minik8s.api import crdjsonpath
 from minik8s.api.base import Obj, parse_time
 from minik8s.api.metrics import cpu_nanocores, format_nanocores
 from minik8s.api.quantity import format_memory, parse_memory
@@ -866,6 +868,10 @@ COLUMNS: dict[str, list[Column]] = {
                description="Current number of replicas of pods managed by this autoscaler."),
         _AGE,
     ],
+    "CustomResourceDefinition": [
+        Column("Created At", lambda o, at: str(_meta(o).get("creationTimestamp") or ""), type="date",
+               description=AGE_DESCRIPTION),
+    ],
     "Lease": [
         Column("Holder", lambda o, at: str(_spec(o).get("holderIdentity") or ""),
                description="holderIdentity contains the identity of the holder of a current lease."),
@@ -1038,6 +1044,40 @@ def name_cell(kind: str, obj: Obj) -> str:
     return str(column.value(obj, dt.datetime.now(dt.UTC)))
 
 
+def _printer_cell(kind: str, path: str) -> Getter:
+    def value(obj: Obj, at: dt.datetime) -> Cell:
+        found = crdjsonpath.find(obj, path)
+        if not found or found[0] is None:
+            return ""
+        got = found[0]
+        if kind == "date" and isinstance(got, str):
+            return since(got, at)
+        if kind == "integer" and isinstance(got, int) and not isinstance(got, bool):
+            return got
+        if isinstance(got, bool):
+            return "true" if got else "false"
+        if isinstance(got, dict | list):
+            return json.dumps(got, separators=(",", ":"))
+        return str(got)
+    return value
+
+
+def printer_columns(defined: list[Obj]) -> list[Column]:
+    """The columns after NAME of a custom resource whose CRD version has ``defined``
+    (``additionalPrinterColumns``), as kube-apiserver's CRD table convertor: in order, ``priority`` > 0
+    only with ``-o wide``; a version without any gets AGE.  A cell is the first value the column's
+    JSONPath names: ``date`` as an age (``5m``), objects and lists as JSON, absent as empty."""
+    if not defined:
+        return list(DEFAULT_COLUMNS)
+    out = []
+    for col in defined:
+        kind = str(col.get("type") or "string")
+        out.append(Column(str(col.get("name")), _printer_cell(kind, str(col.get("jsonPath") or "")),
+                          wide=int(col.get("priority") or 0) > 0, type=kind,
+                          format=str(col.get("format") or ""), description=str(col.get("description") or "")))
+    return out
+
+
 def columns_for(kind: str, wide: bool = False) -> list[Column]:
     """The columns after NAME for ``kind`` (``AGE`` alone for kinds without a row)."""
     cols = COLUMNS.get(kind, DEFAULT_COLUMNS)
@@ -1060,7 +1100,8 @@ INCLUDE_OBJECT = ("Object", "Metadata", "None")
 
 
 def table(kind: str, objects: list[Obj], *, include_object: str = "Metadata", table_version: str = "v1",
-          list_meta: Obj | None = None, with_definitions: bool = True, at: dt.datetime | None = None) -> Obj:
+          list_meta: Obj | None = None, with_definitions: bool = True, at: dt.datetime | None = None,
+          cols: list[Column] | None = None) -> Obj:
     """A ``meta.k8s.io`` Table of ``objects`` (all of kind ``kind``), as kube-apiserver answers
     ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``.
 
@@ -1069,6 +1110,7 @@ def table(kind: str, objects: list[Obj], *, include_object: str = "Metadata", ta
     raises ValueError.  ``table_version``: ``v1`` or ``v1beta1`` (the Table's apiVersion).
     ``list_meta``: resourceVersion/continue of the list; ``with_definitions`` False leaves out the
     column definitions (watch events after the first, as kube-apiserver sends them).
+    ``cols``: the columns (NAME included) when not ``kind``'s own (a custom resource's).
     """
     if include_object in ("", None):
         include_object = "Metadata"
@@ -1076,7 +1118,7 @@ def table(kind: str, objects: list[Obj], *, include_object: str = "Metadata", ta
         raise ValueError(f'unrecognized includeObject value: "{include_object}"')
     at = at or dt.datetime.now(dt.UTC)
     api_version = f"meta.k8s.io/{table_version}"
-    columns = definitions(kind)
+    columns = cols if cols is not None else definitions(kind)
     rows: list[Obj] = []
     for obj in objects:
         row: Obj = {"cells": cells(columns, obj, at)}

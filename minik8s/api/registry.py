@@ -7,8 +7,12 @@ discovery, storage keys and kubectl's name resolution are all driven by it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
+from minik8s.api.apiextensions import CustomResourceDefinition
 from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from minik8s.api.authentication import SelfSubjectReview, TokenReview
 from minik8s.api.authorization import SelfSubjectAccessReview, SubjectAccessReview
@@ -51,6 +55,37 @@ def storage_base(group: str, plural: str) -> str:
 
 
 @dataclass(frozen=True)
+class CustomResource:
+    """What the row of a custom resource's version carries beyond discovery, from its CRD.
+
+    Kept as JSON text so that rows stay hashable and compare by content (a changed schema is a
+    changed row).  ``crd``: the CRD's name; ``storage_version``: the version objects are stored in
+    (every served version reads and writes the same objects, only ``apiVersion`` differs:
+    conversion ``None``); ``*_path``: the scale subresource's JSON paths (``.spec.replicas``);
+    ``terminating``: the CRD is being deleted (create answers 405).
+    """
+
+    crd: str
+    storage_version: str
+    schema_json: str = ""
+    columns_json: str = "[]"
+    spec_replicas_path: str = ""
+    status_replicas_path: str = ""
+    label_selector_path: str = ""
+    terminating: bool = False
+
+    @cached_property
+    def schema(self) -> dict[str, Any]:
+        """The version's ``openAPIV3Schema`` (``{}`` when it has none)."""
+        return dict(json.loads(self.schema_json)) if self.schema_json else {}
+
+    @cached_property
+    def printer_columns(self) -> list[dict[str, Any]]:
+        """The version's ``additionalPrinterColumns``."""
+        return list(json.loads(self.columns_json))
+
+
+@dataclass(frozen=True)
 class ResourceType:
     """One kind of the API, as discovery describes it (``metav1.APIResource``).
 
@@ -69,6 +104,8 @@ class ResourceType:
     subresources: frozenset[str] = field(default_factory=frozenset)
     verbs: tuple[str, ...] = ALL_VERBS
     categories: tuple[str, ...] = ()
+    #: set on the rows of custom resources (from their CustomResourceDefinition)
+    custom: CustomResource | None = None
 
     @property
     def api_version(self) -> str:
@@ -110,6 +147,12 @@ class Registry:
     def add(self, rt: ResourceType) -> None:
         """Register one more kind (later issues add ReplicaSet, Service, ... this way)."""
         self.types.append(rt)
+
+    def replace(self, old: list[ResourceType], new: list[ResourceType]) -> None:
+        """Swap the rows ``old`` for ``new`` in one step (custom resources of a changed CRD)."""
+        if old == new:
+            return
+        self.types = [rt for rt in self.types if rt not in old] + new
 
     def get(self, group: str, version: str, plural: str) -> ResourceType | None:
         for rt in self.types:
@@ -185,6 +228,9 @@ CORE_TYPES = [
                  "clusterrolebinding", False, ClusterRoleBinding),
     ResourceType("rbac.authorization.k8s.io", "v1", "Role", "roles", "role", True, Role),
     ResourceType("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "rolebinding", True, RoleBinding),
+    ResourceType("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
+                 "customresourcedefinition", False, CustomResourceDefinition, short_names=("crd", "crds"),
+                 subresources=frozenset({"status"})),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),

@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from minik8s.api.base import Obj
+from minik8s.api.meta import ObjectMeta
 from minik8s.api.patch import MERGE_KEYS
 from minik8s.api.registry import ResourceType
 
@@ -134,9 +135,23 @@ class Schemas:
             self._add_kind(rt)
 
     # ------------------------------------------------------------ generation
+    def _custom_kind(self, rt: ResourceType) -> str:
+        """The definition of a custom resource: its CRD version's schema, with Kubernetes' apiVersion,
+        kind and ObjectMeta (``com.example.stable.v1.CronTab``, as kube-apiserver names it)."""
+        assert rt.custom is not None
+        name = f"{group_package(rt.group, rt.version)}.{rt.kind}"
+        schema = copy.deepcopy(rt.custom.schema) or {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        props = schema.setdefault("properties", {})
+        for field in ("apiVersion", "kind"):
+            props[field] = {"type": "string", "description": KIND_FIELD_DOCS[field]}
+        props["metadata"] = {"$ref": REF_PREFIX + self._ref_name(ObjectMeta),
+                             "description": KIND_FIELD_DOCS["metadata"]}
+        self.definitions[name] = schema
+        return name
+
     def _add_kind(self, rt: ResourceType) -> None:
         self._package = group_package(rt.group, rt.version)
-        name = self._ref_name(rt.model)
+        name = self._custom_kind(rt) if rt.custom is not None else self._ref_name(rt.model)
         schema = self.definitions[name]
         kinds = schema.setdefault("x-kubernetes-group-version-kind", [])
         if gvk(rt) not in kinds:

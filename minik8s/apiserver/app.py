@@ -24,6 +24,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
 from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
+from minik8s.apiserver.apiextensions.controller import CRDController
+from minik8s.apiserver.apiextensions.printer import custom_columns
+from minik8s.apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy
+from minik8s.apiserver.apiextensions.versions import custom_version
 from minik8s.apiserver.authorization import APIServerAuthorizer, review
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.endpointreconciler import DEFAULT_INTERVAL, DEFAULT_TTL, LeaseEndpointReconciler
@@ -100,11 +104,19 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     live: :mod:`minik8s.apiserver.endpointreconciler`) or ``none``.
     """
     registry = registry or default_registry()
-    served = Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])  # what discovery lists
-    api = ResourceAPI(store, registry, default_strategies(service_cidr, node_port_range), admission_plugins)
+    builtin_types = list(registry.types)
+
+    def served() -> Registry:
+        """What discovery and the OpenAPI documents list: stored kinds (custom resources included,
+        as the CRD controller adds them), the metrics API, versions served by conversion."""
+        return Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])
+    strategies = default_strategies(service_cidr, node_port_range)
+    strategies["CustomResourceDefinition"] = CRDStrategy()
+    api = ResourceAPI(store, registry, strategies, admission_plugins, custom_strategy=CustomResourceStrategy)
     kubelet = kubelet_client or KubeletClient()
     pods = PodSubresources(api, kubelet)
     scale = ScaleSubresource(api)
+    crds = CRDController(api, registry, builtin_types)
     tokens = ServiceAccountTokens(api, registry, token_issuer)
     scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION, kubelet)
     metrics = MetricsAPI(api, scraper)
@@ -139,6 +151,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         loop_task = asyncio.get_running_loop().create_task(bootstrap.run(stop))
         endpoints_task = asyncio.get_running_loop().create_task(endpoints.run(stop)) if endpoints else None
         rbac_task = asyncio.get_running_loop().create_task(run_rbac(stop)) if rbac_cache is not None else None
+        crd_task = asyncio.get_running_loop().create_task(crds.run(stop))
         # What start-up built (schemas, OpenAPI documents, protobuf descriptors) lives as long as
         # the process: out of the collector's sight, full collections stay short (no latency spikes).
         gc.freeze()
@@ -148,6 +161,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         await loop_task
         if endpoints_task is not None:
             await endpoints_task
+        await crd_task
         if rbac_task is not None:
             await rbac_task
         await kubelet.aclose()
@@ -218,12 +232,12 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     @app.get("/apis")
     @app.get("/apis/")
     async def apis_root() -> dict[str, Any]:
-        return discovery.api_group_list(served)
+        return discovery.api_group_list(served())
 
     @app.get("/apis/{group}")
     @app.get("/apis/{group}/")
     async def group_doc(group: str) -> dict[str, Any]:
-        versions = [v for g, v in served.group_versions() if g == group]
+        versions = [v for g, v in served().group_versions() if g == group]
         if not versions:
             raise errors.NotFound(f"the server could not find the requested resource (group {group})")
         return discovery.api_group(group, versions)
@@ -231,14 +245,14 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     @app.get("/apis/{group}/{version}")
     @app.get("/apis/{group}/{version}/")
     async def group_resources(group: str, version: str) -> dict[str, Any]:
-        doc = discovery.resource_list(served, group, version)
+        doc = discovery.resource_list(served(), group, version)
         if doc is None:
             raise errors.NotFound(f"the server could not find the requested resource ({group}/{version})")
         return doc
 
     # ------------------------------------------------------------ OpenAPI
     openapi = OpenAPI(discovery.VERSION_INFO["gitVersion"])
-    openapi.refresh(served.types)
+    openapi.refresh(served().types)
 
     def openapi_json(request: Request, body: bytes) -> Response:
         if not negotiation.accepts_json(request.headers.get("accept")):
@@ -247,7 +261,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
 
     @app.get("/openapi/v2")
     async def openapi_v2(request: Request) -> Response:
-        openapi.refresh(served.types)
+        openapi.refresh(served().types)
         accept = request.headers.get("accept") or ""
         if V2_PROTOBUF in accept or V2_PROTOBUF_RETURNED in accept:
             body = await asyncio.to_thread(openapi.v2_protobuf)
@@ -257,12 +271,12 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     @app.get("/openapi/v3")
     @app.get("/openapi/v3/")
     async def openapi_v3_index(request: Request) -> Response:
-        openapi.refresh(served.types)
+        openapi.refresh(served().types)
         return openapi_json(request, json.dumps(openapi.index()).encode())
 
     @app.get("/openapi/v3/{gv:path}")
     async def openapi_v3_document(request: Request, gv: str) -> Response:
-        openapi.refresh(served.types)
+        openapi.refresh(served().types)
         doc = openapi.v3.get(gv.strip("/"))
         if doc is None:
             raise errors.NotFound("the server could not find the requested resource")
@@ -274,6 +288,10 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     # ------------------------------------------------------------ resources
     def lookup(group: str, version: str, plural: str) -> tuple[ResourceType | None, ServedVersion | None]:
         rt = registry.get(group, version, plural)
+        if rt is not None and rt.custom is not None and rt.version != rt.custom.storage_version:
+            stored = registry.get(group, rt.custom.storage_version, plural)
+            if stored is not None:  # conversion None: the stored objects, only apiVersion changes
+                return stored, custom_version(rt, stored)
         if rt is not None:
             return rt, None
         sv = served_version(group, version, plural)
@@ -309,7 +327,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if t.subresource == "scale":
             return await scale.handle(request, t.rt, t.namespace, t.name or "")
         user: UserInfo = getattr(request.state, "user", ANONYMOUS)
-        if t.rt.kind in ("SubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectReview"):
+        if t.rt.custom is None and t.rt.kind in ("SubjectAccessReview", "SelfSubjectAccessReview",
+                                                  "SelfSubjectReview"):
             if method != "POST" or t.name is not None:
                 raise errors.MethodNotAllowed(f"{method} is not supported on {t.rt.plural}")
             return JSONResponse(review(authorizer, t.rt.kind, await read_body(request), user), status_code=201)
@@ -318,7 +337,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             info = getattr(request.state, "request_info", None)
             if info is not None:
                 await rbac.node_restriction(api, registry, node, info)
-        if t.subresource == "token" or (t.rt.group, t.rt.kind) == ("authentication.k8s.io", "TokenReview"):
+        if t.subresource == "token" or (t.rt.group, t.rt.kind, t.rt.custom) == \
+                ("authentication.k8s.io", "TokenReview", None):
             if method != "POST" or (t.subresource is None and t.name is not None):
                 raise errors.MethodNotAllowed(f"{method} is not supported on {t.rt.plural}"
                                               + (f"/{t.subresource}" if t.subresource else ""))
@@ -335,12 +355,14 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 listed = await api.list(t.rt, t.namespace, opts)
                 if t.served is not None:
                     listed = t.served.out_list(listed)
-                return respond(negotiation.convert_list(listed, t.rt.kind, out, params), out)
+                return respond(negotiation.convert_list(listed, t.rt.kind, out, params, custom_columns(t.rt)), out)
             if method == "POST":
                 if t.rt.namespaced and t.namespace is None:
                     raise errors.MethodNotAllowed("create needs a namespace in the path")
+                if t.rt.custom is not None and t.rt.custom.terminating:
+                    raise errors.MethodNotAllowed("create not allowed while custom resource definition is terminating")
                 body = await read_body(request)
-                if node is not None and t.rt.kind == "Node":
+                if node is not None and t.rt.kind == "Node" and t.rt.custom is None:
                     rbac.node_may_create(node, body)
                 if t.served is not None:
                     body = t.served.to_storage(body, None)
@@ -362,7 +384,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             if t.subresource is None:
                 out = negotiation.negotiate(request.headers.get("accept"), negotiation.OBJECT_TARGETS)
                 obj = t.out(await api.get(t.rt, t.namespace, t.name))
-                return respond(negotiation.convert_object(obj, t.rt.kind, out, params), out)
+                return respond(negotiation.convert_object(obj, t.rt.kind, out, params, cols=custom_columns(t.rt)),
+                               out)
             return JSONResponse(t.out(await api.get(t.rt, t.namespace, t.name)))
         if method == "PUT":
             body = await read_body(request)
@@ -413,6 +436,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if out.as_kind == "Table":
             negotiation.include_object(request.query_params)  # 400 before the stream starts
         events = await api.watch(t.rt, t.namespace, opts)  # 410 / 400 answer here as a Status
+        cols = custom_columns(t.rt)
 
         async def stream() -> AsyncIterator[bytes]:
             first = True
@@ -420,7 +444,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 async for ev in events:
                     if t.served is not None:
                         ev = t.served.out_event(ev)
-                    ev = negotiation.convert_event(ev, t.rt.kind, out, request.query_params, first)
+                    ev = negotiation.convert_event(ev, t.rt.kind, out, request.query_params, first, cols)
                     first = first and ev.get("type") not in ("ADDED", "MODIFIED", "DELETED")
                     yield json.dumps(ev, separators=(",", ":")).encode() + b"\n"
             finally:

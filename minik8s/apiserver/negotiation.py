@@ -121,11 +121,11 @@ def partial(obj: Obj, out: Output) -> Obj:
     return {"kind": "PartialObjectMetadata", "apiVersion": out.api_version, "metadata": obj.get("metadata") or {}}
 
 
-def convert_list(listed: Obj, kind: str, out: Output, params: Any) -> Obj:
-    """A list answer (``{kind}List``) converted as ``out`` asks."""
+def convert_list(listed: Obj, kind: str, out: Output, params: Any, cols: list[columns.Column] | None = None) -> Obj:
+    """A list answer (``{kind}List``) converted as ``out`` asks (``cols``: a custom resource's columns)."""
     if out.as_kind == "Table":
         return columns.table(kind, listed.get("items") or [], include_object=include_object(params),
-                             table_version=out.version, list_meta=listed.get("metadata"))
+                             table_version=out.version, list_meta=listed.get("metadata"), cols=cols)
     if out.as_kind == "PartialObjectMetadataList":
         return {"kind": "PartialObjectMetadataList", "apiVersion": out.api_version,
                 "metadata": listed.get("metadata") or {},
@@ -134,7 +134,7 @@ def convert_list(listed: Obj, kind: str, out: Output, params: Any) -> Obj:
 
 
 def convert_object(obj: Obj, kind: str, out: Output, params: Any, with_definitions: bool = True,
-                   at: dt.datetime | None = None) -> Obj:
+                   at: dt.datetime | None = None, cols: list[columns.Column] | None = None) -> Obj:
     """One object (a GET answer or a watch event's object) converted as ``out`` asks.
 
     As a Table it is one row, with the object's resourceVersion; ``with_definitions`` False
@@ -144,13 +144,14 @@ def convert_object(obj: Obj, kind: str, out: Output, params: Any, with_definitio
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         return columns.table(kind, [obj], include_object=include_object(params), table_version=out.version,
                              list_meta={"resourceVersion": rv} if rv else {}, with_definitions=with_definitions,
-                             at=at)
+                             at=at, cols=cols)
     if out.as_kind == "PartialObjectMetadata":
         return partial(obj, out)
     return obj
 
 
-def convert_event(event: Obj, kind: str, out: Output, params: Any, first: bool) -> Obj:
+def convert_event(event: Obj, kind: str, out: Output, params: Any, first: bool,
+                  cols: list[columns.Column] | None = None) -> Obj:
     """A watch event with its object converted; ERROR events (a Status) and the resourceVersion-only
     objects of BOOKMARK events pass unchanged but for their kind, which kubectl's decoder needs."""
     if not out.as_kind:
@@ -162,9 +163,10 @@ def convert_event(event: Obj, kind: str, out: Output, params: Any, first: bool) 
     if etype == "BOOKMARK":
         if out.as_kind == "Table":
             return {"type": etype, "object": columns.table(kind, [], table_version=out.version,
-                                                           list_meta=obj.get("metadata"), with_definitions=False)}
+                                                           list_meta=obj.get("metadata"), with_definitions=False,
+                                                           cols=cols)}
         return {"type": etype, "object": partial(obj, out)}
-    return {"type": etype, "object": convert_object(obj, kind, out, params, with_definitions=first)}
+    return {"type": etype, "object": convert_object(obj, kind, out, params, with_definitions=first, cols=cols)}
 
 
 def render(data: Any, out: Output) -> bytes:

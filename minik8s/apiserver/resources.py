@@ -28,6 +28,7 @@ import pydantic
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, ObjList, now_rfc3339
+from minik8s.api.meta import ObjectMeta
 from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.schema import Schemas
@@ -183,14 +184,18 @@ class ResourceAPI:
     """Generic verbs for every kind in ``registry``, stored in ``store``."""
 
     def __init__(self, store: Store, registry: Registry, strategies: dict[str, Strategy] | None = None,
-                 admission_plugins: frozenset[str] = frozenset()) -> None:
+                 admission_plugins: frozenset[str] = frozenset(),
+                 custom_strategy: Callable[[ResourceType], Strategy] | None = None) -> None:
         self.store = store
         self.registry = registry
         #: the mutating admission plugins enabled (:mod:`minik8s.apiserver.admission`)
         self.admission_plugins = admission_plugins
         self.strategies = strategies if strategies is not None else default_strategies()
+        #: makes the strategy of a custom resource's row (its CRD's schema: the apiextensions package)
+        self.custom_strategy = custom_strategy
         self._schemas: tuple[tuple[ResourceType, ...], Schemas] = ((), Schemas([]))
-        self._field_paths: dict[str, tuple[Schemas, fieldmanager.FieldPaths]] = {}
+        self._field_paths: dict[ResourceType, tuple[Schemas, fieldmanager.FieldPaths]] = {}
+        self._custom_strategies: dict[ResourceType, Strategy] = {}
 
     @property
     def schemas(self) -> Schemas:
@@ -202,15 +207,27 @@ class ResourceAPI:
     def field_paths(self, rt: ResourceType) -> fieldmanager.FieldPaths:
         """The managed-fields walk of ``rt``'s objects (cached with the schemas)."""
         schemas = self.schemas
-        cached = self._field_paths.get(rt.kind)
+        cached = self._field_paths.get(rt)
         if cached is None or cached[0] is not schemas:
             cached = (schemas, fieldmanager.FieldPaths(schemas, rt.group, rt.version, rt.kind))
-            self._field_paths[rt.kind] = cached
+            self._field_paths[rt] = cached
         return cached[1]
 
     def strategy(self, kind: str) -> Strategy:
-        """The strategy of ``kind`` (generic when it has none of its own)."""
+        """The strategy of built-in ``kind`` (generic when it has none of its own)."""
         return self.strategies.get(kind) or GENERIC
+
+    def strategy_of(self, rt: ResourceType) -> Strategy:
+        """The strategy of ``rt``'s objects: a custom resource's comes from its CRD's schema
+        (kept per row: a CR kind may share its name with a built-in kind of another group)."""
+        if rt.custom is None or self.custom_strategy is None:
+            return self.strategies.get(rt.kind) or GENERIC
+        found = self._custom_strategies.get(rt)
+        if found is None:
+            if len(self._custom_strategies) > 256:
+                self._custom_strategies.clear()
+            found = self._custom_strategies[rt] = self.custom_strategy(rt)
+        return found
 
     # ---------------------------------------------------------------- helpers
     @staticmethod
@@ -231,11 +248,14 @@ class ResourceAPI:
         return rt.storage_key(namespace, name)
 
     def check_fields(self, rt: ResourceType, body: Obj, validation: FieldValidation | None,
-                     patch: Any = None) -> None:
-        """Server-side field validation of ``body`` (a patch's result when ``patch`` is given)."""
+                     patch: Any = None, unknown_paths: list[str] | None = None) -> None:
+        """Server-side field validation of ``body`` (a patch's result when ``patch`` is given);
+        ``unknown_paths``: the fields already found unknown (a custom resource's pruned fields)."""
         if validation is None or validation.directive == "Ignore":
             return
-        unknown = [f'unknown field "{path}"' for path in self.schemas.unknown_fields(rt, body)]
+        if unknown_paths is None:
+            unknown_paths = self.schemas.unknown_fields(rt, body)
+        unknown = [f'unknown field "{path}"' for path in unknown_paths]
         if not unknown:
             return
         if validation.directive == "Warn":
@@ -272,6 +292,8 @@ class ResourceAPI:
         else:
             meta.pop("namespace", None)
         body = dict(body, metadata=meta)
+        if rt.custom is not None:
+            return self._parse_custom(rt, body, validation, patch)
         causes = integer_range_causes(rt.api_version, rt.kind, body)
         if causes:
             raise errors.invalid(rt.kind, str(meta.get("name") or meta.get("generateName") or ""), causes)
@@ -288,10 +310,33 @@ class ResourceAPI:
                 del out_meta[fld]
         return out
 
+    def _parse_custom(self, rt: ResourceType, body: Obj, validation: FieldValidation | None, patch: Any) -> Obj:
+        """A custom resource's body: metadata normalised as ObjectMeta, the fields its schema does
+        not know pruned (and reported as ``fieldValidation`` asks), kind and apiVersion set."""
+        out = copy.deepcopy(body)
+        meta = out.get("metadata") or {}
+        try:
+            out["metadata"] = ObjectMeta.model_validate(meta).to_dict()
+        except pydantic.ValidationError as exc:
+            raise errors.invalid(self.kind_name(rt), str(meta.get("name") or meta.get("generateName") or ""),
+                                 [("metadata." + path, value, msg)
+                                  for path, value, msg in _pydantic_causes(exc)]) from exc
+        for fld in OMIT_EMPTY_METADATA:
+            if out["metadata"].get(fld) in ({}, []):
+                del out["metadata"][fld]
+        out["apiVersion"], out["kind"] = rt.api_version, rt.kind
+        self.check_fields(rt, out, validation, patch, self.strategy_of(rt).prune(out))
+        return out
+
+    @staticmethod
+    def kind_name(rt: ResourceType) -> str:
+        """How a 422 names the kind: ``Pod``; a custom resource's qualified (``CronTab.stable.example.com``)."""
+        return f"{rt.kind}.{rt.group}" if rt.custom is not None else rt.kind
+
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
-        causes = self.strategy(rt.kind).validate(obj, old)
+        causes = self.strategy_of(rt).validate(obj, old)
         if causes:
-            raise errors.invalid(rt.kind, (obj.get("metadata") or {}).get("name") or "", causes)
+            raise errors.invalid(self.kind_name(rt), (obj.get("metadata") or {}).get("name") or "", causes)
 
     async def ensure_namespace(self, namespace: str, creating: bool = True) -> None:
         """404 when ``namespace`` does not exist; 403 when it is terminating (on create)."""
@@ -341,7 +386,7 @@ class ResourceAPI:
         meta["creationTimestamp"] = now_rfc3339()
         if "spec" in obj or rt.kind not in ("Event", "Lease"):
             meta["generation"] = 1
-        strategy = self.strategy(rt.kind)
+        strategy = self.strategy_of(rt)
         strategy.prepare_for_create(obj)
         strategy.default(obj)
         if rt.kind == "Pod" and not rt.group and self.admission_plugins:
@@ -349,7 +394,8 @@ class ResourceAPI:
         if not applied and manager:
             fieldmanager.record_update(self.field_paths(rt), None, obj, manager, rt.api_version)
         self._validate(rt, obj, None)
-        self.schemas.fill_required(rt, obj)
+        if rt.custom is None:
+            self.schemas.fill_required(rt, obj)
         if rt.namespaced:
             await self.ensure_namespace(meta["namespace"])
             await self.pod_security(obj, validation)
@@ -384,7 +430,7 @@ class ResourceAPI:
 
     async def list(self, rt: ResourceType, namespace: str | None, opts: ListOptions) -> Obj:
         """List with label/field selectors and limit/continue paging (``metav1.List``)."""
-        sel = Selector(self.strategy(rt.kind), opts)
+        sel = Selector(self.strategy_of(rt), opts)
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
         revision, start = 0, None
         if opts.continue_:
@@ -469,6 +515,10 @@ class ResourceAPI:
         conversion: the patch applies to the object as that version shows it.  Returns the stored form.
         """
         ctype = content_type.split(";")[0].strip().lower()
+        if rt.custom is not None and ctype not in (MERGE_PATCH, JSON_PATCH):  # no patch strategies in a CRD schema
+            raise errors.UnsupportedMediaType(
+                f"the body of the request was in an unknown format - accepted media types include: "
+                f"{JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}")
         if ctype not in (MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH):
             raise errors.UnsupportedMediaType(
                 f"the body of the request was in an unknown format - accepted media types include: "
@@ -583,7 +633,7 @@ class ResourceAPI:
                             applied: bool = False) -> Obj:
         """Write ``obj`` over ``old``. managedFields: ``applied`` keeps the ones ``obj`` carries;
         otherwise ``manager`` records an update (without one, ``old``'s are kept when ``obj`` has none)."""
-        strategy = self.strategy(rt.kind)
+        strategy = self.strategy_of(rt)
         old_meta = old["metadata"]
         meta = obj["metadata"]
         if not applied and "managedFields" not in meta and "managedFields" in old_meta:
@@ -607,10 +657,11 @@ class ResourceAPI:
         strategy.default(obj)
         if not applied and manager:
             fieldmanager.record_update(self.field_paths(rt), old, obj, manager, rt.api_version, subresource)
-        if subresource is None and obj.get("spec") != old.get("spec") and "generation" in meta:
+        if subresource is None and "generation" in meta and strategy.generation_changed(obj, old):
             meta["generation"] = int(meta["generation"]) + 1
         self._validate(rt, obj, old)
-        self.schemas.fill_required(rt, obj)
+        if rt.custom is None:
+            self.schemas.fill_required(rt, obj)
         if obj == old:
             return old  # Kubernetes skips no-op writes: resourceVersion unchanged
         if dry_run:
@@ -636,9 +687,9 @@ class ResourceAPI:
     async def delete(self, rt: ResourceType, namespace: str | None, name: str, opts: DeleteOptions) -> Obj:
         """Delete one object: graceful for bound pods and objects with finalizers (deletionTimestamp
         set, object kept), else removed at once. Returns the object's last state."""
-        if rt.kind == "Namespace":
+        if rt.kind == "Namespace" and rt.custom is None:
             return await self._delete_namespace(name, opts)
-        strategy = self.strategy(rt.kind)
+        strategy = self.strategy_of(rt)
         key = self._key(rt, namespace, name)
         async for _ in _conflict_retries():  # a conflict here is another writer's: read again, decide again
             old = await self.get(rt, namespace, name)
@@ -760,7 +811,7 @@ class ResourceAPI:
         Raises Gone (before any event) for a compacted resourceVersion, and Timeout (504, "Too large
         resource version", retry after 1 s) for one etcd has not reached.
         """
-        sel = Selector(self.strategy(rt.kind), opts)
+        sel = Selector(self.strategy_of(rt), opts)
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
         initial: ObjList = []
         if opts.resource_version in ("", "0") or opts.send_initial_events:

@@ -28,6 +28,7 @@ import websockets
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from minik8s.api import crdjsonpath as jsonpath
 from minik8s.api import errors
 from minik8s.api.base import now_rfc3339
 from minik8s.api.registry import ResourceType
@@ -262,10 +263,24 @@ class ScaleSubresource:
         self.api = api
 
     @staticmethod
-    def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
+    def to_scale(obj: dict[str, Any], rt: ResourceType | None = None) -> dict[str, Any]:
+        """The Scale of ``obj``; a custom resource's from its CRD's ``specReplicasPath``,
+        ``statusReplicasPath`` and ``labelSelectorPath`` (absent values: 0 and ``""``)."""
         from minik8s.api.selectors import workload_selector
 
         meta = obj["metadata"]
+        if rt is not None and rt.custom is not None:
+            def first(path: str, empty: Any) -> Any:
+                found = jsonpath.find(obj, path) if path else []
+                return found[0] if found and found[0] is not None else empty
+            return {
+                "apiVersion": "autoscaling/v1", "kind": "Scale",
+                "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                             if k in meta},
+                "spec": {"replicas": first(rt.custom.spec_replicas_path, 0)},
+                "status": {"replicas": first(rt.custom.status_replicas_path, 0),
+                           "selector": str(first(rt.custom.label_selector_path, ""))},
+            }
         selector = (obj.get("spec") or {}).get("selector")
         selector_text = str(workload_selector(obj)) if selector else ""
         return {
@@ -281,9 +296,9 @@ class ScaleSubresource:
 
         current = await self.api.get(rt, namespace, name)
         if request.method == "GET":
-            return JSONResponse(self.to_scale(current))
+            return JSONResponse(self.to_scale(current, rt))
         body = await read_body(request)
-        scale = self.to_scale(current)
+        scale = self.to_scale(current, rt)
         if request.method == "PUT":
             new_scale = body
         elif request.method == "PATCH":
@@ -306,7 +321,11 @@ class ScaleSubresource:
             raise errors.invalid("Scale", name, [("spec.replicas", replicas, "must be greater than or equal to 0")])
         wanted_rv = (new_scale.get("metadata") or {}).get("resourceVersion")
         obj = copy.deepcopy(current)
-        obj["spec"]["replicas"] = replicas
+        fields = jsonpath.simple_fields(rt.custom.spec_replicas_path) if rt.custom is not None else ["spec", "replicas"]
+        target = obj
+        for key in (fields or ["spec", "replicas"])[:-1]:
+            target = target.setdefault(key, {})
+        target[(fields or ["spec", "replicas"])[-1]] = replicas
         if request.method == "PUT" and wanted_rv:
             obj["metadata"]["resourceVersion"] = wanted_rv
         else:
@@ -314,4 +333,4 @@ class ScaleSubresource:
         manager = request.query_params.get("fieldManager") or \
             fieldmanager.manager_from_user_agent(request.headers.get("user-agent", ""))
         updated = await self.api.update(rt, namespace, name, obj, manager=manager)
-        return JSONResponse(self.to_scale(updated))
+        return JSONResponse(self.to_scale(updated, rt))

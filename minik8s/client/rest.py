@@ -26,6 +26,7 @@ from urllib.parse import quote
 import httpx
 
 from minik8s.api import errors
+from minik8s.api.meta import TypedObject
 from minik8s.api.registry import Registry, ResourceType, default_registry
 from minik8s.client.kubeconfig import ClientConfig, load
 
@@ -128,6 +129,34 @@ class Client:
         if rt is None:
             raise errors.NotFound(f'no matches for kind "{kind}" in version "{api_version}"')
         return rt
+
+    async def discover_kind(self, api_version: str | None, kind: str) -> ResourceType:
+        """:meth:`kind`, else the row the server's discovery gives ``api_version`` (a custom
+        resource's, from its CRD), remembered in :attr:`registry`; raises NotFound."""
+        rt = self.registry.by_kind(api_version, kind)
+        if rt is not None or not api_version or "/" not in api_version:
+            return self.kind(api_version, kind)
+        group, version = api_version.split("/", 1)
+        try:
+            doc = await self.request("GET", f"/apis/{group}/{version}")
+        except errors.NotFound:
+            doc = {}
+        resources = doc.get("resources") or []
+        subs: dict[str, set[str]] = {str(r.get("name")).partition("/")[0]: set() for r in resources}
+        for res in resources:
+            parent, _, sub = str(res.get("name") or "").partition("/")
+            if sub:
+                subs[parent].add(sub)
+        for res in resources:
+            if res.get("kind") == kind and "/" not in str(res.get("name")):
+                rt = ResourceType(group, version, kind, str(res["name"]), str(res.get("singularName") or ""),
+                                  bool(res.get("namespaced")), TypedObject,
+                                  short_names=tuple(res.get("shortNames") or ()),
+                                  subresources=frozenset(subs.get(str(res["name"]), set())),
+                                  verbs=tuple(res.get("verbs") or ()), categories=tuple(res.get("categories") or ()))
+                self.registry.add(rt)
+                return rt
+        return self.kind(api_version, kind)
 
     # ------------------------------------------------------------------ transport
     async def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,

@@ -31,6 +31,27 @@ class Printer:
         self.show_labels = show_labels
         self.label_columns = label_columns
         self.prefix_names = prefix_names
+        #: the columns of custom resources (from their CRDs' ``additionalPrinterColumns``)
+        self.custom: dict[ResourceType, list[cols.Column]] = {}
+
+    def columns(self, rt: ResourceType) -> list[cols.Column]:
+        """The columns after NAME of ``rt`` (``-o wide`` included when asked)."""
+        if rt in self.custom:
+            return [c for c in self.custom[rt] if self.wide or not c.wide]
+        return cols.columns_for(rt.kind, self.wide)
+
+    async def learn(self, s: Session, rt: ResourceType) -> None:
+        """Read the printer columns of ``rt`` from its CRD when it is a custom resource."""
+        if rt.kind in cols.COLUMNS or "." not in rt.group or rt in self.custom:
+            return
+        try:
+            crd = await s.client.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                                                f"{rt.plural}.{rt.group}")
+        except errors.APIError:
+            return
+        for ver in (crd.get("spec") or {}).get("versions") or []:
+            if ver.get("name") == rt.version:
+                self.custom[rt] = cols.printer_columns(list(ver.get("additionalPrinterColumns") or []))
 
     def header(self, rt: ResourceType) -> list[str]:
         """The table header of ``rt``."""
@@ -39,7 +60,7 @@ class Printer:
             head.append("NAMESPACE")
         if rt.kind not in cols.NO_NAME_COLUMN:
             head.append("NAME")
-        head += [c.header for c in cols.columns_for(rt.kind, self.wide)]
+        head += [c.header for c in self.columns(rt)]
         head += [key.rsplit("/", 1)[-1].upper() for key in self.label_columns]
         if self.show_labels:
             head.append("LABELS")
@@ -56,7 +77,7 @@ class Printer:
             name = str(meta.get("name") or "")
             shown = cols.name_cell(rt.kind, obj)  # "local-path (default)" for the default StorageClass
             row.append(object_ref(rt, name) + shown[len(name):] if self.prefix_names else shown)
-        row += [str(cell) for cell in cols.cells(cols.columns_for(rt.kind, self.wide), obj, at)]
+        row += [str(cell) for cell in cols.cells(self.columns(rt), obj, at)]
         labels = meta.get("labels") or {}
         row += [str(labels.get(key, "")) for key in self.label_columns]
         if self.show_labels:
@@ -140,6 +161,8 @@ async def run_get(opts: GlobalOptions, args: list[str], output: str, selector: s
         failures: list[str] = []
         results: list[tuple[ResourceType, list[Obj], str]] = []
         for target in targets:
+            if fmt in ("", "wide"):
+                await printer.learn(s, target.rt)
             objs, rv = await _fetch(s, target, namespace, selector, field_selector, failures)
             results.append((target.rt, objs, rv))
         if watch or watch_only:

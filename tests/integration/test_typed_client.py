@@ -89,6 +89,10 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
                                            "hostPath": {"path": "/tmp/typed"}, "storageClassName": "manual"}}, None),
     ("v1", "PersistentVolumeClaim"): ({"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual",
                                                 "resources": {"requests": {"storage": "1Gi"}}}}, None),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): ({"spec": {
+        "group": "example.com", "scope": "Namespaced", "names": {"kind": "Typed"},  # plural: see sample_body
+        "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+            "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}, None),
     ("storage.k8s.io/v1", "StorageClass"): ({"provisioner": "example.com/typed", "reclaimPolicy": "Retain",
                                              "volumeBindingMode": "WaitForFirstConsumer"}, None),
     ("rbac.authorization.k8s.io/v1", "Role"): ({"rules": [
@@ -142,6 +146,16 @@ def served_kubernetes_kinds() -> list[Any]:
     return [rt for rt in rows if rt.group != "minik8s.io" and (rt.api_version, rt.kind) not in NO_OBJECT]
 
 
+def sample_body(rt: Any, name: str) -> tuple[Obj, str]:
+    """The sample of ``rt`` named after ``name`` (a CRD's name is ``<plural>.<group>``): (body, name)."""
+    body = copy.deepcopy(SAMPLES[(rt.api_version, rt.kind)][0])
+    if rt.kind == "CustomResourceDefinition":
+        body["spec"]["names"]["plural"] = name
+        name = f"{name}.{body['spec']['group']}"
+    return {"apiVersion": rt.api_version, "kind": rt.kind, **body,
+            "metadata": {**body.get("metadata", {}), "name": name}}, name
+
+
 def model_name(api_version: str, kind: str) -> str:
     """The client's model of a kind: ``apps/v1`` ``Deployment`` → ``V1Deployment`` (core ``Event``:
     ``CoreV1Event``, as ``events.k8s.io`` has one too)."""
@@ -178,10 +192,9 @@ def _create_all(url: str, namespace: str) -> list[tuple[Any, str]]:
     made = []
     with httpx.Client(base_url=url, timeout=10) as h:
         for rt in served_kubernetes_kinds():
-            body, status = copy.deepcopy(SAMPLES[(rt.api_version, rt.kind)])
-            name = f"typed-{rt.version}-{rt.plural}" if rt.namespaced else f"typed-{namespace}-{rt.plural}"
-            body = {"apiVersion": rt.api_version, "kind": rt.kind, **body,
-                    "metadata": {**body.get("metadata", {}), "name": name}}
+            status = copy.deepcopy(SAMPLES[(rt.api_version, rt.kind)][1])
+            body, name = sample_body(rt, f"typed-{rt.version}-{rt.plural}" if rt.namespaced
+                                     else f"typed-{namespace}-{rt.plural}")
             r = h.post(collection(rt, namespace), json=body)
             assert r.status_code == 201, (rt.kind, r.text)
             if status is not None:
@@ -280,7 +293,8 @@ API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": 
                "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api,
                "coordination.k8s.io/v1": k8s.CoordinationV1Api,
                "networking.k8s.io/v1": k8s.NetworkingV1Api, "storage.k8s.io/v1": k8s.StorageV1Api,
-               "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api}
+               "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api,
+               "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api}
 
 
 def snake(kind: str) -> str:
@@ -314,10 +328,8 @@ def _crud_one(api_client: k8s.ApiClient, rt: Any, namespace: str) -> None:
     from kubernetes import watch
 
     typed = TypedKind(api_client, rt, namespace)
-    body, _status = copy.deepcopy(SAMPLES[(rt.api_version, rt.kind)])
-    name = f"crud-{rt.version}-{rt.plural}" if rt.namespaced else f"crud-{namespace}-{rt.plural}"
-    body = {"apiVersion": rt.api_version, "kind": rt.kind, **body,
-            "metadata": {**body.get("metadata", {}), "name": name}}
+    body, name = sample_body(rt, f"crud-{rt.version}-{rt.plural}" if rt.namespaced
+                             else f"crud-{namespace}-{rt.plural}")
     created = typed.call("create", body)
     assert created.metadata.name == name and created.metadata.uid, rt.kind
     read = typed.call("read", name)

@@ -60,6 +60,15 @@ class Strategy:
     def default(self, obj: Obj) -> None:
         """Fill Kubernetes' defaults in place."""
 
+    def prune(self, obj: Obj) -> list[str]:
+        """Drop the fields the kind's schema does not know; their paths (a custom resource's strategy
+        prunes by its CRD's schema; built-in kinds are normalised through their models instead)."""
+        return []
+
+    def generation_changed(self, new: Obj, old: Obj) -> bool:
+        """Whether a main-resource update bumps ``metadata.generation`` (a change of ``spec``)."""
+        return new.get("spec") != old.get("spec")
+
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
         """Causes why ``obj`` is invalid (empty list: valid). ``old`` is set for updates."""
         return self.validate_metadata(obj)

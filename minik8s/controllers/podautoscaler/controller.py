@@ -56,7 +56,7 @@ class HorizontalPodAutoscalerController(Controller):
         ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
         namespace = hpa["metadata"]["namespace"]
         try:
-            rt = self.client.kind(ref.get("apiVersion") or None, str(ref.get("kind") or ""))
+            rt = await self.client.discover_kind(ref.get("apiVersion") or None, str(ref.get("kind") or ""))
         except errors.NotFound as exc:
             return None, None, exc.message
         if "scale" not in rt.subresources:
