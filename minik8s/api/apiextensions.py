@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from minik8s.api.base import Model
+from minik8s.api.base import Model, Obj
 from minik8s.api.meta import TypedObject
 
 GROUP = "apiextensions.k8s.io"
@@ -122,3 +122,15 @@ class CustomResourceDefinition(TypedObject):
 class CustomResourceObject(TypedObject):
     """Stand-in model of a custom resource's row: its objects are checked against their CRD's
     schema (``ResourceType.custom``), never parsed into this model."""
+
+
+def condition(obj: Obj, kind: str) -> Obj | None:
+    """The condition ``kind`` of a CRD's status (None when absent)."""
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return dict(cond)
+    return None
+
+
+def is_established(obj: Obj) -> bool:
+    return (condition(obj, "Established") or {}).get("status") == "True"

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from minik8s.api import crdjsonpath
+from minik8s.api import kubejsonpath
 from minik8s.api.base import Obj, parse_time
 from minik8s.api.metrics import cpu_nanocores, format_nanocores
 from minik8s.api.quantity import format_memory, parse_memory
@@ -1046,7 +1046,7 @@ def name_cell(kind: str, obj: Obj) -> str:
 
 def _printer_cell(kind: str, path: str) -> Getter:
     def value(obj: Obj, at: dt.datetime) -> Cell:
-        found = crdjsonpath.find(obj, path)
+        found = kubejsonpath.find(obj, path)
         if not found or found[0] is None:
             return ""
         got = found[0]

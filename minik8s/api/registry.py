@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from minik8s.api.apiextensions import CustomResourceDefinition
+from minik8s.api.apiextensions import CustomResourceDefinition, is_established
 from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from minik8s.api.authentication import SelfSubjectReview, TokenReview
 from minik8s.api.authorization import SelfSubjectAccessReview, SubjectAccessReview
@@ -185,6 +185,47 @@ class Registry:
             if rt.group_version not in seen:
                 seen.append(rt.group_version)
         return seen
+
+
+def from_discovery(doc: dict[str, Any], group: str, version: str) -> list[ResourceType]:
+    """The rows of one discovery ``APIResourceList`` (``GET /apis/{group}/{version}``), subresources
+    (``widgets/status``) folded into their parent's ``subresources``.
+
+    Rows of kinds a client meets only at run time (custom resources) carry the plain
+    :class:`~minik8s.api.meta.TypedObject` model: clients pass their objects through as dicts."""
+    subs: dict[str, set[str]] = {}
+    for res in doc.get("resources") or []:
+        parent, _, sub = str(res.get("name") or "").partition("/")
+        if sub:
+            subs.setdefault(parent, set()).add(sub)
+    rows = []
+    for res in doc.get("resources") or []:
+        name = str(res.get("name") or "")
+        if not name or "/" in name:
+            continue
+        kind = str(res.get("kind") or "")
+        rows.append(ResourceType(
+            group, version, kind, name, str(res.get("singularName") or kind.lower()), bool(res.get("namespaced")),
+            TypedObject, short_names=tuple(res.get("shortNames") or ()),
+            subresources=frozenset(subs.get(name, set())), verbs=tuple(res.get("verbs") or ()),
+            categories=tuple(res.get("categories") or ())))
+    return rows
+
+
+def crd_resource(crd: dict[str, Any]) -> ResourceType | None:
+    """The row of an Established CustomResourceDefinition's storage version (by its accepted names),
+    what a controller watching every kind (the garbage collector) watches its objects through;
+    None while the CRD is not Established."""
+    if not is_established(crd):
+        return None
+    spec = crd.get("spec") or {}
+    names = (crd.get("status") or {}).get("acceptedNames") or spec.get("names") or {}
+    version = next((v.get("name") for v in spec.get("versions") or [] if v.get("storage")), None)
+    if not version or not names.get("kind") or not names.get("plural"):
+        return None
+    kind = str(names["kind"])
+    return ResourceType(str(spec.get("group")), str(version), kind, str(names["plural"]),
+                        str(names.get("singular") or kind.lower()), spec.get("scope") == "Namespaced", TypedObject)
 
 
 CORE_TYPES = [

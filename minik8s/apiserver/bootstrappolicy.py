@@ -139,6 +139,10 @@ def cluster_roles() -> list[Obj]:
                    "events.k8s.io", "storage.k8s.io"], ["*"], ALL),
             _rule([GROUP], ["clusterroles", "roles", "clusterrolebindings", "rolebindings"], READ),
             _rule(["metrics.k8s.io"], ["pods", "nodes"], READ),
+            # the garbage collector follows ownerReferences through every kind, custom resources
+            # included, and the HPA scales any scale subresource (Kubernetes' generic-garbage-collector
+            # and horizontal-pod-autoscaler roles)
+            _rule(["*"], ["*"], ["get", "list", "watch", "patch", "update", "delete"]),
             _rule(["authentication.k8s.io"], ["tokenreviews"], ["create"]),
             _rule(["authorization.k8s.io"], ["subjectaccessreviews"], ["create"]),
         ]),

@@ -28,8 +28,7 @@ import websockets
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from minik8s.api import crdjsonpath as jsonpath
-from minik8s.api import errors
+from minik8s.api import errors, kubejsonpath
 from minik8s.api.base import now_rfc3339
 from minik8s.api.registry import ResourceType
 from minik8s.apiserver import fieldmanager, spdy
@@ -271,7 +270,7 @@ class ScaleSubresource:
         meta = obj["metadata"]
         if rt is not None and rt.custom is not None:
             def first(path: str, empty: Any) -> Any:
-                found = jsonpath.find(obj, path) if path else []
+                found = kubejsonpath.find(obj, path) if path else []
                 return found[0] if found and found[0] is not None else empty
             return {
                 "apiVersion": "autoscaling/v1", "kind": "Scale",
@@ -321,7 +320,8 @@ class ScaleSubresource:
             raise errors.invalid("Scale", name, [("spec.replicas", replicas, "must be greater than or equal to 0")])
         wanted_rv = (new_scale.get("metadata") or {}).get("resourceVersion")
         obj = copy.deepcopy(current)
-        fields = jsonpath.simple_fields(rt.custom.spec_replicas_path) if rt.custom is not None else ["spec", "replicas"]
+        fields = (kubejsonpath.simple_fields(rt.custom.spec_replicas_path) if rt.custom is not None
+                  else ["spec", "replicas"])
         target = obj
         for key in (fields or ["spec", "replicas"])[:-1]:
             target = target.setdefault(key, {})

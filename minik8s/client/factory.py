@@ -74,6 +74,14 @@ class SharedInformerFactory:
             if task is None or task.done():
                 self._tasks[key] = loop.create_task(informer.run(), name=f"informer-{key[2]}")
 
+    def stop(self, rt: ResourceType) -> None:
+        """Stop and forget the informer of ``rt`` (its kind is no longer served: a CRD deleted)."""
+        key = self._id(rt)
+        self._informers.pop(key, None)
+        task = self._tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
+
     async def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
         """Wait until every started informer has listed once; False after ``timeout`` seconds."""
         try:

@@ -26,8 +26,7 @@ from urllib.parse import quote
 import httpx
 
 from minik8s.api import errors
-from minik8s.api.meta import TypedObject
-from minik8s.api.registry import Registry, ResourceType, default_registry
+from minik8s.api.registry import Registry, ResourceType, default_registry, from_discovery
 from minik8s.client.kubeconfig import ClientConfig, load
 
 log = logging.getLogger("client")
@@ -141,19 +140,8 @@ class Client:
             doc = await self.request("GET", f"/apis/{group}/{version}")
         except errors.NotFound:
             doc = {}
-        resources = doc.get("resources") or []
-        subs: dict[str, set[str]] = {str(r.get("name")).partition("/")[0]: set() for r in resources}
-        for res in resources:
-            parent, _, sub = str(res.get("name") or "").partition("/")
-            if sub:
-                subs[parent].add(sub)
-        for res in resources:
-            if res.get("kind") == kind and "/" not in str(res.get("name")):
-                rt = ResourceType(group, version, kind, str(res["name"]), str(res.get("singularName") or ""),
-                                  bool(res.get("namespaced")), TypedObject,
-                                  short_names=tuple(res.get("shortNames") or ()),
-                                  subresources=frozenset(subs.get(str(res["name"]), set())),
-                                  verbs=tuple(res.get("verbs") or ()), categories=tuple(res.get("categories") or ()))
+        for rt in from_discovery(doc, group, version):
+            if rt.kind == kind:
                 self.registry.add(rt)
                 return rt
         return self.kind(api_version, kind)

@@ -14,6 +14,8 @@ each indexed by the uids its ``metadata.ownerReferences`` point at:
   they have dependents, so it cascades); once no dependent with
   ``blockOwnerDeletion: true`` remains, the finalizer is removed and the apiserver removes
   the owner.
+* **Custom resources** are watched from the moment their CustomResourceDefinition is Established
+  until it goes, so they own and are owned like built-in kinds.
 * **Orphan**: finalizer ``orphan``: the ownerReference to the owner is removed from every
   dependent (found with live lists as well as the caches, which may lag), then the finalizer.
 
@@ -29,7 +31,7 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.meta import object_key
-from minik8s.api.registry import ResourceType
+from minik8s.api.registry import ResourceType, crd_resource
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import Informer
@@ -73,15 +75,48 @@ class GarbageCollector(Controller):
         self.kinds: dict[tuple[str, str], ResourceType] = {}
         self.informers: dict[tuple[str, str], Informer] = {}
         self._absent: set[str] = set()
+        #: CRD name → the custom resource row watched for it (Kubernetes' GC follows discovery;
+        #: here the CRDs themselves say when a kind comes and goes)
+        self.custom: dict[str, ResourceType] = {}
         for rt in client.registry.types:
             if (rt.group, rt.kind) in IGNORED_KINDS or not {"list", "watch", "delete"} <= set(rt.verbs):
                 continue
+            self._monitor(rt)
+        crd_rt = client.registry.by_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+        if crd_rt is not None:
+            factory.informer(crd_rt).add_handler(self._crd_changed, lambda _old, cur: self._crd_changed(cur),
+                                                 self._crd_deleted)
+
+    def _monitor(self, rt: ResourceType) -> None:
+        """Watch ``rt``'s objects, indexed by the uids of their owners."""
+        ident = (rt.api_version, rt.kind)
+        informer = self.factory.informer(rt, {OWNER_UID_INDEX: owner_uids})
+        self.kinds[ident] = rt
+        self.informers[ident] = informer
+        on_add, on_update, on_delete = self._handlers(rt)
+        informer.add_handler(on_add, on_update, on_delete)
+
+    def _crd_changed(self, crd: Obj) -> None:
+        """An Established CRD's custom resources are watched (as owners and as dependents) from now on."""
+        name = str(meta_of(crd).get("name") or "")
+        rt = crd_resource(crd)
+        if rt is None or self.custom.get(name) == rt:
+            return
+        self._crd_deleted(crd)
+        if (rt.api_version, rt.kind) in self.kinds:
+            return  # a built-in kind's names (the apiserver does not establish such a CRD)
+        self.custom[name] = rt
+        self._monitor(rt)
+        self.factory.start()
+        self.log.info("garbage-collector watching %s (CustomResourceDefinition %s)", rt.kind, name)
+
+    def _crd_deleted(self, crd: Obj) -> None:
+        rt = self.custom.pop(str(meta_of(crd).get("name") or ""), None)
+        if rt is not None:
             ident = (rt.api_version, rt.kind)
-            informer = factory.informer(rt, {OWNER_UID_INDEX: owner_uids})
-            self.kinds[ident] = rt
-            self.informers[ident] = informer
-            on_add, on_update, on_delete = self._handlers(rt)
-            informer.add_handler(on_add, on_update, on_delete)
+            self.kinds.pop(ident, None)
+            self.informers.pop(ident, None)
+            self.factory.stop(rt)
 
     # ================================================================== keys and lookups
     @staticmethod
@@ -225,9 +260,12 @@ class GarbageCollector(Controller):
         if uid in self._absent:
             return "dangling"
         ident = (str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""))
-        owner_rt = self.kinds.get(ident) or self.client.registry.by_kind(ident[0], ident[1])
+        owner_rt = self.kinds.get(ident)
         if owner_rt is None:
-            return "solid"  # a kind this apiserver does not serve: cannot be verified, never collected
+            try:  # another served version of a watched kind, or a custom resource not watched yet
+                owner_rt = await self.client.discover_kind(ident[0], ident[1])
+            except errors.NotFound:
+                return "solid"  # a kind this apiserver does not serve: cannot be verified, never collected
         if owner_rt.namespaced and not rt.namespaced:
             return "solid"  # invalid (cluster-scoped dependent, namespaced owner): unresolvable
         found = self._cached_owner(namespace, ref)

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from minik8s.api import kubejsonpath
 from minik8s.api.base import parse_time
 from minik8s.api.columns import NONE
 
@@ -189,38 +190,7 @@ def jsonpath(template: str, data: Any) -> str:
 def _jsonpath_eval(expr: str, data: Any) -> list[Any]:
     if expr in ("", "$", "."):
         return [data]
-    if expr.startswith("$"):
-        expr = expr[1:]
-    if not expr.startswith("."):
-        raise ValueError(f"unrecognized JSONPath expression {expr!r}")
-    tokens: list[str] = []
-    for part in expr[1:].split("."):
-        while "[" in part:
-            head, _, rest = part.partition("[")
-            if head:
-                tokens.append(head)
-            index, _, part = rest.partition("]")
-            tokens.append(f"[{index}]")
-        if part:
-            tokens.append(part)
-    current = [data]
-    for tok in tokens:
-        nxt: list[Any] = []
-        for value in current:
-            if tok.startswith("["):
-                index = tok[1:-1]
-                if not isinstance(value, list):
-                    continue
-                if index == "*":
-                    nxt += value
-                else:
-                    try:
-                        nxt.append(value[int(index)])
-                    except (ValueError, IndexError):
-                        continue
-            elif tok == "*" and isinstance(value, dict):
-                nxt += list(value.values())
-            elif isinstance(value, dict) and tok in value:
-                nxt.append(value[tok])
-        current = nxt
-    return current
+    try:
+        return kubejsonpath.evaluate(data, expr)
+    except ValueError as exc:
+        raise ValueError(f"unrecognized JSONPath expression {expr!r}: {exc}") from None

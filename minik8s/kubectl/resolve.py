@@ -12,39 +12,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.meta import TypedObject
-from minik8s.api.registry import Registry, ResourceType
+from minik8s.api.registry import Registry, ResourceType, from_discovery
 from minik8s.client.rest import Client
 from minik8s.kubectl.errors import KubectlError
-
-
-def _rows(doc: dict[str, Any], group: str, version: str) -> list[ResourceType]:
-    """ResourceType rows of one ``APIResourceList`` (subresources folded into their parent)."""
-    subs: dict[str, set[str]] = {}
-    for res in doc.get("resources") or []:
-        name = str(res.get("name") or "")
-        if "/" in name:
-            parent, _, sub = name.partition("/")
-            subs.setdefault(parent, set()).add(sub)
-    rows = []
-    for res in doc.get("resources") or []:
-        name = str(res.get("name") or "")
-        if not name or "/" in name:
-            continue
-        kind = str(res.get("kind") or "")
-        rows.append(ResourceType(
-            group=group, version=version, kind=kind, plural=name,
-            singular=str(res.get("singularName") or kind.lower()),
-            namespaced=bool(res.get("namespaced")), model=TypedObject,
-            short_names=tuple(res.get("shortNames") or ()),
-            subresources=frozenset(subs.get(name, set())),
-            verbs=tuple(res.get("verbs") or ()),
-            categories=tuple(res.get("categories") or ()),
-        ))
-    return rows
 
 
 async def discover(client: Client) -> Registry:
@@ -72,9 +44,9 @@ async def discover(client: Client) -> Registry:
             doc = await client.request("GET", f"/apis/{group}/{version}")
         except errors.NotFound:
             return []
-        return _rows(doc, group, version)
+        return from_discovery(doc, group, version)
 
-    types = _rows(core, "", "v1")
+    types = from_discovery(core, "", "v1")
     for rows in await asyncio.gather(*(fetch(g, v) for g, v in wanted)):
         types += rows
     return Registry(types)

@@ -119,3 +119,62 @@ async def test_orphan_keeps_dependents_without_the_reference(client: Client, nam
         assert all(not p["metadata"].get("ownerReferences") for p in remaining)
         await asyncio.sleep(0.5)
         assert len(await pods(client, namespace)) == 2  # nobody collects orphans
+
+
+def _crd(group: str) -> dict[str, Any]:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                         "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+async def test_custom_resources_own_and_are_owned(client: Client, namespace: str) -> None:
+    """A CRD Established while the collector runs: a custom resource's dependents go with it
+    (Background and Foreground), and a custom resource whose owner is gone is collected."""
+    group = f"gc{namespace.replace('-', '')}.example.com"
+    crd_rt = client.kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    cm_rt = client.kind("v1", "ConfigMap")
+    async with controller_manager(client, namespace, ["garbagecollector"]):
+        await client.create(crd_rt, _crd(group))
+
+        async def widget_rt() -> Any:
+            try:
+                return await client.discover_kind(f"{group}/v1", "Widget")
+            except errors.NotFound:
+                return None
+
+        w_rt = await wait_for(widget_rt, what="the Widget kind served")
+        try:
+            def child(name: str, owner: dict[str, Any]) -> dict[str, Any]:
+                ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+                       "uid": owner["metadata"]["uid"], "blockOwnerDeletion": True}
+                return {"metadata": {"name": name, "ownerReferences": [ref]}, "data": {}}
+
+            # a custom resource owns a ConfigMap: Background
+            owner = await client.create(w_rt, {"apiVersion": f"{group}/v1", "kind": "Widget",
+                                               "metadata": {"name": "w1"}}, namespace)
+            await client.create(cm_rt, child("of-w1", owner), namespace)
+            await client.delete(w_rt, "w1", namespace)
+            await wait_for(lambda: _gone(client, ("v1", "ConfigMap"), namespace, "of-w1"),
+                           what="the custom resource's dependent collected")
+
+            # Foreground: the custom resource waits for its dependent, then goes
+            owner = await client.create(w_rt, {"apiVersion": f"{group}/v1", "kind": "Widget",
+                                               "metadata": {"name": "w2"}}, namespace)
+            await client.create(cm_rt, child("of-w2", owner), namespace)
+            await client.delete(w_rt, "w2", namespace, propagation_policy="Foreground")
+            await wait_for(lambda: _gone(client, (f"{group}/v1", "Widget"), namespace, "w2"),
+                           what="the Foreground owner removed after its dependent")
+            assert await _gone(client, ("v1", "ConfigMap"), namespace, "of-w2")
+
+            # a ConfigMap owns a custom resource
+            cm = await client.create(cm_rt, {"metadata": {"name": "parent"}, "data": {}}, namespace)
+            await client.create(w_rt, {"apiVersion": f"{group}/v1", "kind": "Widget",
+                                       **child("w3", {"apiVersion": "v1", "kind": "ConfigMap", **cm})}, namespace)
+            await client.delete(cm_rt, "parent", namespace)
+            await wait_for(lambda: _gone(client, (f"{group}/v1", "Widget"), namespace, "w3"),
+                           what="the custom resource whose owner is gone collected")
+        finally:
+            await client.delete(crd_rt, f"widgets.{group}")

@@ -4,6 +4,6 @@ Modules: ``strategy`` (the CRD's own validation, and the strategy of the custom 
 defines), ``controller`` (the in-process CRD controller: names, conditions, live registration,
 deletion), ``structural`` (structural schemas: checking, defaulting, pruning), ``validation`` (values against a
 schema), ``cel`` (``x-kubernetes-validations`` rules),
-``printer`` (``additionalPrinterColumns`` as Table columns), ``jsonpath`` (the JSONPath of
-printer columns and scale paths), ``versions`` (served versions by conversion ``None``).
+``printer`` (``additionalPrinterColumns`` as Table columns; their JSONPath is
+:mod:`minik8s.api.kubejsonpath`), ``versions`` (served versions by conversion ``None``).
 """

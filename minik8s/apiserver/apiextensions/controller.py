@@ -29,7 +29,7 @@ import logging
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.apiextensions import CLEANUP_FINALIZER
+from minik8s.api.apiextensions import CLEANUP_FINALIZER, is_established
 from minik8s.api.base import Obj, now_rfc3339
 from minik8s.api.registry import CustomResource, Registry, ResourceType
 from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
@@ -46,18 +46,6 @@ def _version_key(name: str) -> tuple[int, int, int, str]:
         return (3, 0, 0, name)
     level = {"": 0, "beta": 1, "alpha": 2}[m.group(2) or ""]
     return (level, -int(m.group(1)), -int(m.group(3) or 0), name)
-
-
-def condition(obj: Obj, kind: str) -> Obj | None:
-    """The condition ``kind`` of a CRD's status (None when absent)."""
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == kind:
-            return dict(cond)
-    return None
-
-
-def is_established(obj: Obj) -> bool:
-    return (condition(obj, "Established") or {}).get("status") == "True"
 
 
 def resource_types(crd: Obj) -> list[ResourceType]:

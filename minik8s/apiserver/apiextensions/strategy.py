@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minik8s.api import crdjsonpath as jsonpath
+from minik8s.api import kubejsonpath
 from minik8s.api import validation as v
 from minik8s.api.apiextensions import CLEANUP_FINALIZER
 from minik8s.api.base import Obj
@@ -74,7 +74,7 @@ def _column_causes(col: Any, path: str) -> list[Cause]:
         causes.append((f"{path}.jsonPath", None, REQUIRED))
     else:
         try:
-            jsonpath.parse(str(col["jsonPath"]))
+            kubejsonpath.parse(str(col["jsonPath"]))
         except ValueError:
             causes.append((f"{path}.jsonPath", col["jsonPath"], "must be a simple json path starting with ."))
     if col.get("priority") is not None and (not isinstance(col["priority"], int) or col["priority"] < 0):
@@ -93,7 +93,7 @@ def _scale_causes(scale: Any, path: str) -> list[Cause]:
             if fld != "labelSelectorPath":
                 causes.append((f"{path}.{fld}", None, REQUIRED))
             continue
-        fields = jsonpath.simple_fields(str(value))
+        fields = kubejsonpath.simple_fields(str(value))
         if fields is None:
             causes.append((f"{path}.{fld}", value, "should be a json path of fields (.spec.replicas)"))
         elif under and (len(fields) < 2 or fields[0] != under):

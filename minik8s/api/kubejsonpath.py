@@ -1,6 +1,7 @@
-"""The JSONPath of ``additionalPrinterColumns`` and of the scale subresource's paths.
+"""Kubernetes' JSONPath: kubectl's ``-o jsonpath`` expressions, ``additionalPrinterColumns`` and
+the scale subresource's paths (not the workflows' reference paths: :mod:`minik8s.api.jsonpath`).
 
-Kubernetes writes these without braces: ``.spec.replicas``, ``.status.conditions[0].type``,
+Kubernetes writes the latter without braces: ``.spec.replicas``, ``.status.conditions[0].type``,
 ``.metadata.labels['app\\.kubernetes\\.io/name']``, ``.items[*].name`` and filters
 ``.status.conditions[?(@.type=="Ready")].status``.  :func:`parse` checks one (ValueError with
 a message), :func:`find` evaluates it to every value it names.
@@ -55,9 +56,14 @@ def parse(path: str) -> list[Step]:
 def find(obj: Any, path: str) -> list[Any]:
     """Every value ``path`` names in ``obj`` (empty when none; a bad path names none)."""
     try:
-        steps = parse(path)
+        return evaluate(obj, path)
     except ValueError:
         return []
+
+
+def evaluate(obj: Any, path: str) -> list[Any]:
+    """Every value ``path`` names in ``obj``; ValueError when ``path`` is not a JSONPath."""
+    steps = parse(path)
     current = [obj]
     for kind, arg in steps:
         nxt: list[Any] = []
