@@ -3,7 +3,9 @@ its own data dir, free ports, node name, pod network and CIDR."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import ssl
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from minik8s.client.kubeconfig import load
 from minik8s.cluster.processes import free_port
@@ -64,6 +67,21 @@ class Cluster:
     def component_pid(self, name: str) -> int:
         return int(json.loads((self.data_dir / "components.json").read_text())[name])
 
+    @contextlib.contextmanager
+    def namespace(self, prefix: str, wait: bool = False) -> Iterator[str]:
+        """A fresh namespace ``{prefix}-{6 hex digits}``, deleted afterwards (with ``wait``, until it is
+        gone: its volumes released and their directories removed)."""
+        name = f"{prefix}-{os.urandom(3).hex()}"
+        self.kubectl("apply", "-f", "-", input=yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace",
+                                                               "metadata": {"name": name}}))
+        try:
+            yield name
+        finally:
+            if wait:
+                self.kubectl("delete", "namespace", name, check=False, timeout=180)
+            else:
+                self.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
 
 # What a poll may meet while the cluster is still changing: a half-built object (a pod not yet
 # bound, without podIP or containerStatuses; Endpoints without subsets) makes a lookup fail, and
@@ -114,3 +132,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         pytest.fail(f"minik8s up failed: {up.stdout}\n{up.stderr}\n{logs}")
     yield c
     c.minik8s("down", "--purge", check=False)
+
+
+@pytest.fixture
+def ns(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh namespace for one test, named after its module's ``NS_PREFIX`` (default ``e2e``)."""
+    with cluster.namespace(getattr(request.module, "NS_PREFIX", "e2e")) as name:
+        yield name

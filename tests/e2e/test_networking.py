@@ -14,7 +14,6 @@ each request has a timeout and every loop is bounded.  Plain HTTP without proxie
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import subprocess
@@ -191,11 +190,8 @@ def service(name: str, port: int = 80, target: int | str = "http") -> str:
 @pytest.fixture(scope="module")
 def net(cluster: Cluster) -> Iterator[Net]:
     """A namespace with the networking examples applied and ready, and a client pod."""
-    ns = f"net-{os.urandom(3).hex()}"
-    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace",
-                                                               "metadata": {"name": ns}}))
-    n = Net(cluster, ns)
-    try:
+    with cluster.namespace("net") as ns:
+        n = Net(cluster, ns)
         for name in ("service-clusterip.yaml", "service-nodeport.yaml", "dns-two-paths.yaml"):
             n.apply(EXAMPLES / name)
         n.apply(yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": n.client},
@@ -206,8 +202,6 @@ def net(cluster: Cluster) -> Iterator[Net]:
         wait_for(lambda: len(n.endpoints("hostnames")[0]) == 3, 60, what="3 hostnames endpoints")
         wait_for(lambda: ready(n.get("pod", n.client)), 60, what="client pod ready")
         yield n
-    finally:
-        cluster.kubectl("delete", "namespace", ns, "--wait=false", check=False)
 
 
 # ---------------------------------------------------------------------------- ClusterIP and NodePort

@@ -66,10 +66,7 @@ def test_pods_call_the_apiserver_as_their_service_account(cluster: Cluster) -> N
     """Every pod gets its ServiceAccount's token, the cluster CA and its namespace at
     /var/run/secrets/kubernetes.io/serviceaccount and KUBERNETES_SERVICE_HOST/PORT (what
     ``load_incluster_config()`` reads); RBAC lets it list pods only once a RoleBinding allows it."""
-    ns = f"sa-{os.urandom(3).hex()}"
-    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace",
-                                                               "metadata": {"name": ns}}))
-    try:
+    with cluster.namespace("sa", wait=True) as ns:
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "client", "namespace": ns},
                "spec": {"containers": [{"name": "c", "image": "minik8s/python", "command": ["sleep", "3600"]}]}}
         cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(pod))
@@ -89,8 +86,6 @@ def test_pods_call_the_apiserver_as_their_service_account(cluster: Cluster) -> N
                    "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": ns}]}
         cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(binding))
         assert wait_for(lambda: call() == "200 1", 30, what="the pod allowed to list its namespace's pods")
-    finally:
-        cluster.kubectl("delete", "namespace", ns, check=False, timeout=180)
 
 
 def test_secrets_are_encrypted_in_etcd(cluster: Cluster) -> None:

@@ -8,13 +8,11 @@ and an update and a delete.  The cluster's function autoscaler runs with a 20 s 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +27,7 @@ EXAMPLES = ROOT / "examples" / "serverless"
 Obj = dict[str, Any]
 
 
-@pytest.fixture
-def ns(cluster: Cluster) -> Iterator[str]:
-    name = f"fn-{os.urandom(3).hex()}"
-    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace",
-                                                               "metadata": {"name": name}}))
-    yield name
-    cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+NS_PREFIX = "fn"  # the conftest's ns fixture names namespaces fn-<hex>
 
 
 def call(c: Cluster, path: str, data: Any, timeout: float = 90) -> httpx.Response:

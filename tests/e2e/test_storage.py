@@ -5,7 +5,6 @@ directories on the node (reclaim ``Delete``)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -20,11 +19,9 @@ SCRIPT = "[ -f /data/first ] || (cat /proc/sys/kernel/random/uuid > /data/first)
 
 @pytest.fixture
 def ns(cluster: Cluster) -> Iterator[str]:
-    name = f"st-{os.urandom(3).hex()}"
-    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace",
-                                                               "metadata": {"name": name}}))
-    yield name
-    cluster.kubectl("delete", "namespace", name, check=False, timeout=180)
+    """The namespace, deleted and waited for: its claims' volumes and directories go with it."""
+    with cluster.namespace("st", wait=True) as name:
+        yield name
 
 
 def manifests(ns: str) -> str:

@@ -12,13 +12,11 @@ examples' hostPath switch in a per-test directory; it keeps at most 3 pods × 20
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -35,13 +33,7 @@ DOWN_WINDOW = 10  # seconds: its scale-down stabilization window
 HPA_SYNC_PERIOD = 5  # seconds: the e2e cluster's --horizontal-pod-autoscaler-sync-period (conftest)
 
 
-@pytest.fixture
-def ns(cluster: Cluster) -> Iterator[str]:
-    name = f"wl-{os.urandom(3).hex()}"
-    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace",
-                                                               "metadata": {"name": name}}))
-    yield name
-    cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+NS_PREFIX = "wl"  # the conftest's ns fixture names namespaces wl-<hex>
 
 
 def pods(c: Cluster, ns: str, selector: str) -> list[Obj]:
