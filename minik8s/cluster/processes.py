@@ -21,6 +21,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_port_pair() -> int:
+    """An unused TCP port on 127.0.0.1 whose successor is unused too (etcd's client and peer ports)."""
+    while True:
+        port = free_port()
+        if port < 65535 and not port_in_use(port + 1):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+            return port
+
+
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         s.settimeout(0.2)

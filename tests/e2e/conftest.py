@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from minik8s.client.kubeconfig import load
-from minik8s.cluster.processes import free_port
+from minik8s.cluster.processes import free_port, free_port_pair
 from tests.support.waiting import wait_for_sync
 
 E2E_POD_CIDR = "10.244.250.0/24"
@@ -114,7 +114,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         pytest.skip("the Docker Engine is not running (scripts/start-dockerd.sh)")
     _take_down_stale_clusters(tmp_path_factory)
     data_dir = tmp_path_factory.mktemp("cluster")
-    api_port, etcd_port, kubelet_port, gateway_port = free_port(), free_port(), free_port(), free_port()
+    api_port, etcd_port, kubelet_port, gateway_port = free_port(), free_port_pair(), free_port(), free_port()
     c = Cluster(data_dir, data_dir / "kubeconfig", f"https://127.0.0.1:{api_port}", E2E_NODE,
                 f"http://127.0.0.1:{gateway_port}")
     up = subprocess.run([sys.executable, "-m", "minik8s", "up", "--data-dir", str(data_dir),
