@@ -6,7 +6,11 @@
   stopped at 0 s → Node NotReady, pods out of the Service's endpoints, replicas Ready on
   the other nodes);
 * restarts under traffic: the ``FIGURE restarts`` line of ``verify-restarts.yml``
-  (requests made and failed while every control-plane unit, a kubelet and a proxy restart).
+  (requests made and failed while every control-plane unit, a kubelet and a proxy restart);
+* high availability: the ``FIGURE ha`` line of ``verify-ha.yml`` (every control-plane unit of
+  the first control-plane host stopped at 0 s → the second host's scheduler and
+  controller-manager acquire their Leases, its first binding and first ReplicaSet
+  replacement; requests made and failed meanwhile).
 
 Runs ``molecule test`` (10-15 minutes on 2 cores; Docker and root needed), or reads the log
 of an earlier run.  Traffic stays on the scenario's internal Docker network.  Prints one

@@ -23,11 +23,14 @@ missing field as "not there yet", so a condition keeps waiting:
 - ``endpoints | kube_addresses``: the ready addresses of an Endpoints object.
 - ``items | kube_names``: ``metadata.name`` of each.
 - ``items | kube_labelled(key, value)``: those whose label ``key`` is ``value``.
+- ``'2024-05-01T10:00:00.123456Z' | kube_time``: a Time/MicroTime as seconds since the epoch
+  (float), ``0.0`` when missing or unreadable.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any
 
 _MISSING = object()
@@ -122,6 +125,19 @@ def kube_addresses(endpoints: Any) -> list[dict[str, Any]]:
     ]
 
 
+def kube_time(value: Any) -> float:
+    """An RFC 3339 Time or MicroTime (``...Z`` or with an offset) as epoch seconds; 0.0 if absent."""
+    if not isinstance(value, str) or not value:
+        return 0.0
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.timestamp()
+
+
 class FilterModule:
     """Ansible's entry point for filter plugins."""
 
@@ -139,5 +155,6 @@ class FilterModule:
             "kube_off_node": kube_off_node,
             "kube_on_node": kube_on_node,
             "kube_pluck": kube_pluck,
+            "kube_time": kube_time,
             "kube_ready": kube_ready,
         }
