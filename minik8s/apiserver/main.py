@@ -45,6 +45,8 @@ def run(
     authorization_mode: str = "AlwaysAllow",
     enable_admission_plugins: str | None = None,
     encryption_provider_config: str | None = None,
+    watch_cache: bool = True,
+    default_watch_cache_size: int | None = None,
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -61,7 +63,9 @@ def run(
     with RBAC, service-account tokens are accepted as credentials.  ``enable_admission_plugins``:
     comma-separated mutating admission plugins (``ServiceAccount``, :mod:`minik8s.apiserver.admission`).
     ``encryption_provider_config``: an ``EncryptionConfiguration`` file; the resources it lists are
-    encrypted at rest in etcd (:mod:`minik8s.apiserver.encryption`).
+    encrypted at rest in etcd (:mod:`minik8s.apiserver.encryption`).  ``watch_cache`` and
+    ``default_watch_cache_size`` (0 turns the cache off, as kube-apiserver; None: sized dynamically):
+    :mod:`minik8s.apiserver.cacher`.
 
     Exits (SystemExit, one log line) for unusable flags or files, and when etcd refuses
     the TLS connection at start; an etcd that is not reachable yet is only reported (then
@@ -99,7 +103,9 @@ def run(
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
                      metrics_resolution=metrics_resolution, kubelet_client=kubelet,
                      max_mutating_inflight=max_mutating_requests_inflight, token_issuer=issuer,
-                     authorization_modes=modes, admission_plugins=plugins)
+                     authorization_modes=modes, admission_plugins=plugins,
+                     watch_cache=watch_cache and default_watch_cache_size != 0,
+                     watch_cache_size=default_watch_cache_size)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, authorization %s, kubelets over %s, "
              "service-account tokens %s, encryption at rest %s)", scheme, bind_address, port, endpoint.url,
              "on" if auth.enabled else "off", ",".join(modes), kubelet.scheme,
@@ -150,6 +156,12 @@ def command(
         None, help="EncryptionConfiguration file (apiserver.config.k8s.io/v1): the resources it lists "
                    "(secrets, ...) are encrypted in etcd with its first provider (aesgcm, secretbox or "
                    "identity); every listed key is tried on read"),
+    watch_cache: bool = typer.Option(True, "--watch-cache/--no-watch-cache",
+                                     help="serve watches and resourceVersion=0 lists from a cache fed by one etcd "
+                                          "watch per resource"),
+    default_watch_cache_size: int = typer.Option(
+        None, min=0, help="events each resource's watch-cache window keeps (0 turns the cache off; default: "
+                          "at least 100, and those of the last 75 s up to 102400)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
@@ -166,4 +178,4 @@ def command(
         kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority,
         max_mutating_requests_inflight, service_account_signing_key_file, service_account_issuer,
         [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None, authorization_mode,
-        enable_admission_plugins, encryption_provider_config)
+        enable_admission_plugins, encryption_provider_config, watch_cache, default_watch_cache_size)
