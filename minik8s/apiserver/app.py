@@ -134,6 +134,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     bootstrap = Bootstrap(api, registry, service_cidr, host.strip("[]") or "127.0.0.1", int(port or 6443))
 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if cache is not None:
+            cache.start([r for r in map(ResourceAPI.cached_resource, registry.types) if r is not None])
         with contextlib.suppress(errors.APIError):  # etcd not up yet: the loop retries
             await bootstrap.ensure()
         stop = asyncio.Event()
@@ -194,7 +196,11 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if rbac_cache is not None and not rbac_cache.synced.is_set():
             return Response("[-]poststarthook/rbac/bootstrap-roles failed: not finished\nreadyz check failed",
                             status_code=503, media_type="text/plain")
+        unready = cache.unready() if cache is not None else []
         if await store.healthy():
+            if unready:  # a list from etcd now could be older than a cache's window
+                return Response(f"[-]watch-cache failed: not yet filled: {', '.join(unready)}\n"
+                                "readyz check failed", status_code=503, media_type="text/plain")
             return Response("ok", media_type="text/plain")
         return Response("[-]etcd failed: etcd is not reachable\nreadyz check failed", status_code=503,
                         media_type="text/plain")

@@ -28,11 +28,14 @@ kube-apiserver's ``Cacher``/``watchCache``, in small:
   relists: the window restarts at the new list's revision and every watcher is closed, so
   clients rewatch and, from an older resourceVersion, get 410 and relist.  An apiserver restart
   starts with empty caches: clients' watches from before it get 410 and relist.
-- **Lazily created**, per resource, on the first watch or cacheable list: kinds nobody watches
-  cost nothing, and kinds added to the registry at run time (CustomResourceDefinitions) get a
-  cache the same way as built-in ones, with no start-up list to keep in step.  :meth:`Cacher.drop`
-  stops one (a removed kind).  While a cache cannot list (etcd down at its creation, a value it
-  cannot decrypt) requests are served from etcd directly, as before the cache.
+- **Created at start for every kind the registry has** (:meth:`Cacher.start`, as kube-apiserver
+  does), and ``/readyz`` waits for their first lists: a client's first list (from etcd) is then
+  never older than the window, so its watch is served instead of answered 410.  A kind added at
+  run time (a CustomResourceDefinition) gets its cache on the first request that needs it
+  (:meth:`Cacher.get`; call it when the kind starts being served to close the short window in
+  which a watch from an earlier list would get 410).  :meth:`Cacher.drop` stops one (a kind no
+  longer served).  While a cache cannot list (etcd down, a value it cannot decrypt) requests
+  are served from etcd directly, as before the cache.
 
 Only the apiserver uses this module; events and objects are shared between watchers and must
 not be mutated by readers.
@@ -66,7 +69,7 @@ WATCHER_BUFFER = 1000
 #: Seconds a request waits for a new cache's first list before going to etcd directly.
 READY_WAIT_SECONDS = 5.0
 #: Longest pause between attempts to list or watch etcd again (seconds).
-MAX_BACKOFF_SECONDS = 5.0
+MAX_BACKOFF_SECONDS = 2.0
 
 
 def object_key(obj: Obj) -> str:
@@ -354,6 +357,16 @@ class Cacher:
             cache = self.caches[prefix] = ResourceCache(self.store, prefix, resource, self.capacity, self.buffer)
             cache.start()
         return cache
+
+    def start(self, resources: list[tuple[str, str]]) -> None:
+        """Start the caches of ``resources`` (``(prefix, resource name)`` pairs) now."""
+        for prefix, resource in resources:
+            self.get(prefix, resource)
+
+    def unready(self) -> list[str]:
+        """The resources whose cache has not listed yet (one that cannot decrypt a value is not waited for)."""
+        return sorted(c.resource for c in self.caches.values()
+                      if not c.ready.is_set() and not isinstance(c.error, errors.InternalError))
 
     async def drop(self, prefix: str) -> None:
         """Stop and forget the cache of ``prefix`` (a kind that is no longer served)."""

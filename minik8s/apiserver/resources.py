@@ -424,10 +424,18 @@ class ResourceAPI:
                 json.dumps({"rv": revision, "start": next_key}).encode()).decode()
         return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": items}
 
-    def _cache(self, rt: ResourceType) -> cacher.ResourceCache | None:
-        if self.cacher is None or "watch" not in rt.verbs:
+    @staticmethod
+    def cached_resource(rt: ResourceType) -> tuple[str, str] | None:
+        """(storage prefix, name) of ``rt``'s watch cache; None for a kind that cannot be watched."""
+        if "watch" not in rt.verbs:
             return None
-        return self.cacher.get(rt.storage_prefix(None), rt.plural + ("." + rt.group if rt.group else ""))
+        return rt.storage_prefix(None), rt.plural + ("." + rt.group if rt.group else "")
+
+    def _cache(self, rt: ResourceType) -> cacher.ResourceCache | None:
+        resource = self.cached_resource(rt)
+        if self.cacher is None or resource is None:
+            return None
+        return self.cacher.get(*resource)
 
     async def _list_from_cache(self, rt: ResourceType, namespace: str | None, opts: ListOptions,
                                sel: Selector) -> Obj | None:
