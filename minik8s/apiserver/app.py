@@ -26,7 +26,7 @@ from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_
 from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
 from minik8s.apiserver.authorization import APIServerAuthorizer, review
 from minik8s.apiserver.bootstrap import Bootstrap
-from minik8s.apiserver.cacher import Cacher
+from minik8s.apiserver.cacher import Cacher, SharedEvent
 from minik8s.apiserver.httpio import (
     InternalErrors,
     delete_options,
@@ -430,6 +430,10 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             first = True
             try:
                 async for ev in events:
+                    if isinstance(ev, SharedEvent) and t.served is None and not out.as_kind:
+                        first = False
+                        yield ev.encoded()  # serialised once for every watcher of the cache
+                        continue
                     if t.served is not None:
                         ev = t.served.out_event(ev)
                     ev = negotiation.convert_event(ev, t.rt.kind, out, request.query_params, first)

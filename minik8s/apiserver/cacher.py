@@ -46,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -70,6 +71,21 @@ WATCHER_BUFFER = 1000
 READY_WAIT_SECONDS = 5.0
 #: Longest pause between attempts to list or watch etcd again (seconds).
 MAX_BACKOFF_SECONDS = 2.0
+
+
+class SharedEvent(dict[str, Any]):
+    """A ``{"type", "object"}`` event sent to many watchers: :meth:`encoded` serialises it once
+    for all of them (kube-apiserver's ``cachingObject``)."""
+
+    __slots__ = ("_encoded",)
+
+    def encoded(self) -> bytes:
+        """The event as one line of JSON (newline included), computed on first use."""
+        try:
+            return self._encoded
+        except AttributeError:
+            self._encoded: bytes = json.dumps(self, separators=(",", ":")).encode() + b"\n"
+            return self._encoded
 
 
 def object_key(obj: Obj) -> str:
@@ -105,21 +121,30 @@ class CacheWatcher:
             return False
         return self.matches(obj)
 
-    def convert(self, ev: WatchEvent) -> Obj | None:
-        """What this watcher sends for ``ev`` (None: nothing): selection changes become ADDED/DELETED."""
+    def convert(self, ev: WatchEvent, shared: dict[str, SharedEvent] | None = None) -> Obj | None:
+        """What this watcher sends for ``ev`` (None: nothing): selection changes become ADDED/DELETED.
+        ``shared``: the events already made for ``ev`` by type, reused (and added to)."""
         if ev.revision <= self.start:
             return None
         was = self._selected(ev.prev)
         if ev.type == "DELETED":
-            return {"type": "DELETED", "object": ev.object} if was else None
-        now = self._selected(ev.object)
-        if now:
-            return {"type": "MODIFIED" if was else "ADDED", "object": ev.object}
-        return {"type": "DELETED", "object": ev.object} if was else None
+            etype = "DELETED" if was else None
+        elif self._selected(ev.object):
+            etype = "MODIFIED" if was else "ADDED"
+        else:
+            etype = "DELETED" if was else None
+        if etype is None:
+            return None
+        if shared is None:
+            return SharedEvent(type=etype, object=ev.object)
+        out = shared.get(etype)
+        if out is None:
+            out = shared[etype] = SharedEvent(type=etype, object=ev.object)
+        return out
 
-    def offer(self, ev: WatchEvent) -> bool:
+    def offer(self, ev: WatchEvent, shared: dict[str, SharedEvent] | None = None) -> bool:
         """Queue ``ev`` if selected; False when the watcher is too far behind (then it is closed)."""
-        out = self.convert(ev)
+        out = self.convert(ev, shared)
         if out is None:
             return True
         if len(self.queue) >= self.buffer:
@@ -262,7 +287,8 @@ class ResourceCache:
         now = time.monotonic()
         self.window.append((ev, now))
         self.rv = ev.revision
-        slow = [w for w in self.watchers if not w.offer(ev)]
+        shared: dict[str, SharedEvent] = {}
+        slow = [w for w in self.watchers if not w.offer(ev, shared)]
         for w in slow:
             log.warning("watch cache %s: closing a watcher %d events behind", self.resource, len(w.queue))
             self.terminated += 1
