@@ -30,6 +30,7 @@ from minik8s.apiserver.apiextensions.strategy import CRDStrategy, CustomResource
 from minik8s.apiserver.apiextensions.versions import custom_version
 from minik8s.apiserver.authorization import APIServerAuthorizer, review
 from minik8s.apiserver.bootstrap import Bootstrap
+from minik8s.apiserver.cacher import Cacher, SharedEvent
 from minik8s.apiserver.endpointreconciler import DEFAULT_INTERVAL, DEFAULT_TTL, LeaseEndpointReconciler
 from minik8s.apiserver.httpio import (
     InternalErrors,
@@ -79,7 +80,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                authorization_modes: tuple[str, ...] = ("AlwaysAllow",),
                admission_plugins: frozenset[str] = frozenset(), endpoint_reconciler_type: str = "lease",
                endpoint_reconciler_ttl: float = DEFAULT_TTL,
-               endpoint_reconciler_interval: float = DEFAULT_INTERVAL) -> FastAPI:
+               endpoint_reconciler_interval: float = DEFAULT_INTERVAL, watch_cache: bool = True,
+               watch_cache_size: int | None = None) -> FastAPI:
     """Build the ASGI application over ``store``.  The system namespaces and the ``kubernetes``
     Service (advertised at ``server_address``) are kept in place (:mod:`minik8s.apiserver.bootstrap`).
 
@@ -102,6 +104,11 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     ``endpoint_reconciler_type``: ``lease`` (the ``kubernetes`` Endpoints list the apiservers whose
     leases of ``endpoint_reconciler_ttl`` seconds, renewed every ``endpoint_reconciler_interval``, are
     live: :mod:`minik8s.apiserver.endpointreconciler`) or ``none``.
+    ``watch_cache``: serve watches and ``resourceVersion=0`` lists from the watch cache
+    (:mod:`minik8s.apiserver.cacher`; False: every watch opens its own etcd watch);
+    ``watch_cache_size``: a fixed window of that many events per resource (None: sized
+    dynamically, kube-apiserver's 100 up to 102400 events of the last 75 s).  Its figures are
+    on ``/metrics`` (Prometheus text).
     """
     registry = registry or default_registry()
     builtin_types = list(registry.types)
@@ -112,7 +119,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         return Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])
     strategies = default_strategies(service_cidr, node_port_range)
     strategies["CustomResourceDefinition"] = CRDStrategy()
-    api = ResourceAPI(store, registry, strategies, admission_plugins, custom_strategy=CustomResourceStrategy)
+    cache = Cacher(store, watch_cache_size) if watch_cache else None
+    api = ResourceAPI(store, registry, strategies, admission_plugins, custom_strategy=CustomResourceStrategy,
+                      watch_cache=cache)
     kubelet = kubelet_client or KubeletClient()
     pods = PodSubresources(api, kubelet)
     scale = ScaleSubresource(api)
@@ -145,6 +154,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if endpoint_reconciler_type == "lease" else None
 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if cache is not None:
+            cache.start([r for r in map(ResourceAPI.cached_resource, registry.types) if r is not None])
         with contextlib.suppress(errors.APIError):  # etcd not up yet: the loop retries
             await bootstrap.ensure()
         stop = asyncio.Event()
@@ -165,6 +176,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if rbac_task is not None:
             await rbac_task
         await kubelet.aclose()
+        if cache is not None:
+            await cache.close()
         await store.close()
 
     async def run_rbac(stop: asyncio.Event) -> None:
@@ -208,10 +221,20 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if rbac_cache is not None and not rbac_cache.synced.is_set():
             return Response("[-]poststarthook/rbac/bootstrap-roles failed: not finished\nreadyz check failed",
                             status_code=503, media_type="text/plain")
+        unready = cache.unready() if cache is not None else []
         if await store.healthy():
+            if unready:  # a list from etcd now could be older than a cache's window
+                return Response(f"[-]watch-cache failed: not yet filled: {', '.join(unready)}\n"
+                                "readyz check failed", status_code=503, media_type="text/plain")
             return Response("ok", media_type="text/plain")
         return Response("[-]etcd failed: etcd is not reachable\nreadyz check failed", status_code=503,
                         media_type="text/plain")
+
+    @app.get("/metrics")
+    async def prometheus_metrics() -> Response:
+        lines = cache.metrics() if cache is not None else [
+            "# TYPE apiserver_storage_etcd_watches gauge", f"apiserver_storage_etcd_watches {store.open_watches}"]
+        return Response("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")
 
     @app.get("/version")
     async def version() -> dict[str, str]:
@@ -442,6 +465,10 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             first = True
             try:
                 async for ev in events:
+                    if isinstance(ev, SharedEvent) and t.served is None and not out.as_kind:
+                        first = False
+                        yield ev.encoded()  # serialised once for every watcher of the cache
+                        continue
                     if t.served is not None:
                         ev = t.served.out_event(ev)
                     ev = negotiation.convert_event(ev, t.rt.kind, out, request.query_params, first, cols)

@@ -48,6 +48,8 @@ def run(
     endpoint_reconciler_type: str = "lease",
     endpoint_reconciler_ttl: float = 15.0,
     endpoint_reconciler_interval: float = 10.0,
+    watch_cache: bool = True,
+    default_watch_cache_size: int | None = None,
 ) -> None:
     """Run the apiserver until interrupted.
 
@@ -64,7 +66,9 @@ def run(
     with RBAC, service-account tokens are accepted as credentials.  ``enable_admission_plugins``:
     comma-separated mutating admission plugins (``ServiceAccount``, :mod:`minik8s.apiserver.admission`).
     ``encryption_provider_config``: an ``EncryptionConfiguration`` file; the resources it lists are
-    encrypted at rest in etcd (:mod:`minik8s.apiserver.encryption`).
+    encrypted at rest in etcd (:mod:`minik8s.apiserver.encryption`).  ``watch_cache`` and
+    ``default_watch_cache_size`` (0 turns the cache off, as kube-apiserver; None: sized dynamically):
+    :mod:`minik8s.apiserver.cacher`.
 
     Exits (SystemExit, one log line) for unusable flags or files, and when etcd refuses
     the TLS connection at start; an etcd that is not reachable yet is only reported (then
@@ -104,7 +108,9 @@ def run(
                      max_mutating_inflight=max_mutating_requests_inflight, token_issuer=issuer,
                      authorization_modes=modes, admission_plugins=plugins,
                      endpoint_reconciler_type=endpoint_reconciler_type, endpoint_reconciler_ttl=endpoint_reconciler_ttl,
-                     endpoint_reconciler_interval=endpoint_reconciler_interval)
+                     endpoint_reconciler_interval=endpoint_reconciler_interval,
+                     watch_cache=watch_cache and default_watch_cache_size != 0,
+                     watch_cache_size=default_watch_cache_size)
     log.info("apiserver listening on %s://%s:%d (etcd %s, auth %s, authorization %s, kubelets over %s, "
              "service-account tokens %s, encryption at rest %s)", scheme, bind_address, port, endpoint.url,
              "on" if auth.enabled else "off", ",".join(modes), kubelet.scheme,
@@ -163,6 +169,12 @@ def command(
     endpoint_reconciler_interval: str = typer.Option(
         "10s", help="how often the endpoint lease is renewed and the Endpoints rewritten (kube-apiserver's "
                     "fixed 10s; duration)"),
+    watch_cache: bool = typer.Option(True, "--watch-cache/--no-watch-cache",
+                                     help="serve watches and resourceVersion=0 lists from a cache fed by one etcd "
+                                          "watch per resource"),
+    default_watch_cache_size: int = typer.Option(
+        None, min=0, help="events each resource's watch-cache window keeps (0 turns the cache off; default: "
+                          "at least 100, and those of the last 75 s up to 102400)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Serve the Kubernetes-compatible API over etcd."""
@@ -190,4 +202,4 @@ def command(
         max_mutating_requests_inflight, service_account_signing_key_file, service_account_issuer,
         [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None, authorization_mode,
         enable_admission_plugins, encryption_provider_config, endpoint_reconciler_type, reconciler_ttl,
-        reconciler_interval)
+        reconciler_interval, watch_cache, default_watch_cache_size)

@@ -33,7 +33,7 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.registry import Registry, ResourceType
 from minik8s.api.schema import Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
-from minik8s.apiserver import admission, fieldmanager, podsecurity
+from minik8s.apiserver import admission, cacher, fieldmanager, podsecurity
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
@@ -185,8 +185,11 @@ class ResourceAPI:
 
     def __init__(self, store: Store, registry: Registry, strategies: dict[str, Strategy] | None = None,
                  admission_plugins: frozenset[str] = frozenset(),
-                 custom_strategy: Callable[[ResourceType], Strategy] | None = None) -> None:
+                 custom_strategy: Callable[[ResourceType], Strategy] | None = None,
+                 watch_cache: cacher.Cacher | None = None) -> None:
         self.store = store
+        #: serves watches and ``resourceVersion=0`` lists (None: everything from etcd)
+        self.cacher = watch_cache
         self.registry = registry
         #: the mutating admission plugins enabled (:mod:`minik8s.apiserver.admission`)
         self.admission_plugins = admission_plugins
@@ -429,8 +432,16 @@ class ResourceAPI:
             raise errors.BadRequest("continue key is not valid: the token is malformed") from None
 
     async def list(self, rt: ResourceType, namespace: str | None, opts: ListOptions) -> Obj:
-        """List with label/field selectors and limit/continue paging (``metav1.List``)."""
+        """List with label/field selectors and limit/continue paging (``metav1.List``).
+
+        As kube-apiserver: ``resourceVersion=0`` (any limit, which is then ignored) and
+        ``resourceVersionMatch=NotOlderThan`` without a limit are served from the watch cache
+        (:mod:`minik8s.apiserver.cacher`) when it is ready and, for NotOlderThan, at least that
+        recent; other lists read etcd (consistent)."""
         sel = Selector(self.strategy_of(rt), opts)
+        cached = await self._list_from_cache(rt, namespace, opts, sel)
+        if cached is not None:
+            return cached
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
         revision, start = 0, None
         if opts.continue_:
@@ -459,6 +470,35 @@ class ResourceAPI:
             meta["continue"] = base64.urlsafe_b64encode(
                 json.dumps({"rv": revision, "start": next_key}).encode()).decode()
         return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": items}
+
+    @staticmethod
+    def cached_resource(rt: ResourceType) -> tuple[str, str] | None:
+        """(storage prefix, name) of ``rt``'s watch cache; None for a kind that cannot be watched."""
+        if "watch" not in rt.verbs:
+            return None
+        return rt.storage_prefix(None), rt.plural + ("." + rt.group if rt.group else "")
+
+    def _cache(self, rt: ResourceType) -> cacher.ResourceCache | None:
+        resource = self.cached_resource(rt)
+        if self.cacher is None or resource is None:
+            return None
+        return self.cacher.get(*resource)
+
+    async def _list_from_cache(self, rt: ResourceType, namespace: str | None, opts: ListOptions,
+                               sel: Selector) -> Obj | None:
+        """The list from the watch cache, or None when it must come from etcd."""
+        rv, match = opts.resource_version, opts.resource_version_match
+        if opts.continue_ or not rv or match == "Exact" or (rv != "0" and opts.limit > 0):
+            return None
+        if rv != "0" and match not in ("", "NotOlderThan"):
+            return None
+        wanted = self._parse_rv(rv)
+        cache = self._cache(rt)
+        if cache is None or not await cache.wait_ready() or cache.rv < wanted:
+            return None
+        items, revision = cache.list(namespace if rt.namespaced else None, sel.matches)
+        return {"kind": rt.list_kind, "apiVersion": rt.api_version,
+                "metadata": {"resourceVersion": str(revision)}, "items": items}
 
     @staticmethod
     def _parse_rv(value: str) -> int:
@@ -812,6 +852,11 @@ class ResourceAPI:
         resource version", retry after 1 s) for one etcd has not reached.
         """
         sel = Selector(self.strategy_of(rt), opts)
+        cache = self._cache(rt)
+        if cache is not None and await cache.wait_ready():
+            return await self._watch_cache(rt, namespace, opts, sel, cache, bookmark_interval)
+        if self.cacher is not None:
+            self.cacher.direct_watches += 1
         prefix = rt.storage_prefix(namespace if rt.namespaced else None)
         initial: ObjList = []
         if opts.resource_version in ("", "0") or opts.send_initial_events:
@@ -821,13 +866,43 @@ class ResourceAPI:
             start = int(listed["metadata"]["resourceVersion"])
         else:
             start = self._parse_rv(opts.resource_version)
-            current = await self.store.revision()
-            if start > current:  # kube-apiserver's watch cache: 504 with a retry hint
-                raise errors.Timeout(f"Too large resource version: {start}, current: {current}", {
-                    "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-                    "retryAfterSeconds": 1})
+            await self._check_not_too_large(start)
         source = await self.store.watch(prefix, start)  # raises Gone before streaming
         return self._stream(rt, sel, source, initial, start, opts, bookmark_interval)
+
+    async def _check_not_too_large(self, start: int) -> None:
+        current = await self.store.revision()
+        if start > current:  # kube-apiserver's watch cache: 504 with a retry hint
+            raise errors.Timeout(f"Too large resource version: {start}, current: {current}", {
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1})
+
+    async def _watch_cache(self, rt: ResourceType, namespace: str | None, opts: ListOptions, sel: Selector,
+                           cache: cacher.ResourceCache, bookmark_interval: float) -> AsyncIterator[Obj]:
+        """:meth:`watch` served by the watch cache: the initial state from the cache for
+        ``resourceVersion=0`` (and a NotOlderThan one it has reached), from etcd for an unset one."""
+        ns = namespace if rt.namespaced else None
+        rv = opts.resource_version
+        initial: ObjList = []
+        if rv in ("", "0") or opts.send_initial_events:
+            wanted = self._parse_rv(rv) if rv else None
+            if wanted is not None and cache.rv >= wanted:
+                initial, start = cache.list(ns, sel.matches)  # the same instant as the watch below
+            else:
+                listed = await self.list(rt, namespace, ListOptions(label_selector=opts.label_selector,
+                                                                    field_selector=opts.field_selector))
+                initial, start = listed["items"], int(listed["metadata"]["resourceVersion"])
+        else:
+            start = self._parse_rv(rv)
+            if start > cache.rv:
+                await self._check_not_too_large(start)
+            await cache.check_compacted(start)
+        w = cache.watch(ns, sel.matches, start)  # raises Gone before streaming
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + opts.timeout_seconds if opts.timeout_seconds else None
+        end = {INITIAL_EVENTS_END: "true"} if opts.send_initial_events else None
+        return cacher.stream(cache, w, rt.kind, rt.api_version, initial, end, deadline,
+                             opts.allow_watch_bookmarks, bookmark_interval)
 
     async def _stream(self, rt: ResourceType, sel: Selector, source: AsyncIterator[Any], initial: ObjList,
                       start: int, opts: ListOptions, bookmark_interval: float) -> AsyncIterator[Obj]:

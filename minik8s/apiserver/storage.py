@@ -75,6 +75,8 @@ class Store:
         ``encryption``: which resources are encrypted at rest, and how (None: none)."""
         self.client = etcd_client(EtcdEndpoint(host, port, tls), timeout)
         self.encryption = encryption
+        #: etcd watches open now (``/metrics``: ``apiserver_storage_etcd_watches``)
+        self.open_watches = 0
 
     # ------------------------------------------------------------ values
     def _to_storage(self, key: bytes, obj: dict[str, Any]) -> bytes:
@@ -242,6 +244,7 @@ class Store:
             if _is_compacted(exc):
                 raise errors.Gone(f"too old resource version: {from_revision}") from exc
             raise errors.ServiceUnavailable(f"etcd watch failed: {exc}") from exc
+        self.open_watches += 1
         return self._events(w, from_revision)
 
     async def _events(self, w: Any, from_revision: int) -> AsyncIterator[WatchEvent]:
@@ -260,4 +263,5 @@ class Store:
                 raise errors.Gone(f"too old resource version: {from_revision}") from exc
             raise
         finally:
+            self.open_watches -= 1
             await w.cancel()

@@ -41,6 +41,7 @@ class Etcd:
         argv = etcd_command(data_dir / "data", self.port, peer, name="test")
         argv.remove("--auto-compaction-retention")
         argv.remove("1")
+        self.argv = argv
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT)
         wait_http(f"{self.endpoint}/health")
 
@@ -48,6 +49,13 @@ class Etcd:
         self.proc.terminate()
         self.proc.wait(10)
         self.log.close()
+
+    def restart(self) -> None:
+        """Stop etcd and start it again on the same ports and data (what it stored is kept)."""
+        self.stop()
+        self.log = open(self.log.name, "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT)
+        wait_http(f"{self.endpoint}/health")
 
 
 class APIServer:

@@ -173,10 +173,26 @@ class CRDController:
         if rows != old:
             self.registry.replace(old, rows)
             log.info("apiserver crd=%s serving %s", name, ",".join(rt.version for rt in rows) or "nothing")
+            self._cache(old, rows)
         if rows:
             self.served[name] = rows
         else:
             self.served.pop(name, None)
+
+    def _cache(self, old: list[ResourceType], rows: list[ResourceType]) -> None:
+        """Start the watch cache of a kind now served (before a client lists it, so that its first
+        watch never starts before the cache), and let go of the cache of a kind no longer served
+        (its watchers are closed). Every version of a kind shares one cache: one storage prefix."""
+        cacher = self.api.cacher
+        if cacher is None:
+            return
+        wanted = {res for rt in rows if (res := ResourceAPI.cached_resource(rt)) is not None}
+        for rt in old:
+            res = ResourceAPI.cached_resource(rt)
+            if res is not None and res[0] not in {prefix for prefix, _ in wanted}:
+                cacher.release(res[0])
+        for prefix, resource in wanted:
+            cacher.get(prefix, resource)
 
     def _taken(self, obj: Obj) -> tuple[set[str], set[str]]:
         """(resource names, kind names) already in use in ``obj``'s group by others."""
