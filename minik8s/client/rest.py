@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import re
+import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import quote
@@ -24,6 +25,20 @@ from minik8s.api.registry import Registry, ResourceType, default_registry
 from minik8s.client.kubeconfig import ClientConfig, load
 
 log = logging.getLogger("client")
+
+
+def _remember_missing_sniffio() -> None:
+    """httpcore runs ``import sniffio`` on every request (to tell asyncio from trio); when sniffio
+    is not installed that failed import searches ``sys.path`` each time (about 0.1 ms, several
+    times per request: a third of the scheduler's CPU at a few hundred requests/s).  A ``None``
+    in ``sys.modules`` makes the import fail at once, which httpcore reads as asyncio, as before."""
+    try:
+        import sniffio  # noqa: F401
+    except ImportError:
+        sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
+
+
+_remember_missing_sniffio()
 
 PATCH_TYPES = {
     "merge": "application/merge-patch+json",
