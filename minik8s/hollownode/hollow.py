@@ -205,6 +205,7 @@ class HollowNodes:
         self.queue = WorkQueue("hollow-pods", base_delay=0.2, max_delay=10.0)
         self.ready = asyncio.Event()
         self.stats = {"started": 0, "deleted": 0}
+        self._posts: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ nodes
     def labels(self, hollow: HollowNode) -> dict[str, str]:
@@ -283,7 +284,9 @@ class HollowNodes:
     def _on_node(self, node: Obj) -> None:
         hollow = self.nodes.get(node["metadata"]["name"])
         if hollow is not None and self._follow_cidr(hollow, node):
-            asyncio.get_running_loop().create_task(self._post_quietly(hollow))
+            task = asyncio.get_running_loop().create_task(self._post_quietly(hollow))
+            self._posts.add(task)  # keep a reference until it is done
+            task.add_done_callback(self._posts.discard)
 
     async def _post_quietly(self, hollow: HollowNode) -> None:
         try:
