@@ -284,15 +284,22 @@ class HollowNodes:
     def _on_node(self, node: Obj) -> None:
         hollow = self.nodes.get(node["metadata"]["name"])
         if hollow is not None and self._follow_cidr(hollow, node):
-            task = asyncio.get_running_loop().create_task(self._post_quietly(hollow))
+            # Ready now: say so at once (retried: a 429 here would leave it NotReady a status period)
+            task = asyncio.get_running_loop().create_task(self._post_quietly(hollow, attempts=5))
             self._posts.add(task)  # keep a reference until it is done
             task.add_done_callback(self._posts.discard)
 
-    async def _post_quietly(self, hollow: HollowNode) -> None:
-        try:
-            await self.post_status(hollow)
-        except Exception as exc:  # noqa: BLE001 - the status loop tries again
-            log.warning("hollow node=%s status update failed: %s", hollow.name, exc)
+    async def _post_quietly(self, hollow: HollowNode, attempts: int = 1) -> None:
+        """Post the status, ``attempts`` times 1 s apart at most; failures are only logged (the
+        status loop posts again)."""
+        for attempt in range(attempts):
+            try:
+                await self.post_status(hollow)
+                return
+            except Exception as exc:  # noqa: BLE001 - the status loop tries again
+                log.warning("hollow node=%s status update failed: %s", hollow.name, exc)
+            if attempt + 1 < attempts:
+                await asyncio.sleep(1.0)
 
     async def _status_loop(self, hollow: HollowNode, stop: asyncio.Event) -> None:
         period = self.config.status_period
