@@ -29,8 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -262,8 +260,6 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per phase")
     parser.add_argument("--keep", action="store_true", help="keep the temp dirs (logs) and print their paths")
     args = parser.parse_args()
-    # SIGTERM ends the run like Ctrl-C: the processes it started are stopped on the way out
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = []
     for scale in args.scales.split(","):
         scale, _, mode = scale.partition(":")
