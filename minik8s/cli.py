@@ -21,6 +21,7 @@ COMPONENTS = {
     "proxy": "minik8s.proxy.main",
     "dns": "minik8s.dns.main",
     "gateway": "minik8s.gateway.main",
+    "hollow-node": "minik8s.hollownode.main",
 }
 CLUSTER = "minik8s.cluster.main"  # defines up, down, status
 

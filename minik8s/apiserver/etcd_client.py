@@ -115,7 +115,7 @@ class SecureClient(aetcd.Client):
 
     def __init__(self, host: str, port: int, credentials: grpc.ChannelCredentials,
                  timeout: float | None = None) -> None:
-        super().__init__(host=host, port=port, timeout=timeout)
+        super().__init__(host=host, port=port, timeout=timeout, options=dict(CHANNEL_OPTIONS))
         self._credentials = credentials
 
     async def connect(self) -> None:
@@ -131,10 +131,17 @@ class SecureClient(aetcd.Client):
         self._connected.set()
 
 
+#: gRPC channel options: accept responses of any size, as kube-apiserver's etcd client does
+#: (``MaxCallRecvMsgSize`` math.MaxInt32).  gRPC's default of 4 MiB made an unpaginated LIST of
+#: about 2,000 pods fail (RESOURCE_EXHAUSTED, a 500) and would end the one shared watch stream
+#: (every watch) when etcd batches a lagging watcher's events into one larger response.
+CHANNEL_OPTIONS = {"grpc.max_receive_message_length": 2**31 - 1}
+
+
 def etcd_client(endpoint: EtcdEndpoint, timeout: float) -> aetcd.Client:
     """An aetcd client for ``endpoint`` (``timeout``: seconds per call).  Raises EtcdConfigError."""
     if endpoint.tls is None:
-        return aetcd.Client(host=endpoint.host, port=endpoint.port, timeout=timeout)
+        return aetcd.Client(host=endpoint.host, port=endpoint.port, timeout=timeout, options=dict(CHANNEL_OPTIONS))
     return SecureClient(endpoint.host, endpoint.port, endpoint.tls.channel_credentials(), timeout)
 
 

@@ -37,12 +37,16 @@ CONNECT_TIMEOUT = 10.0
 
 def kubelet_address(node: Obj) -> str | None:
     """``host:port`` of a Node's kubelet: its InternalIP and ``daemonEndpoints.kubeletEndpoint.Port``
-    (10250 when unset), an IPv6 address in brackets; None without an InternalIP."""
+    (10250 when unset), an IPv6 address in brackets; None without an InternalIP or with port 0
+    (a node that serves no kubelet API, as a hollow node: never contacted)."""
     status = node.get("status") or {}
     ip = next((a.get("address") for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
     if not ip:
         return None
-    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port") or DEFAULT_PORT
+    endpoint = (status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}
+    if "Port" in endpoint and not endpoint["Port"]:
+        return None
+    port = endpoint.get("Port") or DEFAULT_PORT
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
 
@@ -116,7 +120,7 @@ class KubeletClient:
     async def locate(self, api: Any, node_name: str) -> str:
         """``host:port`` of ``node_name``'s kubelet, read from the Node in storage.
 
-        Raises ServiceUnavailable when the Node is gone or has no InternalIP.
+        Raises ServiceUnavailable when the Node is gone, has no InternalIP or serves no kubelet API.
         """
         node_rt = api.registry.by_kind("v1", "Node")
         try:
@@ -125,7 +129,7 @@ class KubeletClient:
             raise errors.ServiceUnavailable(f'node "{node_name}" is gone') from None
         address = kubelet_address(node)
         if address is None:
-            raise errors.ServiceUnavailable(f'node "{node_name}" has no InternalIP')
+            raise errors.ServiceUnavailable(f'node "{node_name}" has no InternalIP or no kubelet endpoint')
         return address
 
     async def connect_websocket(self, address: str, path: str, subprotocols: list[str] | None) -> ClientConnection:

@@ -25,14 +25,14 @@ import shutil
 from pathlib import Path
 
 from minik8s.api import errors
-from minik8s.api.base import Obj, now_rfc3339, now_rfc3339_micro
+from minik8s.api.base import Obj, now_rfc3339
+from minik8s.client.nodeheartbeat import NodeLease, condition
 from minik8s.client.rest import Client
 from minik8s.kubelet.config import KUBELET_VERSION, KubeletConfig
 from minik8s.kubelet.runtime import DockerRuntime
 
 log = logging.getLogger("kubelet.node")
 
-LEASE_NAMESPACE = "kube-node-lease"
 ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm",
         "ppc64le": "ppc64le", "s390x": "s390x"}
 MEMORY_PRESSURE_BYTES = 100 * 1024 * 1024  # Kubernetes' default memory.available<100Mi
@@ -84,14 +84,6 @@ def capacity(root_dir: Path, max_pods: int) -> dict[str, str]:
     return out
 
 
-def _condition(old: list[Obj], ctype: str, status: str, reason: str, message: str, now: str) -> Obj:
-    prev = next((c for c in old if c.get("type") == ctype), None)
-    transition = prev["lastTransitionTime"] if prev and prev.get("status") == status and \
-        prev.get("lastTransitionTime") else now
-    return {"type": ctype, "status": status, "reason": reason, "message": message,
-            "lastHeartbeatTime": now, "lastTransitionTime": transition}
-
-
 class NodeAgent:
     """Registers the Node and keeps its Lease and status current."""
 
@@ -100,7 +92,8 @@ class NodeAgent:
         self.client = client
         self.runtime = runtime
         self.nodes_rt = client.kind("v1", "Node")
-        self.leases_rt = client.kind("coordination.k8s.io/v1", "Lease")
+        self.lease = NodeLease(client, cfg.node_name, cfg.node_lease_duration_seconds,
+                               lambda: ((self.node or {}).get("metadata") or {}).get("uid"))
         self.runtime_version = "unknown"
         self.node: Obj | None = None
         self.registered = asyncio.Event()
@@ -157,27 +150,27 @@ class NodeAgent:
         except (OSError, ValueError):
             pass
         conds = [
-            _condition(old, "MemoryPressure", "True" if memory_pressure else "False",
+            condition(old, "MemoryPressure", "True" if memory_pressure else "False",
                        "KubeletHasInsufficientMemory" if memory_pressure else "KubeletHasSufficientMemory",
                        "kubelet has insufficient memory available" if memory_pressure
                        else "kubelet has sufficient memory available", now),
-            _condition(old, "DiskPressure", "True" if disk_pressure else "False",
+            condition(old, "DiskPressure", "True" if disk_pressure else "False",
                        "KubeletHasDiskPressure" if disk_pressure else "KubeletHasNoDiskPressure",
                        "kubelet has disk pressure" if disk_pressure else "kubelet has no disk pressure", now),
-            _condition(old, "PIDPressure", "True" if pid_pressure else "False",
+            condition(old, "PIDPressure", "True" if pid_pressure else "False",
                        "KubeletHasInsufficientPID" if pid_pressure else "KubeletHasSufficientPID",
                        "kubelet has insufficient PID available" if pid_pressure
                        else "kubelet has sufficient PID available", now),
         ]
         if not runtime_ok:
-            conds.append(_condition(old, "Ready", "False", "KubeletNotReady",
+            conds.append(condition(old, "Ready", "False", "KubeletNotReady",
                                     "container runtime is down: the Docker Engine does not answer", now))
         elif self.network_not_ready:
-            conds.append(_condition(old, "Ready", "False", "KubeletNotReady",
+            conds.append(condition(old, "Ready", "False", "KubeletNotReady",
                                     "container runtime network not ready: NetworkReady=false "
                                     f"reason:NetworkPluginNotReady message:{self.network_not_ready}", now))
         else:
-            conds.append(_condition(old, "Ready", "True", "KubeletReady", "kubelet is posting ready status", now))
+            conds.append(condition(old, "Ready", "True", "KubeletReady", "kubelet is posting ready status", now))
         return conds
 
     async def status(self, old: Obj | None) -> Obj:
@@ -268,39 +261,12 @@ class NodeAgent:
 
     # ------------------------------------------------------------------ heartbeats
     async def renew_lease(self) -> None:
-        """Create or renew ``kube-node-lease/<node>``."""
-        name = self.cfg.node_name
-        now = now_rfc3339_micro()
-        try:
-            lease = await self.client.get(self.leases_rt, name, LEASE_NAMESPACE)
-        except errors.NotFound:
-            owner = []
-            if self.node and self.node.get("metadata", {}).get("uid"):
-                owner = [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": self.node["metadata"]["uid"]}]
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": name, "namespace": LEASE_NAMESPACE, "ownerReferences": owner},
-                    "spec": {"holderIdentity": name, "leaseDurationSeconds": self.cfg.node_lease_duration_seconds,
-                             "renewTime": now, "acquireTime": now}}
-            await self.client.create(self.leases_rt, body, LEASE_NAMESPACE)
-            return
-        spec = lease.setdefault("spec", {})
-        spec.update({"holderIdentity": name, "leaseDurationSeconds": self.cfg.node_lease_duration_seconds,
-                     "renewTime": now})
-        await self.client.update(self.leases_rt, lease)
+        """Create or renew ``kube-node-lease/<node>`` (see :class:`~minik8s.client.nodeheartbeat.NodeLease`)."""
+        await self.lease.renew()
 
     async def run_lease(self) -> None:
         """Renew the Lease every quarter of its duration, forever (errors are logged and retried)."""
-        interval = max(self.cfg.node_lease_duration_seconds / 4, 0.5)
-        while True:
-            try:
-                await self.renew_lease()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the apiserver may be away
-                log.warning("kubelet node=%s lease renewal failed: %s", self.cfg.node_name, exc)
-                await asyncio.sleep(min(interval, 2.0))
-                continue
-            await asyncio.sleep(interval)
+        await self.lease.run()
 
     async def run_status(self) -> None:
         """Post node status every ``node_status_update_frequency`` seconds, forever."""

@@ -31,6 +31,24 @@ from minik8s.scheduler.nodeinfo import NodeInfo, PodInfo, Snapshot
 #: The range of one plugin's (normalized) node score.
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+#: kube-scheduler's ``minFeasibleNodesToFind``: clusters smaller than this are always searched whole
+MIN_FEASIBLE_NODES_TO_FIND = 100
+#: kube-scheduler's ``minFeasibleNodesPercentageToFind``: the adaptive percentage never goes below it
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+#: kube-scheduler's ``DefaultPercentageOfNodesToScore`` base (50 % at 0 nodes, minus 1 % per 125 nodes)
+BASE_PERCENTAGE_OF_NODES_TO_SCORE = 50
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
+    """How many feasible nodes one cycle looks for before it stops filtering (kube-scheduler's
+    ``numFeasibleNodesToFind``): every node below 100 nodes or at ``percentage`` >= 100; else
+    ``percentage`` % of them (0: adaptive, 50 % minus one per 125 nodes, at least 5 %), at least 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND or percentage >= 100:
+        return num_all_nodes
+    if percentage <= 0:
+        percentage = max(BASE_PERCENTAGE_OF_NODES_TO_SCORE - num_all_nodes // 125,
+                         MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 class Code(enum.IntEnum):
@@ -267,7 +285,12 @@ class ScheduleResult:
 class Framework:
     """Runs one profile's plugins; :meth:`schedule` is one scheduling cycle (pure, no I/O)."""
 
-    def __init__(self, rows: Iterable[PluginRow]) -> None:
+    def __init__(self, rows: Iterable[PluginRow], percentage_of_nodes_to_score: int = 0) -> None:
+        #: kube-scheduler's ``percentageOfNodesToScore`` (0: adaptive, see :func:`num_feasible_nodes_to_find`)
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        #: where the next cycle starts filtering (``nextStartNodeIndex``), so that stopping early
+        #: still spreads the search over every node in turn
+        self.next_start_node_index = 0
         self.plugins: list[Plugin] = []
         self.weights: dict[str, int] = {}
         for row in rows:
@@ -340,7 +363,9 @@ class Framework:
 
     # ------------------------------------------------------------------ one cycle
     def find_feasible(self, state: CycleState, pod: PodInfo) -> tuple[list[NodeInfo], Diagnosis]:
-        """PreFilter, then Filter on every node of the snapshot.
+        """PreFilter, then Filter on the snapshot's nodes, from :attr:`next_start_node_index` round
+        the list, until :func:`num_feasible_nodes_to_find` nodes fit (kube-scheduler's
+        ``findNodesThatPassFilters``: in a large cluster a cycle need not look at every node).
 
         Raises:
             SchedulingError: when a plugin returns ``ERROR``.
@@ -354,7 +379,15 @@ class Framework:
             diagnosis.unschedulable_plugins.add(status.plugin)
             return [], diagnosis
         feasible: list[NodeInfo] = []
-        for node in state.snapshot.nodes:
+        nodes = state.snapshot.nodes
+        wanted = num_feasible_nodes_to_find(len(nodes), self.percentage_of_nodes_to_score)
+        start = self.next_start_node_index % len(nodes) if wanted < len(nodes) else 0
+        processed = 0
+        for i in range(len(nodes)):
+            if len(feasible) >= wanted:
+                break
+            node = nodes[(start + i) % len(nodes)]
+            processed += 1
             status = self.run_filter(state, pod, node)
             if status.is_success():
                 feasible.append(node)
@@ -363,6 +396,8 @@ class Framework:
             else:
                 diagnosis.node_statuses[node.name] = status
                 diagnosis.unschedulable_plugins.add(status.plugin)
+        if wanted < len(nodes):
+            self.next_start_node_index = (start + processed) % len(nodes)
         return feasible, diagnosis
 
     def prioritize(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> dict[str, int]:

@@ -45,6 +45,8 @@ log = logging.getLogger("scheduler")
 
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+#: binding cycles in flight at once (see :attr:`Scheduler.max_inflight_bindings`)
+DEFAULT_MAX_INFLIGHT_BINDINGS = 32
 
 
 def _assigned(pod: Obj) -> bool:
@@ -82,8 +84,14 @@ class Scheduler:
                  plugins: Iterable[PluginRow] | None = None, node_label_selector: str | None = None,
                  initial_backoff: float = 1.0, max_backoff: float = 10.0,
                  unschedulable_timeout: float = 30.0, flush_interval: float = 0.5,
-                 shutdown_grace: float = 2.0) -> None:
+                 shutdown_grace: float = 2.0, max_inflight_bindings: int = DEFAULT_MAX_INFLIGHT_BINDINGS) -> None:
         self.client = client
+        #: binding cycles (the binding POST and its Scheduled event) running at once; the
+        #: scheduling loop waits for a free slot, so a burst of pending pods stays in the queue
+        #: instead of becoming thousands of requests queued in the HTTP connection pool
+        self.max_inflight_bindings = max_inflight_bindings
+        self._binding_slots = asyncio.Semaphore(max_inflight_bindings)
+        self.inflight_bindings = 0
         self.scheduler_name = scheduler_name
         self.framework = Framework(DEFAULT_PLUGINS if plugins is None else plugins)
         self.cache = SchedulerCache()
@@ -232,12 +240,23 @@ class Scheduler:
 
     # ------------------------------------------------------------------ one pod
     async def schedule_one(self) -> None:
-        """Pop one pod and run a scheduling cycle for it (binding happens in the background)."""
+        """Pop one pod and run a scheduling cycle for it (binding happens in the background, at
+        most ``max_inflight_bindings`` at once: the next pod is popped once a slot is free)."""
+        await self._binding_slots.acquire()
+        binding = False
+        try:
+            binding = await self._schedule_one()
+        finally:
+            if not binding:
+                self._binding_slots.release()
+
+    async def _schedule_one(self) -> bool:
+        """One scheduling cycle; True when a binding cycle was started (it owns the slot)."""
         qpi = await self.queue.pop()
         pod = self.pods.get(qpi.key)
         if pod is None or not self.responsible_for(pod) or self.cache.has_pod(qpi.key):
             self.queue.done(qpi.key)  # gone, bound, assumed or not ours any more
-            return
+            return False
         qpi.pod = pod
         info = PodInfo(pod)
         started = time.monotonic()
@@ -251,17 +270,27 @@ class Scheduler:
             log.info("unschedulable pod=%s attempts=%d queue=%s message=%r", qpi.key, qpi.attempts,
                      where or "dropped", exc.message)
             self._spawn(self._report_failure(pod, "Unschedulable", exc.message))
-            return
+            return False
         except SchedulingError as exc:
             self.stats["errors"] += 1
             self.queue.add_backoff(qpi)
             log.warning("scheduling error pod=%s attempts=%d error=%r", qpi.key, qpi.attempts, str(exc))
             self._spawn(self._report_failure(pod, "SchedulerError", str(exc)))
-            return
+            return False
         self.cache.assume_pod(info, result.node)
         log.debug("assumed pod=%s node=%s feasible=%d evaluated=%d scores=%s cycle_ms=%.2f", qpi.key, result.node,
                   result.feasible, result.evaluated, result.scores, (time.monotonic() - started) * 1000)
-        self._spawn(self._bind(qpi, pod, result.node))
+        self.inflight_bindings += 1
+        self._spawn(self._bind_in_slot(qpi, pod, result.node))
+        return True
+
+    async def _bind_in_slot(self, qpi: QueuedPodInfo, pod: Obj, node: str) -> None:
+        """:meth:`_bind`, then give its binding slot back (taken by :meth:`schedule_one`)."""
+        try:
+            await self._bind(qpi, pod, node)
+        finally:
+            self.inflight_bindings -= 1
+            self._binding_slots.release()
 
     async def _bind(self, qpi: QueuedPodInfo, pod: Obj, node: str) -> None:
         meta = pod.get("metadata") or {}

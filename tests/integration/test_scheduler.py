@@ -30,6 +30,7 @@ from minik8s.scheduler.nodeinfo import PodInfo
 from minik8s.scheduler.queue import QueuedPodInfo
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.processes import ROOT, APIServer
+from tests.support.waiting import wait_for
 
 GROUP_LABEL = "scheduler-test.minik8s.io/group"
 
@@ -215,6 +216,34 @@ async def test_binds_pod_and_records_scheduled_event(cluster: Cluster) -> None:
     assert event["type"] == "Normal"
     assert event["message"] == f"Successfully assigned {cluster.namespace}/web to {node}"
     assert event["source"]["component"] == cluster.scheduler_name
+
+
+async def test_bindings_in_flight_are_bounded(cluster: Cluster) -> None:
+    """A burst of pending pods waits in the queue, not as requests piled in the HTTP pool."""
+    await cluster.add_node("a")
+    await cluster.add_node("b")
+    scheduler = await cluster.start(max_inflight_bindings=2)
+    bind = scheduler.client.bind
+    in_flight, peak = 0, 0
+
+    async def slow_bind(namespace: str, name: str, node: str) -> Obj:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        try:
+            await asyncio.sleep(0.1)
+            return await bind(namespace, name, node)
+        finally:
+            in_flight -= 1
+
+    scheduler.client.bind = slow_bind  # type: ignore[method-assign]
+    names = [f"p{i}" for i in range(8)]
+    for name in names:
+        await cluster.create_pod(name)
+    for name in names:
+        await cluster.wait_bound(name)
+    assert peak == 2
+    await wait_for(lambda: scheduler.inflight_bindings == 0, 5, what="every binding cycle finished")
 
 
 async def test_pods_of_other_schedulers_are_left_alone(cluster: Cluster) -> None:

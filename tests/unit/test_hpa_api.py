@@ -188,6 +188,15 @@ def test_only_live_ready_nodes_are_scraped() -> None:
     assert kubelet_address(node("v6", ip="::1", port=None)) == "[::1]:10250"
 
 
+def test_a_node_without_a_kubelet_endpoint_is_never_contacted() -> None:
+    """Port 0 (a hollow node: no kubelet API) is no address, not the default port: neither the
+    metrics scraper nor logs/exec ever connect to such a node's (unroutable) InternalIP."""
+    hollow = node("hollow-0", ip="198.18.0.1")
+    hollow["status"]["daemonEndpoints"] = {"kubeletEndpoint": {"Port": 0}}
+    assert kubelet_address(hollow) is None
+    assert scrape_targets([hollow], [lease("hollow-0", stamp(1))], NOW) == []
+
+
 SUMMARY = {
     "node": {"nodeName": "n1", "cpu": {"time": "2026-11-21T12:00:00Z", "usageNanoCores": 1_500_000_000},
              "memory": {"workingSetBytes": 2 * 1024**3}},
