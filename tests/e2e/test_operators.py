@@ -24,6 +24,7 @@ from tests.e2e.conftest import Cluster, wait_for
 NS_PREFIX = "op"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "operators"
 OPERATOR = EXAMPLES / "webapp_operator.py"
+RESUMED = "Resuming operations after the pause"  # kopf's log line when peering lets an operator act
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +130,9 @@ def test_peered_operators_only_the_highest_priority_acts(cluster: Cluster, crds:
             return set(get(cluster, ns, "kopfpeering", "webapps").get("status") or {})
 
         wait_for(lambda: {"op-low", "op-high"} <= peers(), 60, what="both operators in the KopfPeering")
-        wait_for(lambda: "Pausing operations in favour of" in low.read_text(errors="replace"), 60,
-                 what="the lower priority operator pausing")
+        # a peered operator starts paused and resumes only while no peer outranks it
+        wait_for(lambda: RESUMED in high.read_text(errors="replace"), 60, what="the higher priority operator acting")
+        assert RESUMED not in low.read_text(errors="replace")
         cluster.kubectl("apply", "-f", "-", input=webapp(ns, "one", 1))
         wait_for(lambda: get(cluster, ns, "deployment", "one"), 60, what="the Deployment of 'one'")
         wait_for(lambda: handled(high, "create_fn") == 1, 30, what="the high priority operator's create handler")
@@ -140,6 +142,7 @@ def test_peered_operators_only_the_highest_priority_acts(cluster: Cluster, crds:
         high_proc.send_signal(signal.SIGINT)
         high_proc.wait(60)
         wait_for(lambda: "op-high" not in peers(), 60, what="the stopped operator gone from the KopfPeering")
+        wait_for(lambda: RESUMED in low.read_text(errors="replace"), 60, what="the other operator resuming")
         cluster.kubectl("apply", "-f", "-", input=webapp(ns, "two", 1))
         wait_for(lambda: get(cluster, ns, "deployment", "two"), 90, what="the Deployment of 'two' by the other one")
         wait_for(lambda: handled(low, "create_fn") == 1, 30, what="the resumed operator's create handler")
