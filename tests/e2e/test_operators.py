@@ -124,26 +124,28 @@ def test_peered_operators_only_the_highest_priority_acts(cluster: Cluster, crds:
         {"apiVersion": "kopf.dev/v1", "kind": "KopfPeering", "metadata": {"name": "webapps", "namespace": ns}}))
     low, high = tmp_path / "low.log", tmp_path / "high.log"
     common = ("--namespace", ns, "--peering", "webapps")
-    with operator(cluster, low, *common, "--priority", "10", identity="op-low"), \
-            operator(cluster, high, *common, "--priority", "20", identity="op-high") as high_proc:
-        def peers() -> set[str]:
-            return set(get(cluster, ns, "kopfpeering", "webapps").get("status") or {})
 
-        wait_for(lambda: {"op-low", "op-high"} <= peers(), 60, what="both operators in the KopfPeering")
-        # a peered operator starts paused and resumes only while no peer outranks it
+    def peers() -> set[str]:
+        return set(get(cluster, ns, "kopfpeering", "webapps").get("status") or {})
+
+    # the higher priority operator first, acting; then the lower one, which (as every peered operator)
+    # starts paused and must stay so while its better is alive
+    with operator(cluster, high, *common, "--priority", "20", identity="op-high") as high_proc:
         wait_for(lambda: RESUMED in high.read_text(errors="replace"), 60, what="the higher priority operator acting")
-        assert RESUMED not in low.read_text(errors="replace")
-        cluster.kubectl("apply", "-f", "-", input=webapp(ns, "one", 1))
-        wait_for(lambda: get(cluster, ns, "deployment", "one"), 60, what="the Deployment of 'one'")
-        wait_for(lambda: handled(high, "create_fn") == 1, 30, what="the high priority operator's create handler")
-        assert handled(low, "create_fn") == 0
+        with operator(cluster, low, *common, "--priority", "10", identity="op-low"):
+            wait_for(lambda: {"op-low", "op-high"} <= peers(), 60, what="both operators in the KopfPeering")
+            cluster.kubectl("apply", "-f", "-", input=webapp(ns, "one", 1))
+            wait_for(lambda: get(cluster, ns, "deployment", "one"), 60, what="the Deployment of 'one'")
+            wait_for(lambda: handled(high, "create_fn") == 1, 30, what="the high priority operator's create handler")
+            assert handled(low, "create_fn") == 0
+            assert RESUMED not in low.read_text(errors="replace")
 
-        # the leader leaves cleanly (SIGINT removes it from the peering): the other one resumes
-        high_proc.send_signal(signal.SIGINT)
-        high_proc.wait(60)
-        wait_for(lambda: "op-high" not in peers(), 60, what="the stopped operator gone from the KopfPeering")
-        wait_for(lambda: RESUMED in low.read_text(errors="replace"), 60, what="the other operator resuming")
-        cluster.kubectl("apply", "-f", "-", input=webapp(ns, "two", 1))
-        wait_for(lambda: get(cluster, ns, "deployment", "two"), 90, what="the Deployment of 'two' by the other one")
-        wait_for(lambda: handled(low, "create_fn") == 1, 30, what="the resumed operator's create handler")
-        assert handled(high, "create_fn") == 1
+            # the leader leaves cleanly (SIGINT removes it from the peering): the other one resumes
+            high_proc.send_signal(signal.SIGINT)
+            high_proc.wait(60)
+            wait_for(lambda: "op-high" not in peers(), 60, what="the stopped operator gone from the KopfPeering")
+            wait_for(lambda: RESUMED in low.read_text(errors="replace"), 60, what="the other operator resuming")
+            cluster.kubectl("apply", "-f", "-", input=webapp(ns, "two", 1))
+            wait_for(lambda: get(cluster, ns, "deployment", "two"), 90, what="the Deployment of 'two' by the other one")
+            wait_for(lambda: handled(low, "create_fn") == 1, 30, what="the resumed operator's create handler")
+            assert handled(high, "create_fn") == 1
