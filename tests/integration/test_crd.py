@@ -556,3 +556,56 @@ async def test_a_second_apiserver_converges_from_the_watch(client: Client, etcd:
             await wait_for(unserved, 10, what="the second apiserver dropped the CRD")
     finally:
         other.stop()
+
+
+async def test_validation_rules_defaults_and_transition_rules(client: Client, namespace: str) -> None:
+    """``x-kubernetes-validations`` (CEL) through the apiserver: a rule across fields answers 422 with
+    its message and field, a transition rule (``oldSelf``) guards an update, defaults fill what is
+    missing; a rule that does not compile makes the CRD itself a 422."""
+    group = fresh_group()
+    schema = {"type": "object", "properties": {"spec": {
+        "type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.minReplicas <= self.maxReplicas", "message": "minReplicas must not exceed maxReplicas"}],
+        "properties": {
+            "minReplicas": {"type": "integer", "default": 1},
+            "maxReplicas": {"type": "integer", "default": 5},
+            "storageClass": {"type": "string",
+                             "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "is immutable"}]},
+        }}}}
+    manifest = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"scalers.{group}"},
+                "spec": {"group": group, "scope": "Namespaced",
+                         "names": {"plural": "scalers", "singular": "scaler", "kind": "Scaler"},
+                         "versions": [{"name": "v1", "served": True, "storage": True,
+                                       "schema": {"openAPIV3Schema": schema}}]}}
+    broken = json.loads(json.dumps(manifest))
+    broken["metadata"]["name"] = f"brokens.{group}"
+    broken["spec"]["names"] = {"plural": "brokens", "singular": "broken", "kind": "Broken"}
+    broken["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"] = [{"rule": "self.minReplicas <="}]
+    with pytest.raises(errors.Invalid) as exc:
+        await client.request("POST", CRDS, body=broken)
+    assert "x-kubernetes-validations[0].rule" in exc.value.message and "compilation failed" in exc.value.message
+    await client.request("POST", CRDS, body=manifest)
+    try:
+        await established(client, f"scalers.{group}")
+        base = f"/apis/{group}/v1/namespaces/{namespace}/scalers"
+
+        def scaler(name: str, **spec: Any) -> dict[str, Any]:
+            return {"apiVersion": f"{group}/v1", "kind": "Scaler", "metadata": {"name": name}, "spec": spec}
+
+        with pytest.raises(errors.Invalid) as exc:
+            await client.request("POST", base, body=scaler("bad", minReplicas=9))  # max defaults to 5
+        assert "spec: Invalid value" in exc.value.message and "minReplicas must not exceed maxReplicas" in \
+            exc.value.message, exc.value.message
+        created = await client.request("POST", base, body=scaler("ok", storageClass="fast"))
+        assert created["spec"] == {"minReplicas": 1, "maxReplicas": 5, "storageClass": "fast"}
+        with pytest.raises(errors.Invalid) as exc:
+            await client.request("PATCH", f"{base}/ok", body={"spec": {"storageClass": "slow"}},
+                                 content_type=MERGE)
+        assert "spec.storageClass: Invalid value" in exc.value.message and "is immutable" in exc.value.message
+        patched = await client.request("PATCH", f"{base}/ok", body={"spec": {"maxReplicas": 7}}, content_type=MERGE)
+        assert patched["spec"]["maxReplicas"] == 7
+    finally:
+        await delete_crd(client, f"scalers.{group}")

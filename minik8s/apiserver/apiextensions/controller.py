@@ -165,6 +165,9 @@ class CRDController:
             return
         status = self.desired_status(obj)
         if status != obj.get("status"):
+            desired = {**obj, "status": status}
+            if is_established(desired):  # served before any client can read it Established
+                self._serve(name, desired)
             await self._write_status(obj, status)
 
     def _serve(self, name: str, obj: Obj | None) -> None:
