@@ -86,7 +86,9 @@ async def test_hostile_bodies_in_parallel_do_not_stall_healthz(http: httpx.Async
         await asyncio.sleep(0.05)
     await asyncio.gather(*tasks)
     latencies.sort()  # a loaded machine may delay any one request: the bulk must stay fast
-    assert latencies[len(latencies) // 2] < 0.25 and latencies[len(latencies) * 9 // 10] < 1.0, latencies[-5:]
+    # (with few samples the 90th percentile is the slowest one: one outlier is always allowed)
+    p90 = latencies[max(0, min(len(latencies) * 9 // 10, len(latencies) - 2))]
+    assert latencies[len(latencies) // 2] < 0.25 and p90 < 1.0, latencies[-5:]
 
 
 @pytest.mark.parametrize(("ctype", "patch"), [
