@@ -216,13 +216,10 @@ class ResourceAPI:
             self._field_paths[rt] = cached
         return cached[1]
 
-    def strategy(self, kind: str) -> Strategy:
-        """The strategy of built-in ``kind`` (generic when it has none of its own)."""
-        return self.strategies.get(kind) or GENERIC
-
     def strategy_of(self, rt: ResourceType) -> Strategy:
-        """The strategy of ``rt``'s objects: a custom resource's comes from its CRD's schema
-        (kept per row: a CR kind may share its name with a built-in kind of another group)."""
+        """The strategy of ``rt``'s objects: a built-in kind's registered one (the generic strategy
+        when it has none); a custom resource's comes from its CRD's schema (kept per row: a CR kind
+        may share its name with a built-in kind of another group)."""
         if rt.custom is None or self.custom_strategy is None:
             return self.strategies.get(rt.kind) or GENERIC
         found = self._custom_strategies.get(rt)
