@@ -10,6 +10,8 @@ import importlib
 
 import typer
 
+from minik8s.client.flags import GoBoolFlagsCommand
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="minik8s: a small, real Kubernetes-style container orchestrator.")
 
@@ -32,8 +34,8 @@ def _root() -> None:
 
 
 def _register() -> None:
-    for name, module in COMPONENTS.items():
-        app.command(name)(importlib.import_module(module).command)
+    for name, module in COMPONENTS.items():  # their boolean flags also take Go's --flag=false
+        app.command(name, cls=GoBoolFlagsCommand)(importlib.import_module(module).command)
     cluster = importlib.import_module(CLUSTER)
     for verb in ("up", "down", "status"):
         app.command(verb)(getattr(cluster, verb))

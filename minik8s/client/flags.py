@@ -3,6 +3,9 @@
 The ``--leader-elect*`` flags of kube-scheduler and kube-controller-manager (client-go's
 ``LeaderElectionConfiguration``): declare them with these options and turn their values into a
 :class:`~minik8s.client.leaderelection.LeaderElectionConfig` with :func:`election_config`.
+
+:class:`GoBoolFlagsCommand`: the command class of the components, whose ``--x/--no-x`` boolean
+flags also take Go's ``--x=true`` / ``--x=false``, as the Kubernetes components' flags do.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import typer
+from typer.core import TyperCommand, TyperOption
 
 from minik8s.client.leaderelection import LeaderElectionConfig, config_from_flags
 
@@ -42,3 +46,36 @@ def election_config(leader_elect: bool, name: str, namespace: str, lease_duratio
         return config_from_flags(name, namespace, lease_duration, renew_deadline, retry_period)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--leader-elect-*") from exc
+
+
+#: the spellings Go's strconv.ParseBool (and so a Kubernetes component's boolean flag) accepts
+GO_TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})
+GO_FALSE = frozenset({"0", "f", "F", "false", "FALSE", "False"})
+
+
+class GoBoolFlagsCommand(TyperCommand):
+    """A command whose boolean flags declared ``--x/--no-x`` also take a value, as a Kubernetes
+    component's (Go pflag) boolean flags do: ``--x=true`` is ``--x``, ``--x=false`` is ``--no-x``
+    (any spelling of Go's ``strconv.ParseBool``: 1/t/true/TRUE/True, 0/f/false/FALSE/False).
+    Another value is a usage error naming the flag (exit code 2).  Arguments after ``--`` are
+    left alone."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: typer's (vendored) click Context
+        negations = {name: param.secondary_opts[0] for param in self.params
+                     if isinstance(param, TyperOption) and param.is_bool_flag and param.secondary_opts
+                     for name in param.opts}
+        out: list[str] = []
+        for i, arg in enumerate(args):
+            if arg == "--":
+                out += args[i:]
+                break
+            name, eq, value = arg.partition("=")
+            if not eq or name not in negations:
+                out.append(arg)
+            elif value in GO_TRUE:
+                out.append(name)
+            elif value in GO_FALSE:
+                out.append(negations[name])
+            else:
+                raise typer.BadParameter(f"{value!r} is not a boolean (true or false)", ctx=ctx, param_hint=f"'{name}'")
+        return super().parse_args(ctx, out)
