@@ -10,21 +10,19 @@ import pytest
 
 from minik8s.client import Client, ClientConfig
 from minik8s.client.kubeconfig import render
-from tests.support.processes import APIServer, Etcd
+from tests.support.processes import APIServer, Etcd, running_apiserver, running_etcd
 
 
 @pytest.fixture(scope="session")
 def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Etcd]:
-    server = Etcd(tmp_path_factory.mktemp("etcd"))
-    yield server
-    server.stop()
+    with running_etcd(tmp_path_factory.mktemp("etcd")) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
 def apiserver(etcd: Etcd, tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
-    server = APIServer(etcd, tmp_path_factory.mktemp("apiserver"))
-    yield server
-    server.stop()
+    with running_apiserver(etcd, tmp_path_factory.mktemp("apiserver")) as server:
+        yield server
 
 
 @pytest.fixture

@@ -14,13 +14,37 @@ from tests.support.kubelet import (
     KubeletProcess,
     running_kubelet,
 )
-from tests.support.processes import APIServer
+from tests.support.processes import APIServer, Etcd, running_apiserver, running_etcd
 from tests.support.proxy import ProxyProcess, chains_with_prefix
 
 
 @pytest.fixture(scope="module")
-def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeletProcess]:
-    with running_kubelet(apiserver, tmp_path_factory.mktemp("kubelet"), extra=LABEL_FLAGS) as k:
+def own_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Etcd]:
+    """An etcd of the module's own (a module that restarts etcd, or that needs an apiserver of its own)."""
+    with running_etcd(tmp_path_factory.mktemp("own-etcd")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def own_apiserver(own_etcd: Etcd, tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
+    """An apiserver of the module's own, over :func:`own_etcd`: for tests of cluster-scoped objects
+    (Nodes) that the session apiserver's other tests must not see."""
+    with running_apiserver(own_etcd, tmp_path_factory.mktemp("own-apiserver")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def kubelet_flags() -> list[str]:
+    """The extra flags of the module's :func:`kubelet`: node labels and a taint (test_kubelet checks
+    them).  A module that wants other flags overrides this fixture."""
+    return LABEL_FLAGS
+
+
+@pytest.fixture(scope="module")
+def kubelet(apiserver: APIServer, kubelet_flags: list[str],
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeletProcess]:
+    """A real ``minik8s kubelet`` process on Docker for the module (see :func:`running_kubelet`)."""
+    with running_kubelet(apiserver, tmp_path_factory.mktemp("kubelet"), extra=kubelet_flags) as k:
         yield k
 
 

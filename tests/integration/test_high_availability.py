@@ -9,6 +9,7 @@ takeovers take seconds; the module runs in well under a minute.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -29,7 +30,7 @@ from minik8s.client.leaderelection import LeaderElectionConfig, LeaderElector, h
 from minik8s.client.rest import Client
 from minik8s.cluster.processes import wait_http
 from tests.support.controllers import replicaset
-from tests.support.processes import ROOT, APIServer, Etcd, stop_process
+from tests.support.processes import ROOT, APIServer, Etcd, running_apiserver, running_etcd, stop_process
 from tests.support.waiting import wait_for
 
 ADDRESSES = ("192.0.2.11", "192.0.2.12")  # TEST-NET-1: published in the Endpoints, never dialled
@@ -47,26 +48,17 @@ class HA:
     node: str
 
 
-def _apiserver(etcd: Etcd, workdir: Path, address: str) -> APIServer:
-    server = APIServer(etcd, workdir, extra=["--advertise-address", address, "--endpoint-reconciler-ttl", "3s",
-                                              "--endpoint-reconciler-interval", "0.5s"])
-    wait_http(f"{server.url}/readyz")
-    return server
-
-
 @pytest.fixture(scope="module")
 def ha(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HA]:
     workdir = tmp_path_factory.mktemp("ha")
-    etcd = Etcd(workdir)
-    servers = [_apiserver(etcd, workdir, ip) for ip in ADDRESSES]
-    kubeconfig = workdir / "kubeconfig"
-    kubeconfig.write_text(render(servers[0].url, fallback_servers=[servers[1].url]))
-    try:
+    with contextlib.ExitStack() as stack:
+        etcd = stack.enter_context(running_etcd(workdir))
+        servers = [stack.enter_context(running_apiserver(etcd, workdir, extra=[
+            "--advertise-address", ip, "--endpoint-reconciler-ttl", "3s", "--endpoint-reconciler-interval", "0.5s"]))
+            for ip in ADDRESSES]
+        kubeconfig = workdir / "kubeconfig"
+        kubeconfig.write_text(render(servers[0].url, fallback_servers=[servers[1].url]))
         yield HA(etcd, servers, kubeconfig, workdir, "ha-node")
-    finally:
-        for server in servers:
-            server.stop()
-        etcd.stop()
 
 
 @pytest.fixture

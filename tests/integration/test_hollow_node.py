@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -18,20 +18,11 @@ from minik8s.client import Client, ClientConfig
 from minik8s.hollownode.hollow import HOLLOW_LABEL, HollowConfig, HollowNodes
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.controllers import controller_manager, deployment
-from tests.support.processes import APIServer, Etcd
+from tests.support.processes import APIServer
 from tests.support.waiting import wait_for
 
 COUNT = 4
 TOLERATION = {"key": HOLLOW_LABEL, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
-
-
-@pytest.fixture(scope="module")
-def own_apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
-    etcd = Etcd(tmp_path_factory.mktemp("hollow-etcd"))
-    server = APIServer(etcd, tmp_path_factory.mktemp("hollow-apiserver"))
-    yield server
-    server.stop()
-    etcd.stop()
 
 
 @pytest.fixture

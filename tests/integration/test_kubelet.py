@@ -41,39 +41,6 @@ from tests.support.waiting import wait_for
 pytestmark = pytest.mark.docker
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # ---------------------------------------------------------------------------- node
 async def test_node_registered_and_lease_renewed(kubelet: KubeletProcess, client: Client) -> None:
     node = await client.get(client.kind("v1", "Node"), kubelet.node)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import stat
-from collections.abc import Iterator
 
 import pytest
 
@@ -24,7 +23,6 @@ from tests.support.kubelet import (
     exec_ws,
     get_pod,
     pod_body,
-    running_kubelet,
     wait_phase,
 )
 from tests.support.processes import APIServer
@@ -34,9 +32,9 @@ pytestmark = pytest.mark.docker
 
 
 @pytest.fixture(scope="module")
-def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeletProcess]:
-    with running_kubelet(apiserver, tmp_path_factory.mktemp("kubelet-config")) as k:
-        yield k
+def kubelet_flags() -> list[str]:
+    """This module's kubelet runs without the node labels and taint of the conftest's default."""
+    return []
 
 
 def b64(text: str) -> str:

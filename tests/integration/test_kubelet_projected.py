@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -26,7 +25,6 @@ from tests.support.kubelet import (
     exec_ws,
     get_pod,
     pod_body,
-    running_kubelet,
     wait_phase,
 )
 from tests.support.processes import APIServer
@@ -36,9 +34,9 @@ pytestmark = pytest.mark.docker
 
 
 @pytest.fixture(scope="module")
-def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeletProcess]:
-    with running_kubelet(apiserver, tmp_path_factory.mktemp("kubelet-projected")) as k:
-        yield k
+def kubelet_flags() -> list[str]:
+    """This module's kubelet runs without the node labels and taint of the conftest's default."""
+    return []
 
 
 async def sh(apiserver: APIServer, ns: str, pod: str, script: str) -> str:

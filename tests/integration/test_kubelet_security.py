@@ -11,7 +11,6 @@ One real kubelet process on the real Docker Engine against the real apiserver (t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 
@@ -26,7 +25,6 @@ from tests.support.kubelet import (
     exec_ws,
     get_pod,
     pod_body,
-    running_kubelet,
     wait_phase,
 )
 from tests.support.processes import APIServer
@@ -39,9 +37,9 @@ SYS_ADMIN = 1 << 21
 
 
 @pytest.fixture(scope="module")
-def kubelet(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeletProcess]:
-    with running_kubelet(apiserver, tmp_path_factory.mktemp("kubelet-security")) as k:
-        yield k
+def kubelet_flags() -> list[str]:
+    """This module's kubelet runs without the node labels and taint of the conftest's default."""
+    return []
 
 
 async def sh(apiserver: APIServer, ns: str, pod: str, container: str, script: str, ok: bool = True) -> str:

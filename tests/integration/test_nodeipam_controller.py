@@ -4,7 +4,6 @@ session apiserver's Nodes of other tests are not touched)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 
 import pytest
 
@@ -12,17 +11,8 @@ from minik8s.api import errors
 from minik8s.client import Client, ClientConfig
 from minik8s.controllers.manager import ControllerManager
 from tests.support.controllers import controller_manager
-from tests.support.processes import APIServer, Etcd
+from tests.support.processes import APIServer
 from tests.support.waiting import wait_for
-
-
-@pytest.fixture(scope="module")
-def own_apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
-    etcd = Etcd(tmp_path_factory.mktemp("ipam-etcd"))
-    server = APIServer(etcd, tmp_path_factory.mktemp("ipam-apiserver"))
-    yield server
-    server.stop()
-    etcd.stop()
 
 
 def ipam(client: Client) -> contextlib.AbstractAsyncContextManager[ControllerManager]:

@@ -17,9 +17,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import itertools
-from collections.abc import AsyncIterator, Iterator
-
-import pytest
+from collections.abc import AsyncIterator
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
@@ -29,7 +27,7 @@ from minik8s.controllers.nodelifecycle import TAINT_UNREACHABLE, NodeLifecycleOp
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.controllers import controller_manager as support_controller_manager
 from tests.support.controllers import events_for, replicaset
-from tests.support.processes import APIServer, Etcd
+from tests.support.processes import APIServer
 from tests.support.waiting import wait_for
 
 GRACE = 3.0
@@ -37,15 +35,6 @@ SUBNETS = itertools.count(1)  # a /24 of pod IPs per fake node
 OPTIONS = ControllerOptions(allocate_node_cidrs=False, node_lifecycle=NodeLifecycleOptions(
     node_monitor_period=1.0, node_monitor_grace_period=GRACE, node_startup_grace_period=GRACE,
     node_eviction_rate=100.0, default_not_ready_toleration_seconds=0, default_unreachable_toleration_seconds=0))
-
-
-@pytest.fixture(scope="module")
-def own_apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
-    etcd = Etcd(tmp_path_factory.mktemp("nodelifecycle-etcd"))
-    server = APIServer(etcd, tmp_path_factory.mktemp("nodelifecycle-apiserver"))
-    yield server
-    server.stop()
-    etcd.stop()
 
 
 def stamp() -> str:

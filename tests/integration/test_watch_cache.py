@@ -18,26 +18,18 @@ from minik8s.api import errors
 from minik8s.apiserver.cacher import Cacher
 from minik8s.apiserver.storage import Store
 from minik8s.client import Client, ClientConfig
-from minik8s.cluster.processes import wait_http
-from tests.support.processes import APIServer, Etcd, stop_process
+from tests.support.processes import APIServer, Etcd, running_apiserver
 from tests.support.waiting import wait_for
 
 WINDOW = 20  # --default-watch-cache-size of this module's apiserver
 
 
 @pytest.fixture(scope="module")
-def own_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Etcd]:
-    server = Etcd(tmp_path_factory.mktemp("wc-etcd"))
-    yield server
-    stop_process(server.proc)
-
-
-@pytest.fixture(scope="module")
 def server(own_etcd: Etcd, tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
-    api = APIServer(own_etcd, tmp_path_factory.mktemp("wc-api"), extra=["--default-watch-cache-size", str(WINDOW)])
-    wait_http(f"{api.url}/readyz", 30)
-    yield api
-    api.stop()
+    """This module's apiserver, over its own etcd (one test restarts etcd), with a small window."""
+    with running_apiserver(own_etcd, tmp_path_factory.mktemp("wc-api"),
+                           extra=["--default-watch-cache-size", str(WINDOW)]) as api:
+        yield api
 
 
 @pytest.fixture
@@ -244,9 +236,7 @@ async def _create(c: Client, ns: str, name: str) -> dict[str, Any] | None:
 
 async def test_watch_cache_off(own_etcd: Etcd, tmp_path: Path) -> None:
     """--no-watch-cache: every watch is served from its own etcd watch, as before the cache."""
-    api = APIServer(own_etcd, tmp_path, extra=["--no-watch-cache"])
-    try:
-        wait_http(f"{api.url}/readyz", 30)
+    with running_apiserver(own_etcd, tmp_path, extra=["--no-watch-cache"]) as api:
         async with Client(ClientConfig(server=api.url)) as client:
             cms = client.kind("v1", "ConfigMap")
             stream = client.watch(cms, "default", resource_version="0", allow_bookmarks=False)
@@ -256,5 +246,3 @@ async def test_watch_cache_off(own_etcd: Etcd, tmp_path: Path) -> None:
             await wait_for(opened, what="one etcd watch for the client's watch")
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-    finally:
-        api.stop()

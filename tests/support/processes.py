@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +48,7 @@ class Etcd:
         wait_http(f"{self.endpoint}/health")
 
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+        stop_process(self.proc)
         self.log.close()
 
     def restart(self) -> None:
@@ -87,3 +88,25 @@ class APIServer:
             self.proc.terminate()
             self.proc.wait(10)
 
+
+
+@contextlib.contextmanager
+def running_etcd(data_dir: Path) -> Iterator[Etcd]:
+    """An :class:`Etcd` with its data and log in ``data_dir``; stopped on exit."""
+    server = Etcd(data_dir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def running_apiserver(etcd: Etcd, log_dir: Path, extra: list[str] | None = None) -> Iterator[APIServer]:
+    """An :class:`APIServer` over ``etcd`` with the ``extra`` flags, yielded once ``/readyz`` answers
+    200 (within 30 s, else TimeoutError); stopped on exit."""
+    server = APIServer(etcd, log_dir, extra=extra)
+    try:
+        wait_http(f"{server.url}/readyz", 30)
+        yield server
+    finally:
+        server.stop()
