@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minik8s.api.base import Model
-from minik8s.api.core import IntOrString, PersistentVolumeClaim, PodTemplateSpec
+from minik8s.api.core import IntOrString, PersistentVolumeClaim, PodTemplateSpec, ReplicationControllerStatus
 from minik8s.api.meta import Condition, LabelSelector, MetaView, TypedObject
 
 
@@ -19,13 +19,11 @@ class ReplicaSetSpec(Model):
     template: PodTemplateSpec | None = None
 
 
-class ReplicaSetStatus(Model):
-    replicas: int = 0
-    fully_labeled_replicas: int | None = None
-    ready_replicas: int | None = None
-    available_replicas: int | None = None
-    observed_generation: int | None = None
-    conditions: list[Condition] | None = None
+class ReplicaSetStatus(ReplicationControllerStatus):
+    # Kubernetes defines this shape twice (the ReplicaSet succeeded the ReplicationController): the
+    # fields are the ReplicationController's; a class of its own keeps the OpenAPI definition name
+    # io.k8s.api.apps.v1.ReplicaSetStatus (no docstring, so Kubernetes' description is used)
+    pass
 
 
 class ReplicaSet(TypedObject):

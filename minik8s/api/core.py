@@ -748,6 +748,8 @@ class ReplicationControllerSpec(Model):
 
 
 class ReplicationControllerStatus(Model):
+    # also the fields of apps/v1 ReplicaSetStatus (minik8s.api.apps subclasses it); no docstring: a
+    # model's docstring would replace Kubernetes' description in the OpenAPI definitions
     replicas: int = 0
     fully_labeled_replicas: int | None = None
     ready_replicas: int | None = None
