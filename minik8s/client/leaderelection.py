@@ -291,12 +291,19 @@ async def run_elected(client: Client, config: LeaderElectionConfig | None, lead:
                       component: str) -> None:
     """Run ``lead()`` directly (``config`` None: ``--leader-elect=false``) or once elected.
 
+    The election talks to the apiserver through a client of its own (same kubeconfig), as
+    kube-scheduler's and kube-controller-manager's leader-election clientset: a busy component
+    may have many requests queued in ``client`` (see its ``max_inflight``), and a renewal that
+    waited behind them would miss the renew deadline.
+
     Raises :class:`LeadershipLost` when the lease is lost; the caller exits (as Kubernetes'
     components do) and is restarted as a candidate."""
     if config is None:
         await lead()
         return
-    elector = LeaderElector(client, config)
-    log.info("%s: leader election on lease %s/%s as %s", component, config.namespace, config.name,
-             elector.identity)
-    await elector.run(lead)
+    async with Client(client.config, registry=client.registry, retries=client.retries,
+                      backoff=client.backoff, max_inflight=4) as election_client:
+        elector = LeaderElector(election_client, config)
+        log.info("%s: leader election on lease %s/%s as %s", component, config.namespace, config.name,
+                 elector.identity)
+        await elector.run(lead)

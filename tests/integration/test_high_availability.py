@@ -26,7 +26,7 @@ import pytest
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client.kubeconfig import ClientConfig, render
-from minik8s.client.leaderelection import LeaderElectionConfig, LeaderElector, holder
+from minik8s.client.leaderelection import LeaderElectionConfig, LeaderElector, holder, run_elected
 from minik8s.client.rest import Client
 from minik8s.cluster.processes import wait_http
 from tests.support.controllers import replicaset
@@ -171,6 +171,29 @@ async def test_one_elector_leads_and_release_hands_over_at_once(ha_client: Clien
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_election_renews_while_the_components_client_is_saturated(ha_client: Client, ns: str) -> None:
+    """The election has a client of its own: a component whose own client has every request slot
+    taken (a burst of thousands of writes queued behind them) still acquires and renews."""
+    config = LeaderElectionConfig(namespace=ns, name="demo", lease_duration=3, renew_deadline=2, retry_period=0.25)
+    async with Client(ha_client.config, max_inflight=1) as busy:
+        await busy._inflight.acquire()  # the one request slot stays taken for the whole test
+        leading = asyncio.Event()
+
+        async def lead() -> None:
+            leading.set()
+            await asyncio.Event().wait()
+
+        task = asyncio.get_running_loop().create_task(run_elected(busy, config, lead, "test"))
+        try:
+            await asyncio.wait_for(leading.wait(), 10)
+            renewed = (await _lease_in(ha_client, ns, "demo"))["spec"]["renewTime"]
+            await wait_for(lambda: _renewed_after(ha_client, ns, renewed), what="a renewal")
+            assert not task.done()
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
 
 async def _lease_in(client: Client, ns: str, name: str) -> Obj:
