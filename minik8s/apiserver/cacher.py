@@ -14,6 +14,15 @@ kube-apiserver's ``Cacher``/``watchCache``, in small:
   and the client relists.  A resourceVersion etcd has compacted is refused the same way, so a
   watch never resumes from history etcd no longer holds (kube-apiserver would serve it from the
   window; minik8s keeps the behaviour clients had before the cache).
+- **Consistent lists from the cache** (kube-apiserver's ConsistentListFromCache, KEP-2340): a
+  list without a resourceVersion must reflect every write done before it.  Instead of reading
+  every object from etcd, :meth:`ResourceCache.fresh_revision` asks etcd for its current
+  revision together with how many keys the prefix has and how many were written since the
+  cache's revision (keys only, no values).  When nothing was written and the count is the
+  cache's, the cache already holds that state; otherwise the request waits until the cache's
+  etcd watch has brought it to that revision (at most :data:`CONSISTENT_READ_WAIT_SECONDS`,
+  then the list is read from etcd, as kube-apiserver falls back).  Lists with ``limit`` or
+  ``continue`` still page through etcd (as in Kubernetes 1.32).
 - **Selectors in the cache**: each watcher's namespace, label and field selectors are applied
   when an event is dispatched (an object entering the selection is ADDED, leaving it DELETED),
   so a watcher only queues what it will send.
@@ -69,6 +78,8 @@ EVENT_FRESH_SECONDS = 75.0
 WATCHER_BUFFER = 1000
 #: Seconds a request waits for a new cache's first list before going to etcd directly.
 READY_WAIT_SECONDS = 5.0
+#: Seconds a consistent list waits for the cache to reach etcd's revision before reading etcd.
+CONSISTENT_READ_WAIT_SECONDS = 3.0
 #: Longest pause between attempts to list or watch etcd again (seconds).
 MAX_BACKOFF_SECONDS = 2.0
 
@@ -202,7 +213,11 @@ class ResourceCache:
         self.events_received = 0
         self.terminated = 0
         self.lists = 0
+        #: consistent lists: served from the cache at once / after waiting for it / read from etcd
+        self.consistent_reads = {"fresh": 0, "waited": 0, "fallback": 0}
         self._task: asyncio.Task[None] | None = None
+        #: (revision, future) of requests waiting for the cache to reach a revision
+        self._rv_waiters: list[tuple[int, asyncio.Future[None]]] = []
 
     # ------------------------------------------------------------ feeding
     def start(self) -> None:
@@ -210,12 +225,17 @@ class ResourceCache:
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
-        """Stop feeding; every watcher is closed."""
+        """Stop feeding; every watcher is closed and consistent lists waiting on it read etcd."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(BaseException):
                 await self._task
+        self.ready.clear()
         self._terminate_all()
+        for _, fut in self._rv_waiters:
+            if not fut.done():
+                fut.set_result(None)
+        self._rv_waiters = []
 
     async def _run(self) -> None:
         backoff = 0.1
@@ -275,6 +295,7 @@ class ResourceCache:
         self.initializations += 1
         self.ready.set()
         self.attempted.set()
+        self._wake_waiters()
         log.info("watch cache %s: %d objects at revision %d", self.resource, len(items), revision)
 
     def _apply(self, ev: WatchEvent) -> None:
@@ -287,6 +308,8 @@ class ResourceCache:
         now = time.monotonic()
         self.window.append((ev, now))
         self.rv = ev.revision
+        if self._rv_waiters:
+            self._wake_waiters()
         shared: dict[str, SharedEvent] = {}
         slow = [w for w in self.watchers if not w.offer(ev, shared)]
         for w in slow:
@@ -303,6 +326,16 @@ class ResourceCache:
             ev, _ = self.window.popleft()
             self.oldest = ev.revision
 
+    def _wake_waiters(self) -> None:
+        still = []
+        for revision, fut in self._rv_waiters:
+            if revision <= self.rv:
+                if not fut.done():
+                    fut.set_result(None)
+            elif not fut.done():
+                still.append((revision, fut))
+        self._rv_waiters = still
+
     def _terminate_all(self, final: Obj | None = None) -> None:
         for w in list(self.watchers):
             w.close(final)
@@ -318,6 +351,36 @@ class ResourceCache:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.ready.wait(), timeout)
         return self.ready.is_set()
+
+    async def fresh_revision(self, timeout: float = CONSISTENT_READ_WAIT_SECONDS) -> int | None:
+        """For a consistent list (module docstring): a revision, at least etcd's current one, whose
+        state of the prefix the cache holds now -- list it at once, without awaiting anything
+        between.  None when the cache is not ready or did not get there within ``timeout``
+        seconds: read etcd instead.  Errors talking to etcd are raised (as a list from etcd
+        would)."""
+        if not self.ready.is_set():
+            return None
+        base, count = self.rv, len(self.objects)
+        current, total, changed = await self.store.changes_since(self.prefix, base)
+        if not self.ready.is_set():
+            return None
+        if changed == 0 and total == count:
+            # nothing written in (base, current]: the cache is either still at base or already past
+            # current (its events are writes of this prefix), a state at least as recent
+            self.consistent_reads["fresh"] += 1
+            return max(self.rv, current)
+        if self.rv < current:
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._rv_waiters.append((current, fut))
+            try:
+                await asyncio.wait_for(fut, timeout)
+            except TimeoutError:
+                self.consistent_reads["fallback"] += 1
+                return None
+            if not self.ready.is_set():
+                return None
+        self.consistent_reads["waited"] += 1
+        return self.rv
 
     def list(self, namespace: str | None, matches: Callable[[Obj], bool]) -> tuple[list[Obj], int]:
         """The cached objects in ``namespace`` (None: all) that ``matches``, in key order, and the
@@ -439,6 +502,11 @@ class Cacher:
         for name, kind, text, value in series:
             lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}"]
             lines += [f'{name}{{resource="{c.resource}"}} {value(c)}' for c in self.caches.values()]
+        name = "apiserver_watch_cache_consistent_read_total"
+        lines += [f"# HELP {name} consistent lists: served from the cache (fresh at once, or after waiting for "
+                  "it) or read from etcd (fallback)", f"# TYPE {name} counter"]
+        lines += [f'{name}{{resource="{c.resource}",outcome="{outcome}"}} {n}'
+                  for c in self.caches.values() for outcome, n in c.consistent_reads.items()]
         lines += ["# HELP apiserver_watch_cache_direct_watches_total watches served from etcd without the cache",
                   "# TYPE apiserver_watch_cache_direct_watches_total counter",
                   f"apiserver_watch_cache_direct_watches_total {self.direct_watches}",

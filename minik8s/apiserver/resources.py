@@ -434,7 +434,8 @@ class ResourceAPI:
         As kube-apiserver: ``resourceVersion=0`` (any limit, which is then ignored) and
         ``resourceVersionMatch=NotOlderThan`` without a limit are served from the watch cache
         (:mod:`minik8s.apiserver.cacher`) when it is ready and, for NotOlderThan, at least that
-        recent; other lists read etcd (consistent)."""
+        recent; so is a consistent list (no resourceVersion) without a limit, once the cache has
+        caught up with etcd's current revision (ConsistentListFromCache); other lists read etcd."""
         sel = Selector(self.strategy_of(rt), opts)
         cached = await self._list_from_cache(rt, namespace, opts, sel)
         if cached is not None:
@@ -485,15 +486,21 @@ class ResourceAPI:
                                sel: Selector) -> Obj | None:
         """The list from the watch cache, or None when it must come from etcd."""
         rv, match = opts.resource_version, opts.resource_version_match
-        if opts.continue_ or not rv or match == "Exact" or (rv != "0" and opts.limit > 0):
+        if opts.continue_ or match == "Exact" or (rv != "0" and opts.limit > 0):
             return None
-        if rv != "0" and match not in ("", "NotOlderThan"):
+        if rv not in ("", "0") and match not in ("", "NotOlderThan"):
             return None
-        wanted = self._parse_rv(rv)
+        wanted = self._parse_rv(rv) if rv else 0
         cache = self._cache(rt)
         if cache is None or not await cache.wait_ready() or cache.rv < wanted:
             return None
+        fresh = 0
+        if not rv:  # consistent: at least as recent as etcd now, or read from etcd
+            fresh = await cache.fresh_revision() or 0
+            if not fresh:
+                return None
         items, revision = cache.list(namespace if rt.namespaced else None, sel.matches)
+        revision = max(revision, fresh)
         return {"kind": rt.list_kind, "apiVersion": rt.api_version,
                 "metadata": {"resourceVersion": str(revision)}, "items": items}
 

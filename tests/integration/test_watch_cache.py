@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -40,7 +41,7 @@ async def c(server: APIServer) -> AsyncIterator[Client]:
 
 @pytest.fixture
 async def ns(c: Client) -> AsyncIterator[str]:
-    name = f"wc-{id(object()) % 100000}"
+    name = f"wc-{os.urandom(4).hex()}"
     await c.create(c.kind("v1", "Namespace"), {"metadata": {"name": name}})
     yield name
 
@@ -169,6 +170,62 @@ async def test_rv0_list_from_cache_with_selectors(c: Client, ns: str, server: AP
 
 async def _has(listed: Any, name: str) -> bool:
     return name in await listed()
+
+
+async def test_consistent_lists_from_the_cache_read_every_write(c: Client, ns: str, server: APIServer) -> None:
+    """A list without a resourceVersion is served from the cache (ConsistentListFromCache) and still
+    shows every write answered before it: creates, updates and deletes, listed at once."""
+    cms = c.kind("v1", "ConfigMap")
+    key = 'apiserver_watch_cache_consistent_read_total{{resource="configmaps",outcome="{}"}}'
+    before = await _metrics(server)
+    for round_ in range(10):
+        created = await asyncio.gather(*(c.create(cms, _cm(f"r{round_}-{i}"), ns) for i in range(5)))
+        await c.patch(cms, f"r{round_}-0", {"data": {"v": "changed"}}, ns)
+        await c.delete(cms, f"r{round_}-1", ns)
+        listed = await c.list(cms, ns)  # no resourceVersion, no limit: consistent
+        by_name = {o["metadata"]["name"]: o for o in listed["items"]}
+        assert {f"r{round_}-{i}" for i in (0, 2, 3, 4)} <= set(by_name) and f"r{round_}-1" not in by_name
+        assert by_name[f"r{round_}-0"]["data"] == {"v": "changed"}
+        assert int(listed["metadata"]["resourceVersion"]) >= max(int(o["metadata"]["resourceVersion"])
+                                                                 for o in created)
+    after = await _metrics(server)
+    served = sum(after[key.format(o)] - before.get(key.format(o), 0) for o in ("fresh", "waited"))
+    assert served >= 10 - (after[key.format("fallback")] - before.get(key.format("fallback"), 0))
+    assert served >= 1
+    # an idle resource: served at once, at etcd's current revision (past every write elsewhere)
+    secret = await c.create(c.kind("v1", "Secret"), {"metadata": {"name": "s"}, "stringData": {"a": "b"}}, ns)
+    idle = await c.list(c.kind("v1", "PersistentVolumeClaim"), ns)
+    assert idle["items"] == [] and int(idle["metadata"]["resourceVersion"]) >= int(
+        secret["metadata"]["resourceVersion"])
+    # with a limit it still pages through etcd (as Kubernetes 1.32): same objects
+    paged = await c.list(cms, ns, limit=3)
+    assert paged["metadata"].get("continue")
+
+
+async def test_a_consistent_list_falls_back_to_etcd_when_the_cache_lags(own_etcd: Etcd) -> None:
+    """In-process cache over the real etcd whose feed is stopped (the watch stalled): a consistent
+    read finds etcd ahead, waits its bound, and gives up (the apiserver then reads etcd)."""
+    store = Store("127.0.0.1", own_etcd.port)
+    cacher = Cacher(store, capacity=100)
+    try:
+        cache = cacher.get("/registry/lagtest/", "lagtest")
+        assert await cache.wait_ready()
+        await store.create("/registry/lagtest/a", {"metadata": {"name": "a"}})
+        await wait_for(lambda: len(cache.objects) == 1, what="the cache has a")
+        assert await cache.fresh_revision(timeout=1) == cache.rv  # nothing new: at once
+        assert cache.consistent_reads["fresh"] == 1
+        await store.create("/registry/elsewhere/x", {"metadata": {"name": "x"}})
+        current = await store.revision()
+        assert await cache.fresh_revision(timeout=1) == current  # writes elsewhere only: still fresh
+        assert cache._task is not None
+        cache._task.cancel()  # the feed stalls: etcd moves on without the cache
+        await asyncio.gather(cache._task, return_exceptions=True)
+        await store.create("/registry/lagtest/b", {"metadata": {"name": "b"}})
+        assert await cache.fresh_revision(timeout=0.3) is None
+        assert cache.consistent_reads["fallback"] == 1
+    finally:
+        await cacher.close()
+        await store.close()
 
 
 async def test_slow_watcher_is_closed_without_affecting_others(own_etcd: Etcd) -> None:
