@@ -8,9 +8,11 @@ Kubernetes' ``pkg/controller/nodeipam`` with the ``RangeAllocator``
   (round robin from the last one given, as Kubernetes' ``CidrSet`` does, so a just-released
   subnet is not handed out again at once) in ``spec.podCIDR`` and ``spec.podCIDRs``.
 * A Node that already has a podCIDR keeps it — a kubelet started with ``--pod-cidr``
-  publishes its own, and restarts never move a node.  "Used" is rebuilt from every Node
-  in the cache before any allocation (restart-safe) plus the allocations whose write the
-  cache has not shown yet; two Nodes never get the same subnet from this controller.  A
+  publishes its own, and restarts never move a node.  "Used" is kept from the Node
+  informer's events (every Node is seen at start, so it is restart-safe: Kubernetes'
+  ``CidrSet`` occupied on add and released on delete) plus the allocations whose write the
+  cache has not shown yet; two Nodes never get the same subnet from this controller.  Only a
+  Node without a podCIDR, or whose podCIDRs changed, is synced: heartbeats cost nothing.  A
   podCIDR outside the cluster CIDR is kept and only logged; two Nodes already sharing
   one get a ``CIDRAssignmentFailed``-style Warning event (``PodCIDRConflict``).
 * Deleting a Node releases its subnet (it leaves the cache).
@@ -136,23 +138,45 @@ class NodeIPAMController(Controller):
         self.nodes = factory.informer(self.node_rt)
         #: node name -> subnet written but not yet seen in the cache
         self.pending: dict[str, str] = {}
+        #: node name -> its podCIDRs and the subnet indexes they cover, as the cache shows them
+        self._node_cidrs: dict[str, tuple[tuple[str, ...], frozenset[int]]] = {}
+        #: subnet index -> the Nodes whose podCIDRs cover it
+        self._owners: dict[int, set[str]] = {}
         self._warned: set[tuple[str, str]] = set()
         self.nodes.add_handler(self._on_node, lambda _old, cur: self._on_node(cur), self._on_delete)
 
     def _on_node(self, node: Obj) -> None:
-        self.enqueue(object_key(node))
+        name = object_key(node)
+        cidrs = tuple(node_pod_cidrs(node))
+        known = self._node_cidrs.get(name)
+        if known is not None and known[0] == cidrs:
+            return  # a status or heartbeat change: nothing to allocate or check
+        self._forget(name)
+        if cidrs:
+            indexes = frozenset(self.cidrs.used_indexes(list(cidrs)))
+            self._node_cidrs[name] = (cidrs, indexes)
+            for index in indexes:
+                self._owners.setdefault(index, set()).add(name)
+        self.enqueue(name)
 
     def _on_delete(self, node: Obj) -> None:
-        self.pending.pop(object_key(node), None)  # its subnet is free again
+        name = object_key(node)
+        self._forget(name)  # its subnet is free again
+        self.pending.pop(name, None)
+
+    def _forget(self, name: str) -> None:
+        _, indexes = self._node_cidrs.pop(name, ((), frozenset()))
+        for index in indexes:
+            owners = self._owners.get(index)
+            if owners is not None:
+                owners.discard(name)
+                if not owners:
+                    del self._owners[index]
 
     def used(self, except_node: str | None = None) -> set[int]:
         """Subnet indexes in use: every cached Node's podCIDRs plus pending allocations."""
-        cidrs: list[str] = []
-        for node in self.nodes.list():
-            if meta_of(node).get("name") != except_node:
-                cidrs += node_pod_cidrs(node)
-        cidrs += [c for n, c in self.pending.items() if n != except_node]
-        return self.cidrs.used_indexes(cidrs)
+        used = {index for index, owners in self._owners.items() if owners != {except_node}}
+        return used | self.cidrs.used_indexes([c for n, c in self.pending.items() if n != except_node])
 
     async def sync(self, key: str) -> None:
         """Give Node ``key`` a podCIDR unless it has one; raise to be retried."""
@@ -193,12 +217,12 @@ class NodeIPAMController(Controller):
             if self.cidrs.index_of(cidr) is None:
                 self.log.info("node %s keeps podCIDR %s (not a /%d of %s)", name, cidr, self.cidrs.mask_size,
                               self.cidrs.cluster)
-        mine = self.cidrs.used_indexes(cidrs)
-        for other in self.nodes.list():
-            other_name = meta_of(other).get("name")
-            pair = (str(name), str(other_name))
-            if other_name != name and mine & self.cidrs.used_indexes(node_pod_cidrs(other)) \
-                    and pair not in self._warned:
+        mine = self._node_cidrs.get(str(name), ((), frozenset()))[1]
+        others = sorted({other for index in mine for other in self._owners.get(index, ()) if other != name})
+        for other_name in others:
+            pair = (str(name), other_name)
+            other = self.nodes.get(other_name)
+            if other is not None and pair not in self._warned:
                 self._warned.add(pair)
                 self.event(node, "Warning", "PodCIDRConflict",
                            f"Node {name} podCIDR {','.join(cidrs)} overlaps node {other_name}'s "

@@ -65,3 +65,14 @@ async def test_allocates_distinct_cidrs_keeps_existing_ones_and_survives_restart
             assert len(set(third.values())) == 7
             with pytest.raises(errors.NotFound):
                 await client.get(client.kind("v1", "Node"), "a")
+            # two Nodes that came with the same subnet: kept, and a Warning says so (once)
+            await add_node(client, "twin", "10.244.0.0/24")
+            await wait_for(lambda: _conflict_events(client), what="a PodCIDRConflict event")
+            twin = [e for e in await _conflict_events(client) if e["involvedObject"]["name"] == "twin"]
+            assert len(twin) == 1 and "overlaps node static's 10.244.0.0/24" in twin[0]["message"], twin
+            assert (await cidrs(client))["twin"] == "10.244.0.0/24"
+
+
+async def _conflict_events(client: Client) -> list[dict[str, object]]:
+    events = (await client.list(client.kind("v1", "Event"), "default"))["items"]
+    return [e for e in events if e.get("reason") == "PodCIDRConflict"]
