@@ -90,7 +90,8 @@ class Client:
         self.http = httpx.AsyncClient(
             base_url=self.config.servers[0], headers=headers, verify=self.config.ssl_context(),
             timeout=httpx.Timeout(timeout, connect=5.0),
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            # as many idle connections kept as requests may be in flight: no connect/close churn
+            limits=httpx.Limits(max_connections=max(200, max_inflight), max_keepalive_connections=max_inflight),
         )
 
     @classmethod

@@ -59,6 +59,9 @@ HOLLOW_TAINT = {"key": HOLLOW_LABEL, "value": "true", "effect": "NoSchedule"}
 HOLLOW_VERSION = "v1.32.0-minik8s-hollow"
 NODE_IP_RANGE = ipaddress.IPv4Network("198.18.0.0/15")
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+#: simulated nodes sharing one heartbeat client, and that client's requests in flight
+NODES_PER_CLIENT = 100
+NODE_CLIENT_INFLIGHT = 8
 
 
 @dataclass
@@ -167,12 +170,13 @@ class PodIPs:
 
 @dataclass
 class HollowNode:
-    """One simulated node's state."""
+    """One simulated node's state; ``client`` is its share of the heartbeat clients."""
 
     name: str
     index: int
     ip: str
     lease: NodeLease
+    client: Client
     node: Obj | None = None
     ips: PodIPs | None = None
 
@@ -195,9 +199,16 @@ class HollowNodes:
         self.nodes_rt = client.kind("v1", "Node")
         self.pods_rt = client.kind("v1", "Pod")
         self.nodes: dict[str, HollowNode] = {}
+        #: the nodes' registrations, status posts and Lease renewals go through clients of their own,
+        #: NODES_PER_CLIENT nodes each (a real kubelet has its own connection): one client for 1,000
+        #: nodes would spend its CPU in its connection pool, and pod status writes (``client``) would
+        #: wait behind the heartbeats
+        self.node_clients = [Client(client.config, registry=client.registry, max_inflight=NODE_CLIENT_INFLIGHT)
+                             for _ in range(-(-config.count // NODES_PER_CLIENT))]
         for i in range(config.count):
             name = f"{config.name_prefix}{i}"
-            hollow = HollowNode(name, i, node_ip(i), NodeLease(client, name, config.lease_duration))
+            node_client = self.node_clients[i // NODES_PER_CLIENT]
+            hollow = HollowNode(name, i, node_ip(i), NodeLease(node_client, name, config.lease_duration), node_client)
             hollow.lease.node_uid = _uid_of(hollow)
             self.nodes[name] = hollow
         self.node_informer = Informer(client, self.nodes_rt, label_selector=f"{HOLLOW_LABEL}=true")
@@ -247,9 +258,9 @@ class HollowNodes:
                 "metadata": {"name": hollow.name, "labels": self.labels(hollow)},
                 "spec": {"taints": [dict(HOLLOW_TAINT)]}}
         try:
-            hollow.node = await self.client.create(self.nodes_rt, body)
+            hollow.node = await hollow.client.create(self.nodes_rt, body)
         except errors.AlreadyExists:
-            hollow.node = await self.client.patch(self.nodes_rt, hollow.name,
+            hollow.node = await hollow.client.patch(self.nodes_rt, hollow.name,
                                                   {"metadata": {"labels": self.labels(hollow)}})
         self._follow_cidr(hollow, hollow.node)
         await self.post_status(hollow)
@@ -257,8 +268,8 @@ class HollowNodes:
     async def post_status(self, hollow: HollowNode) -> None:
         """Merge-patch the Node's status (re-registering it when it was deleted)."""
         try:
-            hollow.node = await self.client.patch(self.nodes_rt, hollow.name, {"status": self.node_status(hollow)},
-                                                  subresource="status")
+            hollow.node = await hollow.client.patch(self.nodes_rt, hollow.name, {"status": self.node_status(hollow)},
+                                                    subresource="status")
         except errors.NotFound:
             log.warning("hollow node=%s was deleted; registering again", hollow.name)
             await self.register(hollow)
@@ -414,5 +425,7 @@ class HollowNodes:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            for node_client in self.node_clients:
+                await node_client.close()
             log.info("hollow-node: stopped (pods started %d, deletions finished %d)", self.stats["started"],
                      self.stats["deleted"])
