@@ -51,6 +51,8 @@ class SchedulerCache:
         self.clock = clock
         self._nodes: dict[str, NodeInfo] = {}
         self._pods: dict[str, _PodState] = {}
+        #: the known nodes sorted by name, and by name, for snapshots (None: to be rebuilt)
+        self._known: tuple[list[NodeInfo], dict[str, NodeInfo]] | None = None
 
     # ------------------------------------------------------------------ nodes
     def add_node(self, node: Obj) -> None:
@@ -58,7 +60,10 @@ class SchedulerCache:
         info = self._nodes.get(name)
         if info is None:
             self._nodes[name] = NodeInfo(node)
+            self._known = None
         else:
+            if info.node is None:  # a placeholder becomes a known node
+                self._known = None
             info.set_node(node)
 
     update_node = add_node
@@ -69,6 +74,7 @@ class SchedulerCache:
         info = self._nodes.get(name)
         if info is None:
             return
+        self._known = None
         if info.pods:
             self._nodes[name] = placeholder = NodeInfo(name=name)
             for pod in info.pods.values():
@@ -170,7 +176,10 @@ class SchedulerCache:
     # ------------------------------------------------------------------ snapshot
     def snapshot(self) -> Snapshot:
         """The nodes as they are now (shared NodeInfo objects; valid until the cache changes)."""
-        return Snapshot(self._nodes.values())
+        if self._known is None:
+            nodes = sorted((n for n in self._nodes.values() if n.node is not None), key=lambda n: n.name)
+            self._known = (nodes, {n.name: n for n in nodes})
+        return Snapshot(*self._known)
 
     def counts(self) -> dict[str, int]:
         """``{"nodes": n, "pods": n, "assumed": n}``."""

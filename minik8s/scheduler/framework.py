@@ -325,13 +325,18 @@ class Framework:
 
     def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Filter plugins in order on one node; stops at the first that does not succeed."""
-        for plugin in self.filter_plugins:
-            if plugin.name in state.skip_filter:
-                continue
+        return self._filter(self._active_filters(state), state, pod, node)
+
+    def _active_filters(self, state: CycleState) -> list[FilterPlugin]:
+        return [p for p in self.filter_plugins if p.name not in state.skip_filter]
+
+    @staticmethod
+    def _filter(plugins: list[FilterPlugin], state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        for plugin in plugins:
             status = plugin.filter(state, pod, node)
-            if not status.is_success():
+            if status.code is not Code.SUCCESS:
                 return status.with_plugin(plugin.name)
-        return Status.success()
+        return _SUCCESS
 
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         for plugin in self.pre_score_plugins:
@@ -383,13 +388,14 @@ class Framework:
         wanted = num_feasible_nodes_to_find(len(nodes), self.percentage_of_nodes_to_score)
         start = self.next_start_node_index % len(nodes) if wanted < len(nodes) else 0
         processed = 0
+        filters = self._active_filters(state)
         for i in range(len(nodes)):
             if len(feasible) >= wanted:
                 break
             node = nodes[(start + i) % len(nodes)]
             processed += 1
-            status = self.run_filter(state, pod, node)
-            if status.is_success():
+            status = self._filter(filters, state, pod, node)
+            if status.code is Code.SUCCESS:
                 feasible.append(node)
             elif status.code == Code.ERROR:
                 raise SchedulingError(status.message(), status.plugin)

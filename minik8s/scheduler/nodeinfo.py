@@ -317,6 +317,10 @@ class NodeInfo:
         self.pods_with_affinity = 0
         self.pods_with_required_anti_affinity = 0
         self.images: dict[str, int] = {}
+        #: read from the node object once per change, not once per scheduling cycle
+        self.ready: str | None = None  # the Ready condition's status
+        self.unschedulable = False  # spec.unschedulable
+        self.zone = ""  # "region:zone" from the topology labels ("" without them)
         if node is not None:
             self.set_node(node)
 
@@ -328,6 +332,11 @@ class NodeInfo:
         self.name = meta.get("name") or self.name
         self.labels = dict(meta.get("labels") or {})
         self.taints = list((node.get("spec") or {}).get("taints") or [])
+        self.ready = node_condition(node, "Ready")
+        self.unschedulable = bool((node.get("spec") or {}).get("unschedulable"))
+        zone = self.labels.get(LABEL_ZONE) or self.labels.get(LABEL_ZONE_LEGACY) or ""
+        region = self.labels.get(LABEL_REGION) or self.labels.get(LABEL_REGION_LEGACY) or ""
+        self.zone = f"{region}:{zone}" if zone or region else ""
         alloc = status.get("allocatable") or status.get("capacity") or {}
         self.alloc_errors = []
         try:
@@ -344,10 +353,6 @@ class NodeInfo:
             size = int(image.get("sizeBytes") or 0)
             for name in image.get("names") or []:
                 self.images[normalize_image(name)] = size
-
-    @property
-    def unschedulable(self) -> bool:
-        return bool(((self.node or {}).get("spec") or {}).get("unschedulable"))
 
     def add_pod(self, pod: PodInfo) -> None:
         """Account for ``pod`` on this node (replacing an entry with the same key)."""
@@ -420,9 +425,15 @@ class Snapshot:
     changes. :meth:`build` makes one from plain node and pod dicts (tests, tools).
     """
 
-    def __init__(self, node_infos: Iterable[NodeInfo]) -> None:
-        self.nodes: list[NodeInfo] = sorted((n for n in node_infos if n.node is not None), key=lambda n: n.name)
-        self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
+    def __init__(self, node_infos: Iterable[NodeInfo], by_name: dict[str, NodeInfo] | None = None) -> None:
+        """``by_name``: the same nodes by name, when the caller has it (``node_infos`` are then
+        taken as they are: known and sorted by name)."""
+        if by_name is None:
+            self.nodes: list[NodeInfo] = sorted((n for n in node_infos if n.node is not None),
+                                                key=lambda n: n.name)
+            self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
+        else:
+            self.nodes, self.by_name = list(node_infos), by_name
         self.storage: StorageObjects | None = None
 
     @classmethod

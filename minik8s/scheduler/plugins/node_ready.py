@@ -12,7 +12,7 @@ produce: ``node(s) had untolerated taint {node.kubernetes.io/not-ready: }``.
 from __future__ import annotations
 
 from minik8s.scheduler.framework import ClusterEvent, CycleState, FilterPlugin, Status
-from minik8s.scheduler.nodeinfo import NodeInfo, PodInfo, node_condition
+from minik8s.scheduler.nodeinfo import NodeInfo, PodInfo
 from minik8s.scheduler.plugins.helpers import (
     NO_SCHEDULE,
     TAINT_NOT_READY,
@@ -30,7 +30,7 @@ class NodeReady(FilterPlugin):
     events = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE})
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        ready = node_condition(node.node or {}, "Ready")
+        ready = node.ready
         if ready == "True":
             return Status.success()
         key = TAINT_UNREACHABLE if ready == "Unknown" else TAINT_NOT_READY

@@ -26,14 +26,7 @@ from minik8s.scheduler.framework import (
     ScorePlugin,
     Status,
 )
-from minik8s.scheduler.nodeinfo import (
-    LABEL_REGION,
-    LABEL_REGION_LEGACY,
-    LABEL_ZONE,
-    LABEL_ZONE_LEGACY,
-    NodeInfo,
-    PodInfo,
-)
+from minik8s.scheduler.nodeinfo import NodeInfo, PodInfo
 
 ZONE_WEIGHTING = 2.0 / 3.0
 
@@ -45,13 +38,6 @@ def is_peer(pod: PodInfo, other: PodInfo) -> bool:
     if pod.controller_uid:
         return other.controller_uid == pod.controller_uid
     return bool(pod.labels) and not other.controller_uid and other.labels == pod.labels
-
-
-def zone_key(node: NodeInfo) -> str:
-    """``region:zone`` of the node from the topology labels, or ``""`` when it has none."""
-    zone = node.labels.get(LABEL_ZONE) or node.labels.get(LABEL_ZONE_LEGACY) or ""
-    region = node.labels.get(LABEL_REGION) or node.labels.get(LABEL_REGION_LEGACY) or ""
-    return f"{region}:{zone}" if zone or region else ""
 
 
 class SelectorSpread(PreScorePlugin, ScorePlugin):
@@ -74,7 +60,7 @@ class SelectorSpread(PreScorePlugin, ScorePlugin):
         by_zone: Counter[str] = Counter()
         for name, count in scores.items():
             node = state.snapshot.get(name)
-            zone = zone_key(node) if node is not None else ""
+            zone = node.zone if node is not None else ""
             if zone:
                 zones[name] = zone
                 by_zone[zone] += count
