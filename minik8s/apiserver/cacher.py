@@ -17,12 +17,13 @@ kube-apiserver's ``Cacher``/``watchCache``, in small:
 - **Consistent lists from the cache** (kube-apiserver's ConsistentListFromCache, KEP-2340): a
   list without a resourceVersion must reflect every write done before it.  Instead of reading
   every object from etcd, :meth:`ResourceCache.fresh_revision` asks etcd for its current
-  revision together with how many keys the prefix has and how many were written since the
-  cache's revision (keys only, no values).  When nothing was written and the count is the
-  cache's, the cache already holds that state; otherwise the request waits until the cache's
-  etcd watch has brought it to that revision (at most :data:`CONSISTENT_READ_WAIT_SECONDS`,
-  then the list is read from etcd, as kube-apiserver falls back).  Lists with ``limit`` or
-  ``continue`` still page through etcd (as in Kubernetes 1.32).
+  revision together with how many keys the prefix has and the newest revision at which one of
+  them was written since the cache's revision (keys only, no values).  Once the cache has seen
+  that write and holds as many objects, it holds etcd's current state (kube-apiserver gets the
+  same answer from etcd's watch progress notifications, which the etcd client used here cannot
+  request); until then the request waits for the cache's etcd watch (at most
+  :data:`CONSISTENT_READ_WAIT_SECONDS`, then the list is read from etcd, as kube-apiserver falls
+  back).  Lists with ``limit`` or ``continue`` still page through etcd (as in Kubernetes 1.32).
 - **Selectors in the cache**: each watcher's namespace, label and field selectors are applied
   when an event is dispatched (an object entering the selection is ADDED, leaving it DELETED),
   so a watcher only queues what it will send.
@@ -216,8 +217,8 @@ class ResourceCache:
         #: consistent lists: served from the cache at once / after waiting for it / read from etcd
         self.consistent_reads = {"fresh": 0, "waited": 0, "fallback": 0}
         self._task: asyncio.Task[None] | None = None
-        #: (revision, future) of requests waiting for the cache to reach a revision
-        self._rv_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        #: (condition, future) of consistent lists waiting for the cache to catch up
+        self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
 
     # ------------------------------------------------------------ feeding
     def start(self) -> None:
@@ -232,10 +233,10 @@ class ResourceCache:
                 await self._task
         self.ready.clear()
         self._terminate_all()
-        for _, fut in self._rv_waiters:
+        for _, fut in self._waiters:
             if not fut.done():
                 fut.set_result(None)
-        self._rv_waiters = []
+        self._waiters = []
 
     async def _run(self) -> None:
         backoff = 0.1
@@ -308,7 +309,7 @@ class ResourceCache:
         now = time.monotonic()
         self.window.append((ev, now))
         self.rv = ev.revision
-        if self._rv_waiters:
+        if self._waiters:
             self._wake_waiters()
         shared: dict[str, SharedEvent] = {}
         slow = [w for w in self.watchers if not w.offer(ev, shared)]
@@ -328,13 +329,14 @@ class ResourceCache:
 
     def _wake_waiters(self) -> None:
         still = []
-        for revision, fut in self._rv_waiters:
-            if revision <= self.rv:
-                if not fut.done():
-                    fut.set_result(None)
-            elif not fut.done():
-                still.append((revision, fut))
-        self._rv_waiters = still
+        for caught_up, fut in self._waiters:
+            if fut.done():
+                continue
+            if caught_up():
+                fut.set_result(None)
+            else:
+                still.append((caught_up, fut))
+        self._waiters = still
 
     def _terminate_all(self, final: Obj | None = None) -> None:
         for w in list(self.watchers):
@@ -357,30 +359,36 @@ class ResourceCache:
         state of the prefix the cache holds now -- list it at once, without awaiting anything
         between.  None when the cache is not ready or did not get there within ``timeout``
         seconds: read etcd instead.  Errors talking to etcd are raised (as a list from etcd
-        would)."""
+        would).
+
+        etcd says, at its current revision ``current``, how many keys the prefix has (``total``)
+        and the newest revision at which one of them was written after the cache's revision
+        (``latest``).  The cache holds the state at ``current`` once it has seen ``current``, or
+        once it has seen ``latest`` and holds ``total`` objects: every later change up to
+        ``current`` can only be a deletion, and one not seen yet would leave it with more."""
         if not self.ready.is_set():
             return None
-        base, count = self.rv, len(self.objects)
-        current, total, changed = await self.store.changes_since(self.prefix, base)
-        if not self.ready.is_set():
-            return None
-        if changed == 0 and total == count:
-            # nothing written in (base, current]: the cache is either still at base or already past
-            # current (its events are writes of this prefix), a state at least as recent
-            self.consistent_reads["fresh"] += 1
-            return max(self.rv, current)
-        if self.rv < current:
+        base = self.rv
+        current, total, latest = await self.store.changes_since(self.prefix, base)
+        target = max(base, latest)
+
+        def caught_up() -> bool:
+            return self.rv >= current or (self.rv >= target and len(self.objects) == total)
+
+        if not caught_up():
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._rv_waiters.append((current, fut))
+            self._waiters.append((caught_up, fut))
             try:
                 await asyncio.wait_for(fut, timeout)
             except TimeoutError:
                 self.consistent_reads["fallback"] += 1
                 return None
-            if not self.ready.is_set():
-                return None
-        self.consistent_reads["waited"] += 1
-        return self.rv
+            self.consistent_reads["waited"] += 1
+        else:
+            self.consistent_reads["fresh"] += 1
+        if not self.ready.is_set():  # stopped or relisting meanwhile
+            return None
+        return max(self.rv, current)
 
     def list(self, namespace: str | None, matches: Callable[[Obj], bool]) -> tuple[list[Obj], int]:
         """The cached objects in ``namespace`` (None: all) that ``matches``, in key order, and the

@@ -222,17 +222,19 @@ class Store:
         return items, read_rev, next_key
 
     async def changes_since(self, prefix: str, revision: int) -> tuple[int, int, int]:
-        """``(current revision, keys under prefix, keys changed after revision)`` read from etcd at
-        one revision, without values: one keys-only range with ``min_mod_revision``, whose ``count``
-        is every key of the range and whose keys are those written after ``revision`` (deleted
-        keys are not there: a deletion shows as a smaller count)."""
+        """``(current revision, keys under prefix, newest mod revision of a key written after
+        revision, 0 when none)``, read from etcd at one revision without values: one keys-only
+        range with ``min_mod_revision``, whose ``count`` is every key of the range and whose keys
+        are those written after ``revision`` (deleted keys are not there: a deletion shows only
+        as a smaller count)."""
         p = prefix.encode()
         await self._call(self.client.connect())
         req = rpc.RangeRequest(key=p, range_end=etcd_utils.prefix_range_end(p), keys_only=True,
                                min_mod_revision=revision + 1)
         resp = await self._call(self.client.kvstub.Range(req, timeout=self.client._timeout,
                                                          metadata=self.client.metadata))
-        return int(resp.header.revision), int(resp.count), len(resp.kvs)
+        latest = max((int(kv.mod_revision) for kv in resp.kvs), default=0)
+        return int(resp.header.revision), int(resp.count), latest
 
     async def watch(self, prefix: str, from_revision: int) -> AsyncIterator[WatchEvent]:
         """Open a watch on changes under ``prefix`` with revision > ``from_revision``.
