@@ -51,8 +51,8 @@ class SchedulerCache:
         self.clock = clock
         self._nodes: dict[str, NodeInfo] = {}
         self._pods: dict[str, _PodState] = {}
-        #: the known nodes sorted by name, and by name, for snapshots (None: to be rebuilt)
-        self._known: tuple[list[NodeInfo], dict[str, NodeInfo]] | None = None
+        #: the snapshot of the known nodes, kept until a node is added or removed (None: to be built)
+        self._snapshot: Snapshot | None = None
 
     # ------------------------------------------------------------------ nodes
     def add_node(self, node: Obj) -> None:
@@ -60,10 +60,10 @@ class SchedulerCache:
         info = self._nodes.get(name)
         if info is None:
             self._nodes[name] = NodeInfo(node)
-            self._known = None
+            self._snapshot = None
         else:
             if info.node is None:  # a placeholder becomes a known node
-                self._known = None
+                self._snapshot = None
             info.set_node(node)
 
     update_node = add_node
@@ -74,7 +74,7 @@ class SchedulerCache:
         info = self._nodes.get(name)
         if info is None:
             return
-        self._known = None
+        self._snapshot = None
         if info.pods:
             self._nodes[name] = placeholder = NodeInfo(name=name)
             for pod in info.pods.values():
@@ -175,11 +175,11 @@ class SchedulerCache:
 
     # ------------------------------------------------------------------ snapshot
     def snapshot(self) -> Snapshot:
-        """The nodes as they are now (shared NodeInfo objects; valid until the cache changes)."""
-        if self._known is None:
-            nodes = sorted((n for n in self._nodes.values() if n.node is not None), key=lambda n: n.name)
-            self._known = (nodes, {n.name: n for n in nodes})
-        return Snapshot(*self._known)
+        """The nodes as they are now (shared NodeInfo objects; valid until the cache changes); the
+        same Snapshot until a node is added or removed."""
+        if self._snapshot is None:
+            self._snapshot = Snapshot(self._nodes.values())
+        return self._snapshot
 
     def counts(self) -> dict[str, int]:
         """``{"nodes": n, "pods": n, "assumed": n}``."""

@@ -420,20 +420,15 @@ class Snapshot:
     scheduler does not watch them (tests), which the VolumeBinding plugin treats as "no claims
     to check".
 
-    The scheduler builds it from its cache at the start of a synchronous cycle and the
-    NodeInfo objects are shared, not copied: a snapshot is valid only until the cache
-    changes. :meth:`build` makes one from plain node and pod dicts (tests, tools).
+    The scheduler's cache hands out one (kept until a node is added or removed) at the start of
+    a synchronous cycle, and the NodeInfo objects are shared, not copied: what a snapshot says
+    of the nodes is valid only until the cache changes. :meth:`build` makes one from plain node
+    and pod dicts (tests, tools).
     """
 
-    def __init__(self, node_infos: Iterable[NodeInfo], by_name: dict[str, NodeInfo] | None = None) -> None:
-        """``by_name``: the same nodes by name, when the caller has it (``node_infos`` are then
-        taken as they are: known and sorted by name)."""
-        if by_name is None:
-            self.nodes: list[NodeInfo] = sorted((n for n in node_infos if n.node is not None),
-                                                key=lambda n: n.name)
-            self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
-        else:
-            self.nodes, self.by_name = list(node_infos), by_name
+    def __init__(self, node_infos: Iterable[NodeInfo]) -> None:
+        self.nodes: list[NodeInfo] = sorted((n for n in node_infos if n.node is not None), key=lambda n: n.name)
+        self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
         self.storage: StorageObjects | None = None
 
     @classmethod
