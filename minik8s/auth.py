@@ -18,14 +18,15 @@ serving flags into uvicorn settings.
 from __future__ import annotations
 
 import csv
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from minik8s.api import errors
+from minik8s.api.encoding import encode_json
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,23 @@ def load_token_file(path: str) -> dict[str, UserInfo]:
 TokenReviewer = Callable[[str], Awaitable["UserInfo | None"]]
 
 
-def bearer_token(scope: dict[str, Any]) -> str | None:
+def client_certificate(scope: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The verified client certificate of an ASGI ``scope`` (``scope["extensions"]["tls"]["client_cert"]``,
+    see :class:`minik8s.serving.http.TLSInfoProtocol`), if the client presented one."""
+    cert = ((scope.get("extensions") or {}).get("tls") or {}).get("client_cert")
+    return cert or None
+
+
+def presents_credentials(scope: Mapping[str, Any]) -> bool:
+    """Whether a request carries credentials: a non-empty ``Authorization: Bearer`` token or a client
+    certificate.  Such a request is never served as :data:`ANONYMOUS`: when its credentials name nobody
+    it gets 401, as kube-apiserver's anonymous authenticator runs only when every other authenticator
+    found no credentials at all (``union.NewFailOnError``), and an invalid bearer token is an error
+    (``invalid bearer token``), not an absence."""
+    return bearer_token(scope) is not None or client_certificate(scope) is not None
+
+
+def bearer_token(scope: Mapping[str, Any]) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` header of an ASGI ``scope``, if any."""
     for name, value in scope.get("headers") or []:
         if name == b"authorization":
@@ -104,7 +121,7 @@ class Authenticator:
         token = bearer_token(scope)
         if token is not None and token in self.tokens:
             return self.tokens[token]
-        cert = ((scope.get("extensions") or {}).get("tls") or {}).get("client_cert")
+        cert = client_certificate(scope)
         if self.client_certs and cert:
             subject = {k: v for rdn in cert.get("subject", ()) for k, v in rdn}
             cn = subject.get("commonName")
@@ -143,7 +160,9 @@ class AuthMiddleware:
     upgrade gets the same HTTP response when the server supports the ASGI WebSocket denial
     response (uvicorn does), else the connection is closed with 1008.  The user is left in
     ``scope["state"]["user"]``.  ``public_paths`` (and the paths below them) may be read (GET)
-    without credentials, as :data:`ANONYMOUS`.  ``trusted(scope)`` true: the request passes as
+    without credentials, as :data:`ANONYMOUS`; a request that presents credentials which name nobody
+    (an unknown or expired bearer token, a certificate without a common name) is refused (401) there
+    too (:func:`presents_credentials`).  ``trusted(scope)`` true: the request passes as
     :data:`ANONYMOUS` unchecked (a server with an unauthenticated loopback listener beside an
     authenticated one says which requests came through the loopback one).
     """
@@ -171,7 +190,7 @@ class AuthMiddleware:
                 await self.app(scope, receive, send)
                 return
             user = await self.authenticator.authenticate_request(dict(scope))
-            if user is None and self._public(scope):
+            if user is None and self._public(scope) and not presents_credentials(scope):
                 user = ANONYMOUS  # kube-apiserver's system:public-info-viewer: anyone may read these
             if user is None:
                 await self._refuse(errors.Unauthorized("Unauthorized"), scope, receive, send)
@@ -194,5 +213,6 @@ class AuthMiddleware:
             await send({"type": "websocket.close", "code": 1008})
             return
         response: Response = (PlainTextResponse(err.message, status_code=err.code) if self.plain_text
-                              else JSONResponse(err.to_status(), status_code=err.code))
+                              else Response(encode_json(err.to_status()), status_code=err.code,
+                                            media_type="application/json"))
         await response(scope, receive, send)

@@ -35,7 +35,8 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
              str(d / "ca.crt"), "-days", "1", "-subj", "/CN=minik8s-test-ca")
     for name, subj, ext in [("server", "/CN=apiserver", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
                             ("admin", "/O=system:masters/CN=admin", "extendedKeyUsage=clientAuth"),
-                            ("rogue", "/CN=rogue", "extendedKeyUsage=clientAuth")]:
+                            ("rogue", "/CN=rogue", "extendedKeyUsage=clientAuth"),
+                            ("nameless", "/O=dev", "extendedKeyUsage=clientAuth")]:
         _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(d / f"{name}.key"), "-out",
                  str(d / f"{name}.csr"), "-subj", subj)
         ca = "rogue-ca" if name == "rogue" else "ca"
@@ -81,6 +82,22 @@ def test_health_and_version_are_public(secure_apiserver: APIServer, pki: Path) -
         r = httpx.get(secure_apiserver.url + path, verify=ca)
         assert r.status_code == 200 and r.text == "ok", path
     assert httpx.get(secure_apiserver.url + "/version", verify=ca).json()["major"] == "1"
+
+
+def test_failed_credentials_are_refused_on_public_paths_too(secure_apiserver: APIServer, pki: Path) -> None:
+    """Anonymous access is for requests without credentials: a wrong bearer token or a certificate that
+    names nobody gets 401 even where anyone may read (kube-apiserver's anonymous authenticator runs only
+    when no other authenticator saw credentials)."""
+    ca = _ctx(pki)
+    for path in ("/version", "/healthz", "/livez", "/readyz"):
+        r = httpx.get(secure_apiserver.url + path, verify=ca, headers={"Authorization": "Bearer wrong-token"})
+        assert r.status_code == 401 and r.json()["reason"] == "Unauthorized", path
+        r = httpx.get(secure_apiserver.url + path, verify=_ctx(pki, "nameless"))
+        assert r.status_code == 401, path
+        # the right token and no credentials at all still read them
+        r = httpx.get(secure_apiserver.url + path, verify=ca, headers={"Authorization": "Bearer s3cret-token"})
+        assert r.status_code == 200, path
+        assert httpx.get(secure_apiserver.url + path, verify=ca).status_code == 200, path
 
 
 async def test_tls_listener_bounds_request_heads(secure_apiserver: APIServer, pki: Path) -> None:
