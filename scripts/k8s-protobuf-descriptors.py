@@ -25,11 +25,10 @@ import zlib
 
 from google.protobuf import any_pb2, descriptor_pb2
 
-#: The groups whose types the apiserver decodes (their imports come along).
-WANTED = ("k8s.io/api/core/v1/", "k8s.io/api/apps/v1/", "k8s.io/api/batch/v1/", "k8s.io/api/autoscaling/v1/",
-          "k8s.io/api/autoscaling/v2/", "k8s.io/api/networking/v1/", "k8s.io/api/coordination/v1/",
-          "k8s.io/api/authentication/v1/", "k8s.io/api/authorization/v1/", "k8s.io/api/rbac/v1/",
-          "k8s.io/apimachinery/pkg/runtime/generated.proto")
+#: The files whose types the apiserver decodes (their imports come along): every stable version of
+#: Kubernetes' API groups (``k8s.io/api/<group>/v1/``, ``.../v2/``) — a client may send any of their
+#: kinds as a body (Eviction, Scale, TokenRequest, the reviews, ...) — and runtime.Unknown, the envelope.
+WANTED = re.compile(r"k8s\.io/api/[a-z0-9]+/v[0-9]+/generated\.proto$|k8s\.io/apimachinery/pkg/runtime/generated\.proto$")
 
 
 def embedded_descriptors(binary: bytes) -> dict[str, descriptor_pb2.FileDescriptorProto]:
@@ -87,7 +86,7 @@ def main(argv: list[str]) -> int:
     with open(argv[1], "rb") as f:
         binary = f.read()
     found = embedded_descriptors(binary)
-    todo = [name for name in found if name.startswith(WANTED)]
+    todo = [name for name in found if WANTED.match(name)]
     if not todo:
         print(f"{argv[1]}: no Kubernetes protobuf descriptors found", file=sys.stderr)
         return 1

@@ -2,7 +2,9 @@
 
 kubectl's generators (``kubectl create deployment|service|namespace|ingress|configmap|secret|job``,
 ``kubectl autoscale``) encode the object they build in protobuf whatever the server says, and
-client-go never falls back to JSON for it, so the apiserver reads it.  A body is the magic
+client-go never falls back to JSON for it, so the apiserver reads it; Helm sends its DeleteOptions
+that way too, and any client may send any kind of a stable API group (an Eviction, a Scale, a
+TokenRequest, a review) or meta/v1's options kinds (:func:`body_message_class`).  A body is the magic
 ``k8s\\x00`` and a ``runtime.Unknown`` message (``typeMeta`` with apiVersion and kind, ``raw`` the
 object's message, e.g. ``k8s.io.api.apps.v1.Deployment``).  The messages are described by the
 descriptors in ``k8s-api.binpb`` (written by ``scripts/k8s-protobuf-descriptors.py`` from a kubectl
@@ -75,6 +77,18 @@ def proto_package(api_version: str) -> str:
     return f"k8s.io.api.{group}.{version}"
 
 
+def body_message_class(api_version: str, kind: str) -> type[Message]:
+    """The message of a body of ``kind`` sent as ``api_version``: the group's own message
+    (``policy/v1`` Eviction → ``k8s.io.api.policy.v1.Eviction``), else meta/v1's — client-go registers
+    the options kinds (DeleteOptions, ListOptions, ...) in every group version, so a DELETE's body says
+    ``v1`` or ``apps/v1`` while its message is ``k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions``.
+    Raises KeyError when neither exists."""
+    try:
+        return message_class(f"{proto_package(api_version)}.{kind}")
+    except KeyError:
+        return message_class(_META + kind)
+
+
 def decode(body: bytes) -> dict[str, Any]:
     """The JSON form of a protobuf-encoded object (apiVersion and kind from its envelope).
 
@@ -90,7 +104,7 @@ def decode(body: bytes) -> dict[str, Any]:
     type_meta = unknown.typeMeta
     api_version, kind = type_meta.apiVersion, type_meta.kind
     try:
-        cls = message_class(f"{proto_package(api_version)}.{kind}")
+        cls = body_message_class(api_version, kind)
     except KeyError:
         raise errors.UnsupportedMediaType(
             f"{kind} in version {api_version!r} cannot be decoded from {MEDIA_TYPE}; send application/json") from None

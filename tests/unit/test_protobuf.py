@@ -87,3 +87,58 @@ def test_bad_bodies() -> None:
     dns = protobuf.message_class("k8s.io.api.core.v1.Namespace")()
     with pytest.raises(errors.UnsupportedMediaType):  # a kind without Kubernetes messages
         protobuf.decode(envelope("minik8s.io/v1", "DNS", dns))
+
+
+def test_options_kinds_decode_whatever_group_version_the_envelope_names() -> None:
+    """client-go registers meta/v1's DeleteOptions in every group version: Helm's ``helm uninstall``
+    sends it as ``v1`` (or the resource's group version), in protobuf."""
+    opts = protobuf.message_class("k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions")()
+    opts.propagationPolicy = "Background"
+    opts.gracePeriodSeconds = 0
+    opts.preconditions.uid = "u-1"
+    for api_version in ("v1", "apps/v1", "meta.k8s.io/v1", "batch/v1"):
+        obj = protobuf.decode(envelope(api_version, "DeleteOptions", opts))
+        assert obj == {"apiVersion": api_version, "kind": "DeleteOptions", "propagationPolicy": "Background",
+                       "preconditions": {"uid": "u-1"}}, api_version
+
+
+def test_subresource_and_review_bodies_decode() -> None:
+    eviction = protobuf.message_class("k8s.io.api.policy.v1.Eviction")()
+    eviction.metadata.name, eviction.metadata.namespace = "web-0", "default"
+    eviction.deleteOptions.gracePeriodSeconds = 30
+    assert protobuf.decode(envelope("policy/v1", "Eviction", eviction)) == {
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-0", "namespace": "default"},
+        "deleteOptions": {"gracePeriodSeconds": 30}}
+    scale = protobuf.message_class("k8s.io.api.autoscaling.v1.Scale")()
+    scale.metadata.name, scale.spec.replicas = "web", 0
+    assert protobuf.decode(envelope("autoscaling/v1", "Scale", scale))["spec"] == {"replicas": 0}
+    request = protobuf.message_class("k8s.io.api.authentication.v1.TokenRequest")()
+    request.spec.audiences.append("vault")
+    request.spec.expirationSeconds = 600
+    assert protobuf.decode(envelope("authentication.k8s.io/v1", "TokenRequest", request))["spec"] == {
+        "audiences": ["vault"], "expirationSeconds": 600}
+    review = protobuf.message_class("k8s.io.api.authorization.v1.SelfSubjectAccessReview")()
+    review.spec.resourceAttributes.verb, review.spec.resourceAttributes.resource = "list", "pods"
+    assert protobuf.decode(envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview", review))["spec"] == {
+        "resourceAttributes": {"verb": "list", "resource": "pods"}}
+
+
+def test_every_kind_of_every_stable_group_decodes() -> None:
+    """Every top-level kind (a message with ``metadata``) of Kubernetes' stable group versions."""
+    from google.protobuf import descriptor_pb2
+
+    seen = 0
+    for fd in descriptor_pb2.FileDescriptorSet.FromString(protobuf.DESCRIPTORS.read_bytes()).file:
+        if not fd.package.startswith("k8s.io.api."):
+            continue
+        _, _, group, version = fd.package.rsplit(".", 3)
+        api_version = version if group == "core" else f"{group}/{version}"
+        for message in fd.message_type:
+            if not any(f.name == "metadata" for f in message.field) or message.name.endswith("List"):
+                continue
+            msg = protobuf.message_class(f"{fd.package}.{message.name}")()
+            msg.metadata.name = "x"  # type: ignore[attr-defined]
+            obj = protobuf.decode(envelope(api_version, message.name, msg))
+            assert obj["kind"] == message.name and obj["metadata"] == {"name": "x"}, fd.package
+            seen += 1
+    assert seen > 60
