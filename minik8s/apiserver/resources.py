@@ -713,9 +713,14 @@ class ResourceAPI:
         key = self._key(rt, meta.get("namespace"), name)
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and \
                 not meta.get("deletionGracePeriodSeconds"):
+            # The last finalizer is gone: the object is deleted instead of written. As
+            # genericregistry.Store.Update (deleteWithoutFinalizers), the answer is the object as this
+            # update made it (no finalizers) at the resourceVersion it was updated from, not the stored
+            # state the DELETED watch event carries: clients such as kopf tell "released" from "still
+            # blocked" by the answer's finalizers, and wait for its resourceVersion otherwise.
             deleted = await self.store.delete(key, int(old_meta["resourceVersion"]))
             await strategy.release_keys(self.store, strategy.keys_of(deleted))
-            return deleted
+            return obj
         taken = await strategy.allocate(self.store, obj, old)
         try:
             written = await self.store.update(key, obj, int(old_meta["resourceVersion"]))

@@ -212,6 +212,46 @@ async def test_graceful_pod_deletion(client: Client, namespace: str) -> None:
         await client.get(rt, "bound", namespace)
 
 
+@pytest.mark.parametrize("verb", ["put", "merge-patch", "json-patch"])
+async def test_write_removing_the_last_finalizer_answers_the_released_object(
+        client: Client, namespace: str, verb: str) -> None:
+    """A write that takes the last finalizer off a deleting object deletes it, and answers what the
+    write made of the object (no finalizers, deletionTimestamp kept) at the resourceVersion it was
+    written over, as genericregistry.Store.Update's deleteWithoutFinalizers does; the DELETED event
+    carries the stored state at the deletion's revision. kopf tells "released" from "still blocked"
+    by the answer's finalizers: answering the stored state (finalizer present) made it take the
+    progress-purging MODIFIED event before it for the awaited state and run delete handlers again."""
+    rt = client.kind("v1", "ConfigMap")
+    path = f"/api/v1/namespaces/{namespace}/configmaps/held"
+    await client.create(rt, {"metadata": {"name": "held", "finalizers": ["example.com/keep"]},
+                             "data": {"a": "1"}}, namespace)
+    deleting = await client.delete(rt, "held", namespace)
+    rv = deleting["metadata"]["resourceVersion"]
+    if verb == "put":
+        body = dict(deleting, metadata={k: v for k, v in deleting["metadata"].items() if k != "finalizers"})
+        released = await client.request("PUT", path, body=body)
+    elif verb == "merge-patch":
+        released = await client.request("PATCH", path, body={"metadata": {"finalizers": None}},
+                                        content_type="application/merge-patch+json")
+    else:
+        released = await client.request("PATCH", path, content_type="application/json-patch+json", body=[
+            {"op": "test", "path": "/metadata/resourceVersion", "value": rv},
+            {"op": "remove", "path": "/metadata/finalizers"}])
+    meta = released["metadata"]
+    assert released["kind"] == "ConfigMap" and released["data"] == {"a": "1"}
+    assert "finalizers" not in meta and meta["deletionTimestamp"] == deleting["metadata"]["deletionTimestamp"]
+    assert meta["resourceVersion"] == rv
+    with pytest.raises(errors.NotFound):
+        await client.get(rt, "held", namespace)
+    async for ev in client.watch(rt, namespace, resource_version=rv, timeout_seconds=10):
+        if ev["type"] == "BOOKMARK":
+            continue
+        assert ev["type"] == "DELETED"
+        assert ev["object"]["metadata"]["finalizers"] == ["example.com/keep"]  # the stored state
+        assert int(ev["object"]["metadata"]["resourceVersion"]) > int(rv)
+        break
+
+
 async def test_cluster_scoped_and_leases(client: Client) -> None:
     node_rt = client.kind("v1", "Node")
     node = await client.create(node_rt, {"metadata": {"name": "api-test-node", "labels": {"a": "b"}},

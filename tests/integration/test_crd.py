@@ -266,6 +266,50 @@ async def test_custom_resource_watch_and_finalizers(client: Client, namespace: s
     assert events[0]["object"]["apiVersion"] == f"{group}/v1"
 
 
+async def test_kopf_deletion_flow_answers_and_events(client: Client, namespace: str,
+                                                    crontabs: tuple[str, dict[str, Any]]) -> None:
+    """kopf's writes while it runs delete handlers, in its order: progress annotations (merge patch),
+    their purge (merge patch), then the finalizer's removal (JSON patch testing resourceVersion). The
+    last answer is the released object at the purge's resourceVersion (Kubernetes'
+    deleteWithoutFinalizers), so kopf does not await that version, whose MODIFIED event lacks the
+    progress; answering the stored state (finalizer present) had kopf take that event for
+    consistent and run its first delete handler a second time (kopf's examples/05-handlers)."""
+    group, _ = crontabs
+    base = f"/apis/{group}/v1/namespaces/{namespace}/crontabs"
+    rv0 = (await client.request("GET", base))["metadata"]["resourceVersion"]
+    obj = cr("k")
+    obj["metadata"]["finalizers"] = ["kopf.zalando.org/KopfFinalizerMarker"]
+    await client.request("POST", base, body=obj)
+    deleting = await client.request("DELETE", f"{base}/k")
+    progress = await client.request("PATCH", f"{base}/k", content_type=MERGE, body={"metadata": {"annotations": {
+        "kopf.zalando.org/delete_fn_1": '{"success":true}', "kopf.zalando.org/delete_fn_2": '{"success":false}'}}})
+    purged = await client.request("PATCH", f"{base}/k", content_type=MERGE, body={"metadata": {"annotations": {
+        "kopf.zalando.org/delete_fn_1": None, "kopf.zalando.org/delete_fn_2": None}}})
+    assert "annotations" not in purged["metadata"] and purged["metadata"]["finalizers"]
+    released = await client.request(
+        "PATCH", f"{base}/k", content_type="application/json-patch+json",
+        body=[{"op": "test", "path": "/metadata/resourceVersion", "value": purged["metadata"]["resourceVersion"]},
+              {"op": "remove", "path": "/metadata/finalizers"}])
+    assert released["metadata"]["deletionTimestamp"] and "finalizers" not in released["metadata"]
+    assert released["metadata"]["resourceVersion"] == purged["metadata"]["resourceVersion"]
+    events: list[tuple[str, str, bool, bool]] = []
+    async with httpx.AsyncClient(base_url=str(client.http.base_url), timeout=10) as raw:
+        async with raw.stream("GET", base, params={"watch": "true", "resourceVersion": rv0,
+                                                   "timeoutSeconds": "5"}) as resp:
+            async for line in resp.aiter_lines():
+                if line:
+                    meta = json.loads(line)["object"]["metadata"]
+                    events.append((json.loads(line)["type"], meta["resourceVersion"],
+                                   bool(meta.get("finalizers")), "kopf.zalando.org/delete_fn_1"
+                                   in (meta.get("annotations") or {})))
+                if len(events) == 5:
+                    break
+    rvs = [deleting, progress, purged]
+    assert events[:4] == [("ADDED", events[0][1], True, False)] + [
+        ("MODIFIED", o["metadata"]["resourceVersion"], True, o is progress) for o in rvs]
+    assert events[4][0] == "DELETED" and int(events[4][1]) > int(purged["metadata"]["resourceVersion"])
+
+
 async def test_invalid_crds_are_refused_and_nothing_stored(client: Client) -> None:
     group = fresh_group()
     bad = crd_manifest(group)
