@@ -9,15 +9,22 @@ A claim is provisioned when its class's provisioner is ``minik8s.io/local-path``
 bound, and the scheduler has chosen its first pod's node (annotation
 ``volume.kubernetes.io/selected-node``): the provisioner creates the PersistentVolume
 ``pvc-<claim uid>`` with ``hostPath`` ``<root>/pvc-<claim uid>`` (``type: DirectoryOrCreate``:
-the kubelet makes the directory when it mounts it), the claim's size and access modes, the
+the kubelet of the node makes the directory when a pod first mounts it), the claim's size and access modes, the
 class's reclaim policy, node affinity ``kubernetes.io/hostname In [<node>]`` and a ``claimRef``
 naming the claim, so the binder binds the two (event ``ProvisioningSucceeded``).  A claim of an
 ``Immediate`` class of this provisioner cannot be placed (event ``ProvisioningFailed``).
 
-Removing the directory when such a volume is deleted (reclaim policy Delete) is the job of the
-kubelet of that node (:mod:`minik8s.kubelet.storage`): it already runs there as root and
-watches volumes, so no helper pod, image or extra privilege is needed, and a kubelet that was
-down catches up when it starts.
+Making the directory and removing it when such a volume is deleted (reclaim policy Delete) are
+the job of the kubelet of that node (:mod:`minik8s.kubelet.storage`): it already runs there as
+root and watches volumes, so no helper pod, image or extra privilege is needed, and a kubelet
+that was down catches up when it starts.
+
+Who may write the volume: the directory is made world-writable (0777), as Rancher's provisioner
+makes it (its helper pod runs ``mkdir -m 0777 -p``), so a pod running as any user
+(``runAsUser: 1000``), with or without ``fsGroup``, writes its claim.  ``fsGroup`` is not applied
+to it: the volume is a ``hostPath`` volume, and Kubernetes applies ``fsGroup`` only to volume
+types that support ownership management, never to hostPath — the same pod behaves the same on
+k3s.  Narrower modes belong to a provisioner with per-volume ownership (CSI), not this one.
 """
 
 from __future__ import annotations

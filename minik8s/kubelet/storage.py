@@ -6,7 +6,20 @@ the removal of deleted local-path volumes' directories.
 queues the pods using it, so a pod waiting for its claim to be bound starts as soon as it is
 (the periodic pod sync retries anyway).  Lookups never go to the apiserver.
 
-Local-path volumes (:mod:`minik8s.controllers.localpath`): when a PersistentVolume provisioned by
+Local-path volumes (:mod:`minik8s.controllers.localpath`) are made by the kubelet of their node
+when a pod first mounts one (:func:`make_local_path_dir`): the directory ``<root>/<pv-name>`` is
+created world-writable, mode 0777 (whatever the umask), owned by root.  That is what Rancher's
+local-path-provisioner (k3s' default StorageClass) does — its setup script runs ``mkdir -m 0777 -p``
+— and for the same reason: a pod running as a non-root user (``runAsUser: 1000``) must be able to
+write its own claim, and Kubernetes gives no other way for this volume type.  ``fsGroup`` does not
+help and is not applied: local-path volumes are ``hostPath`` volumes, and Kubernetes applies
+``fsGroup`` (the recursive chgrp + setgid of ``SetVolumeOwnership``) only to volume plugins that
+support ownership management — emptyDir, configMap, secret, projected, block/CSI devices — never to
+hostPath, so pods behave here as on k3s.  Files a pod writes keep its uid and gid.  A directory that
+already exists is left as it is (its data and whatever mode a pod gave it); directories made by a
+kubelet before this rule were 0755 root-owned: ``chmod 0777`` them on the node for non-root pods.
+
+When a PersistentVolume provisioned by
 ``minik8s.io/local-path`` for this node is deleted (its reclaim policy was Delete), the kubelet
 removes its directory ``<local-path root>/<pv-name>``; at start, once the volumes are listed, it
 also removes directories under the root that no volume names any more (deleted while the kubelet
@@ -21,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -33,6 +47,8 @@ from minik8s.client.rest import Client
 
 log = logging.getLogger("kubelet.storage")
 
+#: The mode of a local-path volume's directory: Rancher's local-path-provisioner's ``mkdir -m 0777``.
+LOCAL_PATH_MODE = 0o777
 
 
 def nfs_supported(filesystems: Path = Path("/proc/filesystems"),
@@ -80,6 +96,24 @@ def local_path_dir(pv: Obj, node_name: str, root: Path) -> Path | None:
     return expected
 
 
+def make_local_path_dir(path: Path) -> bool:
+    """Create the local-path volume directory ``path`` (mode :data:`LOCAL_PATH_MODE`, 0777, set with
+    chmod so the umask does not narrow it; missing parents 0755) unless it exists.  Returns whether
+    it was created.  Raises OSError (a file of that name, no permission)."""
+    if path.is_dir():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=LOCAL_PATH_MODE)
+    except FileExistsError:
+        if path.is_dir():
+            return False  # another pod's mount made it just now
+        raise
+    os.chmod(path, LOCAL_PATH_MODE)
+    log.info("created the directory of local-path volume %s (mode 0777)", path)
+    return True
+
+
 class StorageSources:
     """Informers of claims and volumes; ``on_claim_change(namespace, name)`` runs when a claim
     changes; local-path directories of this node are removed when their volume goes."""
@@ -106,6 +140,10 @@ class StorageSources:
     def volume(self, name: str) -> Obj | None:
         """The cached volume ``name``."""
         return self.volumes.get(name)
+
+    def local_path(self, pv: Obj) -> Path | None:
+        """The directory of ``pv`` when it is a local-path volume of this node (:func:`local_path_dir`)."""
+        return local_path_dir(pv, self.node_name, self.root)
 
     def has_synced(self) -> bool:
         return self.claims.has_synced() and self.volumes.has_synced()

@@ -20,7 +20,9 @@ with that kind, ``""`` checks nothing).  Each ``volumeMount`` becomes one Docker
 ``host:container[:ro]``; ``subPath`` binds a path inside the volume.
 ``persistentVolumeClaim`` volumes use the PersistentVolume bound to the claim (looked up in the
 kubelet's informers, :mod:`minik8s.kubelet.storage`): its ``hostPath`` or ``local`` directory is
-bound as a hostPath volume would be, an ``nfs`` export is mounted.  A claim that is missing or not
+bound as a hostPath volume would be (a local-path volume's directory is first made world-writable,
+0777, as Rancher's local-path-provisioner makes it: :func:`~minik8s.kubelet.storage.make_local_path_dir`),
+an ``nfs`` export is mounted.  A claim that is missing or not
 bound yet fails the mount (``FailedMount``, retried at the next pod sync).  ``nfs`` volumes (in the
 pod or in the volume) are mounted with ``mount -t nfs server:path`` on
 ``ROOT/pods/<uid>/volumes/kubernetes.io~nfs/<name>`` when the kernel has the NFS client, and refused
@@ -54,7 +56,7 @@ from minik8s.kubelet.configsources import (
     volume_reference,
 )
 from minik8s.kubelet.downwardapi import downward_api_payload
-from minik8s.kubelet.storage import nfs_supported
+from minik8s.kubelet.storage import make_local_path_dir, nfs_supported
 from minik8s.kubelet.tokens import TokenManager, TokenUnavailable
 
 log = logging.getLogger("kubelet.volumes")
@@ -79,11 +81,15 @@ class VolumeManager:
                  tokens: TokenManager | None = None,
                  claims: Callable[[str, str], Obj | None] | None = None,
                  volumes: Callable[[str], Obj | None] | None = None,
-                 nfs_check: Callable[[], bool] = nfs_supported) -> None:
+                 nfs_check: Callable[[], bool] = nfs_supported,
+                 local_path: Callable[[Obj], Path | None] | None = None) -> None:
         self.root = Path(root_dir)
         #: the cached PersistentVolumeClaim ``(namespace, name)`` and PersistentVolume ``name``
         self.claims: Callable[[str, str], Obj | None] = claims or (lambda namespace, name: None)
         self.volumes: Callable[[str], Obj | None] = volumes or (lambda name: None)
+        #: the directory of a PersistentVolume when it is a local-path volume of this node, else None
+        #: (:meth:`minik8s.kubelet.storage.StorageSources.local_path`)
+        self.local_path: Callable[[Obj], Path | None] = local_path or (lambda pv: None)
         #: whether this host can mount NFS (:func:`minik8s.kubelet.storage.nfs_supported`)
         self.nfs_check = nfs_check
         #: finds the ConfigMaps and Secrets that volumes name (none: they count as missing)
@@ -283,6 +289,9 @@ class VolumeManager:
             raise VolumeError(f"{what}: the volume {volume_name} is bound to another claim")
         spec = pv.get("spec") or {}
         if spec.get("hostPath") is not None:
+            directory = self.local_path(pv)
+            if directory is not None:
+                make_local_path_dir(directory)
             return self._host_path(spec["hostPath"])
         if spec.get("local") is not None:
             path = Path(str(spec["local"].get("path") or ""))

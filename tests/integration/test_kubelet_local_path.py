@@ -10,8 +10,10 @@ the scheduler and the storage controllers in-process, the real apiserver.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -155,3 +157,61 @@ async def test_pod_waits_for_its_claim_with_failed_mount(kubelet: KubeletProcess
             await client.delete(pv_rt, pv_name)
         except errors.NotFound:
             pass
+
+
+@contextlib.asynccontextmanager
+async def local_path_cluster(kubelet: KubeletProcess, client: Client, namespace: str, apiserver: APIServer,
+                             local_path_root: Path) -> AsyncIterator[str]:
+    """A scheduler of the kubelet's node and the storage controllers; yields the scheduler's name."""
+    name = f"sched-{os.urandom(3).hex()}"
+    sched_client = Client(ClientConfig(server=apiserver.url))
+    scheduler = Scheduler(sched_client, name, node_label_selector=f"kubernetes.io/hostname={kubelet.node}",
+                          initial_backoff=0.2, max_backoff=1.0)
+    task = asyncio.get_running_loop().create_task(scheduler.run())
+    options = ControllerOptions(local_path_root=str(local_path_root))
+    controllers = ["persistentvolume-binder", "pvc-protection", "pv-protection", "local-path-provisioner"]
+    try:
+        await scheduler.wait_ready(15)
+        async with controller_manager(client, namespace, controllers, options=options):
+            await wait_for(lambda: client.get(client.kind("storage.k8s.io/v1", "StorageClass"), st.LOCAL_PATH_CLASS),
+                           what="the local-path class", not_yet=(errors.NotFound,))
+            yield name
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await sched_client.close()
+
+
+async def test_non_root_pods_write_their_local_path_claims(kubelet: KubeletProcess, client: Client, namespace: str,
+                                                           apiserver: APIServer, local_path_root: Path) -> None:
+    """Issue 25: a pod running as uid 1000, with or without ``fsGroup``, writes its new local-path
+    claim: the directory is made world-writable (0777), as Rancher's local-path-provisioner makes it;
+    ``fsGroup`` changes nothing on it (local-path volumes are hostPath, which Kubernetes does not chown)."""
+    pod_rt, pvc_rt = client.kind("v1", "Pod"), client.kind("v1", "PersistentVolumeClaim")
+    contexts = {"uid-only": {"runAsUser": 1000}, "with-fsgroup": {"runAsUser": 1000, "runAsGroup": 3000,
+                                                                   "fsGroup": 2000}}
+    async with local_path_cluster(kubelet, client, namespace, apiserver, local_path_root) as scheduler:
+        directories = {}
+        for name, context in contexts.items():
+            pvc = await client.create(pvc_rt, {"metadata": {"name": name}, "spec": {
+                "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "16Mi"}}}}, namespace)
+            directories[name] = local_path_root / f"pvc-{pvc['metadata']['uid']}"
+            await client.create(pod_rt, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {
+                "schedulerName": scheduler, "restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+                "securityContext": context,
+                "containers": [{"name": "c", "image": BUSYBOX, "command": [
+                    "sh", "-c", "echo written > /data/file && mkdir /data/sub && echo deep > /data/sub/file"],
+                    "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": name}}]}}, namespace)
+        for name in contexts:
+            async def finished(pod_name: str = name) -> Obj | None:
+                pod = await client.get(pod_rt, pod_name, namespace)
+                return pod if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") else None
+            pod = await wait_for(finished, 60, what=f"pod {name} finished")
+            assert pod["status"]["phase"] == "Succeeded", (name, pod["status"])
+            directory = directories[name]
+            assert stat.S_IMODE(directory.stat().st_mode) == 0o777, oct(directory.stat().st_mode)
+            assert (directory / "file").read_text() == "written\n"
+            assert (directory / "sub" / "file").stat().st_uid == 1000
+        # not chowned to the fsGroup: the files keep the pod's own uid and gid
+        assert (directories["with-fsgroup"] / "file").stat().st_gid == 3000

@@ -4,6 +4,8 @@ VolumeBinding scheduler plugin, kubectl columns, and the kubelet's claim/NFS/loc
 from __future__ import annotations
 
 import copy
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from minik8s.apiserver.strategies.storage import (
     PersistentVolumeStrategy,
     StorageClassStrategy,
 )
-from minik8s.kubelet.storage import local_path_dir, nfs_supported
+from minik8s.kubelet.storage import local_path_dir, make_local_path_dir, nfs_supported
 from minik8s.kubelet.volumes import VolumeError, VolumeManager
 from minik8s.scheduler.framework import CycleState, FitError, Framework, PluginRow
 from minik8s.scheduler.nodeinfo import PodInfo, Snapshot, StorageObjects
@@ -344,3 +346,30 @@ def test_local_path_directories_removed_only_at_their_exact_place(tmp_path: Path
     by_hand = copy.deepcopy(ok)
     by_hand["metadata"]["annotations"].pop(st.ANN_PROVISIONED_BY)
     assert local_path_dir(by_hand, "n1", root) is None
+
+
+def test_local_path_directories_are_made_world_writable_and_other_host_paths_0755(tmp_path: Path) -> None:
+    """Issue 25: Rancher's local-path-provisioner's ``mkdir -m 0777``, whatever the umask; a hostPath
+    volume that is not a local-path one keeps Kubernetes' DirectoryOrCreate 0755."""
+    root = tmp_path / "lp"
+    local = pv("pvc-1", claim=("default", "bound", "uid-bound"),
+               hostPath={"path": str(root / "pvc-1"), "type": "DirectoryOrCreate"})
+    local["metadata"]["annotations"] = {st.ANN_PROVISIONED_BY: st.LOCAL_PATH_PROVISIONER, st.ANN_LOCAL_PATH_NODE: "n1"}
+    other = pv("v", claim=("default", "other", "uid-other"),
+               hostPath={"path": str(tmp_path / "plain"), "type": "DirectoryOrCreate"})
+    claims = {("default", "bound"): pvc("bound", volume="pvc-1"), ("default", "other"): pvc("other", volume="v")}
+    volumes = {"pvc-1": local, "v": other}
+    vm = VolumeManager(tmp_path / "kubelet", claims=lambda ns, n: claims.get((ns, n)), volumes=volumes.get,
+                       local_path=lambda p: local_path_dir(p, "n1", root))
+    old = os.umask(0o077)
+    try:
+        assert vm._setup(pod_with_claims("bound")) == {"v0": str(root / "pvc-1")}
+        assert vm._setup(pod_with_claims("other")) == {"v0": str(tmp_path / "plain")}
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((root / "pvc-1").stat().st_mode) == 0o777
+    assert stat.S_IMODE((tmp_path / "plain").stat().st_mode) & 0o022 == 0  # not world-writable
+    # an existing directory is left as it is (data and mode)
+    os.chmod(root / "pvc-1", 0o750)
+    assert not make_local_path_dir(root / "pvc-1")
+    assert stat.S_IMODE((root / "pvc-1").stat().st_mode) == 0o750
