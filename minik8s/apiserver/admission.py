@@ -1,6 +1,12 @@
-"""Mutating admission: the ``ServiceAccount`` plugin (``--enable-admission-plugins=ServiceAccount``).
+"""Mutating admission of Pods: the ``ServiceAccount`` and ``DefaultTolerationSeconds`` plugins.
 
-Kubernetes' ``plugin/pkg/admission/serviceaccount`` for Pods being created:
+Which plugins run is kube-apiserver's rule: those on by default (here ``DefaultTolerationSeconds``,
+:mod:`minik8s.apiserver.defaulttolerationseconds`), plus ``--enable-admission-plugins``, minus
+``--disable-admission-plugins``.  ``ServiceAccount`` is on by default in Kubernetes but must be
+named here (a cluster without service-account signing keys has no tokens to mount); ``minik8s up``
+and the Ansible role enable it.
+
+``ServiceAccount``: Kubernetes' ``plugin/pkg/admission/serviceaccount`` for Pods being created:
 
 - ``spec.serviceAccountName`` defaults to ``default``;
 - unless the pod or its ServiceAccount says ``automountServiceAccountToken: false``, or a container
@@ -18,14 +24,20 @@ namespace), so a pod created right after its namespace does not fail.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass, field
 from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.apiserver.defaulttolerationseconds import PLUGIN_NAME as DEFAULT_TOLERATION_SECONDS
+from minik8s.apiserver.defaulttolerationseconds import DefaultTolerationSeconds
 
 SERVICE_ACCOUNT = "ServiceAccount"
 #: The admission plugins this apiserver knows (``--enable-admission-plugins``).
-KNOWN_PLUGINS = (SERVICE_ACCOUNT,)
+KNOWN_PLUGINS = (SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS)
+#: The plugins that run unless ``--disable-admission-plugins`` names them (kube-apiserver's
+#: default-on set, of the plugins known here).
+DEFAULT_PLUGINS = frozenset({DEFAULT_TOLERATION_SECONDS})
 MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 ROOT_CA_CONFIG_MAP = "kube-root-ca.crt"
 #: Kubernetes' lifetime of the default token: an hour and a bit (3607 s), renewed by the kubelet.
@@ -33,14 +45,31 @@ TOKEN_SECONDS = 3607
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' utilrand alphabet (no vowels, no look-alikes)
 
 
-def parse_plugins(text: str | None) -> frozenset[str]:
-    """``--enable-admission-plugins`` (comma-separated); ValueError naming an unknown one."""
-    names = frozenset(p.strip() for p in (text or "").split(",") if p.strip())
-    unknown = sorted(names - set(KNOWN_PLUGINS))
-    if unknown:
-        raise ValueError(f"--enable-admission-plugins: unknown plugin(s) {', '.join(unknown)} "
-                         f"(known: {', '.join(KNOWN_PLUGINS)})")
-    return names
+def parse_plugins(enable: str | None, disable: str | None = None) -> frozenset[str]:
+    """The plugins that run: :data:`DEFAULT_PLUGINS`, plus ``--enable-admission-plugins``, minus
+    ``--disable-admission-plugins`` (both comma-separated).  ValueError naming an unknown plugin, or
+    one both enabled and disabled (kube-apiserver refuses that too)."""
+    lists: dict[str, frozenset[str]] = {}
+    for flag, text in (("--enable-admission-plugins", enable), ("--disable-admission-plugins", disable)):
+        names = frozenset(p.strip() for p in (text or "").split(",") if p.strip())
+        unknown = sorted(names - set(KNOWN_PLUGINS))
+        if unknown:
+            raise ValueError(f"{flag}: unknown plugin(s) {', '.join(unknown)} (known: {', '.join(KNOWN_PLUGINS)})")
+        lists[flag] = names
+    enabled, disabled = lists["--enable-admission-plugins"], lists["--disable-admission-plugins"]
+    both = sorted(enabled & disabled)
+    if both:
+        raise ValueError(f"{', '.join(both)} cannot be both enabled and disabled")
+    return (DEFAULT_PLUGINS | enabled) - disabled
+
+
+@dataclass(frozen=True)
+class AdmissionConfig:
+    """The mutating admission of this apiserver: the ``plugins`` that run (names from
+    :data:`KNOWN_PLUGINS`) and the settings of ``DefaultTolerationSeconds``."""
+
+    plugins: frozenset[str] = DEFAULT_PLUGINS
+    default_tolerations: DefaultTolerationSeconds = field(default_factory=DefaultTolerationSeconds)
 
 
 def api_access_volume(name: str) -> Obj:
@@ -77,9 +106,13 @@ def mount_service_account_token(pod: Obj, account: Obj | None) -> None:
         container.setdefault("volumeMounts", []).append({"name": name, "mountPath": MOUNT_PATH, "readOnly": True})
 
 
-async def admit_pod(api: Any, pod: Obj, plugins: frozenset[str]) -> None:
-    """Run the enabled mutating plugins on a Pod being created (``api``: the ResourceAPI)."""
-    if SERVICE_ACCOUNT not in plugins:
+async def admit_pod(api: Any, pod: Obj, config: AdmissionConfig, old: Obj | None = None) -> None:
+    """Run the enabled mutating plugins on a Pod being created (``old`` None) or updated (``old``:
+    the stored pod; not for subresources); ``pod`` is changed in place, ``api`` is the ResourceAPI.
+    ``ServiceAccount`` runs on create only, ``DefaultTolerationSeconds`` on both (as in Kubernetes)."""
+    if DEFAULT_TOLERATION_SECONDS in config.plugins:
+        config.default_tolerations.admit(pod)
+    if SERVICE_ACCOUNT not in config.plugins or old is not None:
         return
     meta = pod.get("metadata") or {}
     name = (pod.get("spec") or {}).get("serviceAccountName") or "default"
@@ -90,4 +123,5 @@ async def admit_pod(api: Any, pod: Obj, plugins: frozenset[str]) -> None:
     mount_service_account_token(pod, account)
 
 
-__all__ = ["KNOWN_PLUGINS", "admit_pod", "mount_service_account_token", "parse_plugins"]
+__all__ = ["DEFAULT_PLUGINS", "KNOWN_PLUGINS", "AdmissionConfig", "admit_pod", "mount_service_account_token",
+           "parse_plugins"]

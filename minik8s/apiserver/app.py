@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from minik8s.api import errors
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
 from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
+from minik8s.apiserver.admission import AdmissionConfig
 from minik8s.apiserver.apiextensions.controller import CRDController
 from minik8s.apiserver.apiextensions.printer import custom_columns
 from minik8s.apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy
@@ -78,7 +79,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                kubelet_client: KubeletClient | None = None, max_mutating_inflight: int = 4,
                token_issuer: TokenIssuer | None = None,
                authorization_modes: tuple[str, ...] = ("AlwaysAllow",),
-               admission_plugins: frozenset[str] = frozenset(), endpoint_reconciler_type: str = "lease",
+               admission: AdmissionConfig | None = None, endpoint_reconciler_type: str = "lease",
                endpoint_reconciler_ttl: float = DEFAULT_TTL,
                endpoint_reconciler_interval: float = DEFAULT_INTERVAL, watch_cache: bool = True,
                watch_cache_size: int | None = None) -> FastAPI:
@@ -99,8 +100,9 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     (:mod:`minik8s.apiserver.authorization`).  With RBAC the apiserver keeps its bootstrap roles
     (:mod:`minik8s.apiserver.bootstrappolicy`), reads the RBAC kinds from its own store
     (:class:`~minik8s.apiserver.rbac.RBACCache`), and accepts service-account tokens as bearer
-    credentials (never with AlwaysAllow: every pod holds one).  ``admission_plugins``: the
-    mutating admission plugins enabled (``ServiceAccount``: :mod:`minik8s.apiserver.admission`).
+    credentials (never with AlwaysAllow: every pod holds one).  ``admission``: the
+    mutating admission plugins of Pods and their settings (:mod:`minik8s.apiserver.admission`;
+    default: kube-apiserver's default-on plugins, here ``DefaultTolerationSeconds`` with 300 s).
     ``endpoint_reconciler_type``: ``lease`` (the ``kubernetes`` Endpoints list the apiservers whose
     leases of ``endpoint_reconciler_ttl`` seconds, renewed every ``endpoint_reconciler_interval``, are
     live: :mod:`minik8s.apiserver.endpointreconciler`) or ``none``.
@@ -120,7 +122,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     strategies = default_strategies(service_cidr, node_port_range)
     strategies["CustomResourceDefinition"] = CRDStrategy()
     cache = Cacher(store, watch_cache_size) if watch_cache else None
-    api = ResourceAPI(store, registry, strategies, admission_plugins, custom_strategy=CustomResourceStrategy,
+    api = ResourceAPI(store, registry, strategies, admission, custom_strategy=CustomResourceStrategy,
                       watch_cache=cache)
     kubelet = kubelet_client or KubeletClient()
     pods = PodSubresources(api, kubelet)

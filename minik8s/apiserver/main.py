@@ -8,9 +8,10 @@ import typer
 import uvicorn
 
 from minik8s import logs
-from minik8s.apiserver.admission import parse_plugins
+from minik8s.apiserver.admission import AdmissionConfig, parse_plugins
 from minik8s.apiserver.app import create_app
 from minik8s.apiserver.authorization import parse_modes
+from minik8s.apiserver.defaulttolerationseconds import DEFAULT_SECONDS, DefaultTolerationSeconds
 from minik8s.apiserver.encryption import EncryptionConfig
 from minik8s.apiserver.etcd_client import EtcdConfigError, EtcdTLS, EtcdTLSRefused, check_tls, parse_etcd_servers
 from minik8s.apiserver.kubelet_client import KubeletClient
@@ -44,6 +45,9 @@ def run(
     api_audiences: list[str] | None = None,
     authorization_mode: str = "AlwaysAllow",
     enable_admission_plugins: str | None = None,
+    disable_admission_plugins: str | None = None,
+    default_not_ready_toleration_seconds: int = DEFAULT_SECONDS,
+    default_unreachable_toleration_seconds: int = DEFAULT_SECONDS,
     encryption_provider_config: str | None = None,
     endpoint_reconciler_type: str = "lease",
     endpoint_reconciler_ttl: float = 15.0,
@@ -63,8 +67,11 @@ def run(
     EC P-256 private key) enables service-account tokens (TokenRequest, TokenReview) issued as
     ``service_account_issuer`` for ``api_audiences`` (default: the issuer).  ``authorization_mode``:
     ``AlwaysAllow`` or a comma list of ``Node`` and ``RBAC`` (:mod:`minik8s.apiserver.authorization`);
-    with RBAC, service-account tokens are accepted as credentials.  ``enable_admission_plugins``:
-    comma-separated mutating admission plugins (``ServiceAccount``, :mod:`minik8s.apiserver.admission`).
+    with RBAC, service-account tokens are accepted as credentials.  ``enable_admission_plugins`` /
+    ``disable_admission_plugins``: comma-separated mutating admission plugins turned on (``ServiceAccount``)
+    or off (``DefaultTolerationSeconds`` is on by default, :mod:`minik8s.apiserver.admission`);
+    ``default_*_toleration_seconds``: the ``tolerationSeconds`` (seconds) of the not-ready and unreachable
+    NoExecute tolerations ``DefaultTolerationSeconds`` adds (:mod:`minik8s.apiserver.defaulttolerationseconds`).
     ``encryption_provider_config``: an ``EncryptionConfiguration`` file; the resources it lists are
     encrypted at rest in etcd (:mod:`minik8s.apiserver.encryption`).  ``watch_cache`` and
     ``default_watch_cache_size`` (0 turns the cache off, as kube-apiserver; None: sized dynamically):
@@ -84,7 +91,7 @@ def run(
         issuer = TokenIssuer.from_file(service_account_signing_key_file, service_account_issuer, api_audiences) \
             if service_account_signing_key_file else None
         modes = parse_modes(authorization_mode)
-        plugins = parse_plugins(enable_admission_plugins)
+        plugins = parse_plugins(enable_admission_plugins, disable_admission_plugins)
     except (ValueError, OSError) as exc:
         log.error("apiserver cannot start: %s", exc)
         raise SystemExit(1) from exc
@@ -106,7 +113,9 @@ def run(
                      service_cidr=service_cluster_ip_range, node_port_range=(int(low), int(high or low)),
                      metrics_resolution=metrics_resolution, kubelet_client=kubelet,
                      max_mutating_inflight=max_mutating_requests_inflight, token_issuer=issuer,
-                     authorization_modes=modes, admission_plugins=plugins,
+                     authorization_modes=modes,
+                     admission=AdmissionConfig(plugins, DefaultTolerationSeconds(
+                         default_not_ready_toleration_seconds, default_unreachable_toleration_seconds)),
                      endpoint_reconciler_type=endpoint_reconciler_type, endpoint_reconciler_ttl=endpoint_reconciler_ttl,
                      endpoint_reconciler_interval=endpoint_reconciler_interval,
                      watch_cache=watch_cache and default_watch_cache_size != 0,
@@ -156,7 +165,17 @@ def command(
                             "service-account tokens are accepted as bearer credentials"),
     enable_admission_plugins: str = typer.Option(
         None, help="mutating admission plugins, comma-separated: ServiceAccount (default service account, "
-                   "the kube-api-access token volume in every pod)"),
+                   "the kube-api-access token volume in every pod) and DefaultTolerationSeconds (on by default)"),
+    disable_admission_plugins: str = typer.Option(
+        None, help="admission plugins turned off, comma-separated: DefaultTolerationSeconds"),
+    default_not_ready_toleration_seconds: int = typer.Option(
+        DEFAULT_SECONDS, min=0,
+        help="tolerationSeconds of the node.kubernetes.io/not-ready:NoExecute toleration added to every pod "
+             "that does not already have such a toleration (DefaultTolerationSeconds)"),
+    default_unreachable_toleration_seconds: int = typer.Option(
+        DEFAULT_SECONDS, min=0,
+        help="tolerationSeconds of the node.kubernetes.io/unreachable:NoExecute toleration added to every pod "
+             "that does not already have such a toleration (DefaultTolerationSeconds)"),
     encryption_provider_config: str = typer.Option(
         None, help="EncryptionConfiguration file (apiserver.config.k8s.io/v1): the resources it lists "
                    "(secrets, ...) are encrypted in etcd with its first provider (aesgcm, secretbox or "
@@ -201,5 +220,6 @@ def command(
         kubelet_client_certificate, kubelet_client_key, kubelet_certificate_authority,
         max_mutating_requests_inflight, service_account_signing_key_file, service_account_issuer,
         [a.strip() for a in api_audiences.split(",") if a.strip()] if api_audiences else None, authorization_mode,
-        enable_admission_plugins, encryption_provider_config, endpoint_reconciler_type, reconciler_ttl,
+        enable_admission_plugins, disable_admission_plugins, default_not_ready_toleration_seconds,
+        default_unreachable_toleration_seconds, encryption_provider_config, endpoint_reconciler_type, reconciler_ttl,
         reconciler_interval, watch_cache, default_watch_cache_size)

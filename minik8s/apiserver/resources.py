@@ -184,15 +184,16 @@ class ResourceAPI:
     """Generic verbs for every kind in ``registry``, stored in ``store``."""
 
     def __init__(self, store: Store, registry: Registry, strategies: dict[str, Strategy] | None = None,
-                 admission_plugins: frozenset[str] = frozenset(),
+                 admission_config: admission.AdmissionConfig | None = None,
                  custom_strategy: Callable[[ResourceType], Strategy] | None = None,
                  watch_cache: cacher.Cacher | None = None) -> None:
         self.store = store
         #: serves watches and ``resourceVersion=0`` lists (None: everything from etcd)
         self.cacher = watch_cache
         self.registry = registry
-        #: the mutating admission plugins enabled (:mod:`minik8s.apiserver.admission`)
-        self.admission_plugins = admission_plugins
+        #: the mutating admission plugins enabled and their settings (:mod:`minik8s.apiserver.admission`;
+        #: default: kube-apiserver's default-on plugins)
+        self.admission = admission_config if admission_config is not None else admission.AdmissionConfig()
         self.strategies = strategies if strategies is not None else default_strategies()
         #: makes the strategy of a custom resource's row (its CRD's schema: the apiextensions package)
         self.custom_strategy = custom_strategy
@@ -389,8 +390,8 @@ class ResourceAPI:
         strategy = self.strategy_of(rt)
         strategy.prepare_for_create(obj)
         strategy.default(obj)
-        if rt.kind == "Pod" and not rt.group and self.admission_plugins:
-            await admission.admit_pod(self, obj, self.admission_plugins)
+        if rt.kind == "Pod" and not rt.group and rt.custom is None:
+            await admission.admit_pod(self, obj, self.admission)
         if not applied and manager:
             fieldmanager.record_update(self.field_paths(rt), None, obj, manager, rt.api_version)
         self._validate(rt, obj, None)
@@ -696,6 +697,8 @@ class ResourceAPI:
                 obj["metadata"]["managedFields"] = managed
         elif subresource is None:
             strategy.prepare_for_update(obj, old)
+            if rt.kind == "Pod" and not rt.group and rt.custom is None:
+                await admission.admit_pod(self, obj, self.admission, old)
         else:
             raise errors.NotFound(f"the server could not find the requested resource ({subresource})")
         strategy.default(obj)

@@ -8,9 +8,9 @@ Flags are named like kube-controller-manager's (``--kubeconfig``, ``--controller
 ``--node-cidr-mask-size``, ``--horizontal-pod-autoscaler-sync-period`` and the other
 ``--horizontal-pod-autoscaler-*`` flags, ``--node-monitor-period``, ``--node-monitor-grace-period``,
 ``--node-startup-grace-period``, ``--node-eviction-rate``, ``--leader-elect`` and the
-``--leader-elect-*`` timings and Lease (``kube-system/kube-controller-manager``);
-``--default-not-ready-toleration-seconds`` and ``--default-unreachable-toleration-seconds``
-are kube-apiserver flags in Kubernetes).
+``--leader-elect-*`` timings and Lease (``kube-system/kube-controller-manager``).
+The default tolerations of taint-based eviction are set on the apiserver
+(``--default-not-ready-toleration-seconds``, ``--default-unreachable-toleration-seconds``), as in Kubernetes.
 """
 
 from __future__ import annotations
@@ -63,12 +63,6 @@ def command(
     node_eviction_rate: float = typer.Option(
         0.1, "--node-eviction-rate", min=0,
         help="nodes per second that may get a NoExecute not-ready/unreachable taint (0: none)"),
-    default_not_ready_toleration_seconds: int = typer.Option(
-        300, "--default-not-ready-toleration-seconds", min=0,
-        help="tolerationSeconds assumed for pods without a node.kubernetes.io/not-ready:NoExecute toleration"),
-    default_unreachable_toleration_seconds: int = typer.Option(
-        300, "--default-unreachable-toleration-seconds", min=0,
-        help="tolerationSeconds assumed for pods without a node.kubernetes.io/unreachable:NoExecute toleration"),
     slurm_cluster_check_period: str = typer.Option(
         "30s", "--slurm-cluster-check-period",
         help="how often each SlurmCluster is checked over SSH (login + sinfo) (duration)"),
@@ -144,9 +138,7 @@ def command(
     try:
         node_lifecycle = NodeLifecycleOptions(parse_duration(node_monitor_period),
                                               parse_duration(node_monitor_grace_period),
-                                              parse_duration(node_startup_grace_period), node_eviction_rate,
-                                              default_not_ready_toleration_seconds,
-                                              default_unreachable_toleration_seconds)
+                                              parse_duration(node_startup_grace_period), node_eviction_rate)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--node-monitor-*/--node-startup-grace-period") from exc
     from minik8s.controllers.gpujob import GPUJobOptions

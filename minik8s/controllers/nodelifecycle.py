@@ -42,11 +42,13 @@ taint-based eviction) together with the NoExecute taint manager
   while their node is away (nothing can stop their containers); the ReplicaSet controller
   ignores terminating pods and creates replacements, which the scheduler keeps off the
   tainted node.
-* **DefaultTolerationSeconds.**  Kubernetes' admission plugin of that name gives every pod
-  without them the tolerations ``node.kubernetes.io/not-ready:NoExecute`` and
-  ``node.kubernetes.io/unreachable:NoExecute`` for 300 s.  minik8s' apiserver does not
-  (yet), so this controller treats a pod lacking them as if it had them, with
-  ``--default-not-ready-toleration-seconds`` / ``--default-unreachable-toleration-seconds``.
+* **Only the pod's own tolerations count.**  The apiserver's ``DefaultTolerationSeconds``
+  admission plugin (:mod:`minik8s.apiserver.defaulttolerationseconds`, kube-apiserver's
+  ``--default-not-ready-toleration-seconds`` / ``--default-unreachable-toleration-seconds``,
+  300 s) gives every pod ``node.kubernetes.io/not-ready:NoExecute`` and
+  ``node.kubernetes.io/unreachable:NoExecute`` tolerations when it is created, so an ordinary
+  pod goes 300 s after its node's taint was added; a pod without them (the plugin disabled)
+  goes at once, as in Kubernetes.
 * **Events.**  ``NodeNotReady`` ("Node <name> status is now: NodeNotReady") on the Node when
   its Ready condition leaves True; ``TaintManagerEviction`` ("Marking for deletion Pod
   ns/name", and "Cancelling deletion of Pod ns/name" when a pending eviction is called off).
@@ -104,18 +106,12 @@ def format_time(when: dt.datetime) -> str:
 
 @dataclass(frozen=True)
 class NodeLifecycleOptions:
-    """kube-controller-manager flags of the same names; durations in seconds, rate in nodes/s.
-
-    ``default_*_toleration_seconds`` stand in for kube-apiserver's DefaultTolerationSeconds
-    admission flags until the apiserver defaults pods itself.
-    """
+    """kube-controller-manager flags of the same names; durations in seconds, rate in nodes/s."""
 
     node_monitor_period: float = 5.0
     node_monitor_grace_period: float = 40.0
     node_startup_grace_period: float = 60.0
     node_eviction_rate: float = 0.1
-    default_not_ready_toleration_seconds: int = 300
-    default_unreachable_toleration_seconds: int = 300
 
 
 # ====================================================================== node health
@@ -287,24 +283,6 @@ class TokenBucket:
 
 
 # ====================================================================== tolerations and eviction
-def with_default_tolerations(tolerations: list[Obj], not_ready_seconds: int, unreachable_seconds: int) -> list[Obj]:
-    """``tolerations`` plus what the DefaultTolerationSeconds admission plugin would add.
-
-    A pod gets ``node.kubernetes.io/not-ready`` (and ``unreachable``) ``Exists:NoExecute``
-    for the given seconds unless one of its tolerations already names that key (or no key)
-    with effect NoExecute (or no effect) — the plugin's exact rule.
-    """
-    def covered(key: str) -> bool:
-        return any((t.get("key") or "") in (key, "") and (t.get("effect") or "") in (NO_EXECUTE, "")
-                   for t in tolerations)
-
-    result = list(tolerations)
-    for key, seconds in ((TAINT_NOT_READY, not_ready_seconds), (TAINT_UNREACHABLE, unreachable_seconds)):
-        if not covered(key):
-            result.append({"key": key, "operator": "Exists", "effect": NO_EXECUTE, "tolerationSeconds": seconds})
-    return result
-
-
 def eviction_time(tolerations: list[Obj], taints: list[tuple[Obj, dt.datetime]]) -> dt.datetime | None:
     """When a pod with ``tolerations`` must go because of NoExecute ``taints`` (each with its start time).
 
@@ -591,7 +569,6 @@ class NodeLifecycleController(Controller):
 
         Returns the next pending eviction time (None: none) and the errors met.
         """
-        opts = self.options
         no_execute = [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("effect") == NO_EXECUTE]
         current = {(str(t.get("key")), str(t.get("value") or ""), str(t.get("effect"))) for t in no_execute}
         state.taint_seen = {k: v for k, v in state.taint_seen.items() if k in current}
@@ -606,10 +583,7 @@ class NodeLifecycleController(Controller):
                 continue
             when = None
             if timed:
-                tolerations = with_default_tolerations((pod.get("spec") or {}).get("tolerations") or [],
-                                                       opts.default_not_ready_toleration_seconds,
-                                                       opts.default_unreachable_toleration_seconds)
-                when = eviction_time(tolerations, timed)
+                when = eviction_time((pod.get("spec") or {}).get("tolerations") or [], timed)
             if when is None:
                 if pod_key in state.pending:
                     self._eviction_event(pod, f"Cancelling deletion of Pod {pod_key}")

@@ -6,9 +6,10 @@ does over the API exactly what a kubelet does — registers its Node, renews Lea
 ``kube-node-lease/<node>``, posts Ready=True status, reports its pods Running/Ready with a
 podIP and finishes their deletion.  "Killing" a node stops all of that at once.  The
 controller-manager runs in-process with short periods (``--node-monitor-grace-period 3s``,
-``--node-monitor-period 1s``) and ``--default-unreachable-toleration-seconds 0``, so a pod
-without its own toleration goes at once, as it would without the DefaultTolerationSeconds
-defaults (the 300 s default itself is covered by the unit tests).
+``--node-monitor-period 1s``); the module's apiserver runs with
+``--default-not-ready-toleration-seconds 0`` and ``--default-unreachable-toleration-seconds 0``, so
+the tolerations its DefaultTolerationSeconds admission gives a pod without its own let it go at
+once (the 300 s default itself is covered by the unit tests and tests/integration/test_default_tolerations.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import asyncio
 import contextlib
 import datetime as dt
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
@@ -27,14 +30,24 @@ from minik8s.controllers.nodelifecycle import TAINT_UNREACHABLE, NodeLifecycleOp
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.controllers import controller_manager as support_controller_manager
 from tests.support.controllers import events_for, replicaset
-from tests.support.processes import APIServer
+from tests.support.processes import APIServer, Etcd, running_apiserver, wait_http
 from tests.support.waiting import wait_for
 
 GRACE = 3.0
 SUBNETS = itertools.count(1)  # a /24 of pod IPs per fake node
 OPTIONS = ControllerOptions(allocate_node_cidrs=False, node_lifecycle=NodeLifecycleOptions(
     node_monitor_period=1.0, node_monitor_grace_period=GRACE, node_startup_grace_period=GRACE,
-    node_eviction_rate=100.0, default_not_ready_toleration_seconds=0, default_unreachable_toleration_seconds=0))
+    node_eviction_rate=100.0))
+#: the apiserver's DefaultTolerationSeconds: 0 s, so an ordinary pod of a dead node goes at once
+ZERO_DEFAULT_TOLERATIONS = ["--default-not-ready-toleration-seconds", "0",
+                            "--default-unreachable-toleration-seconds", "0"]
+
+
+@pytest.fixture(scope="module")
+def own_apiserver(own_etcd: Etcd, tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
+    """The module's own apiserver (Nodes are cluster-scoped) with :data:`ZERO_DEFAULT_TOLERATIONS`."""
+    with running_apiserver(own_etcd, tmp_path_factory.mktemp("own-apiserver"), ZERO_DEFAULT_TOLERATIONS) as server:
+        yield server
 
 
 def stamp() -> str:
@@ -241,6 +254,9 @@ async def test_a_dead_node_is_marked_tainted_and_emptied_and_rejoins(own_apiserv
                     async def evicted(name: str) -> bool:
                         return (await client.get(pod_rt, name, ns))["metadata"].get("deletionTimestamp") is not None
 
+                    plain = await client.get(pod_rt, "plain", ns)  # the apiserver's DefaultTolerationSeconds
+                    assert {(t["key"], t["tolerationSeconds"]) for t in plain["spec"]["tolerations"]} == {
+                        ("node.kubernetes.io/not-ready", 0), (TAINT_UNREACHABLE, 0)}
                     await wait_for(lambda: evicted("plain"), timeout=3, what="plain evicted")
                     forever = await client.get(pod_rt, "forever", ns)
                     assert condition(forever, "Ready")["status"] == "False"
@@ -346,7 +362,7 @@ async def test_a_node_reporting_not_ready_is_tainted_not_ready_until_it_is_ready
 OUTAGE_GRACE = 8.0
 OUTAGE_OPTIONS = ControllerOptions(allocate_node_cidrs=False, node_lifecycle=NodeLifecycleOptions(
     node_monitor_period=1.0, node_monitor_grace_period=OUTAGE_GRACE, node_startup_grace_period=OUTAGE_GRACE,
-    node_eviction_rate=100.0, default_not_ready_toleration_seconds=0, default_unreachable_toleration_seconds=0))
+    node_eviction_rate=100.0))
 
 
 async def test_an_apiserver_restart_longer_than_the_grace_period_disturbs_nothing(own_apiserver: APIServer) -> None:
@@ -363,6 +379,7 @@ async def test_an_apiserver_restart_longer_than_the_grace_period_disturbs_nothin
                 await asyncio.to_thread(own_apiserver.stop)
                 await asyncio.sleep(1.5 * OUTAGE_GRACE)  # nobody can renew or write anything
                 await asyncio.to_thread(own_apiserver.start)
+                await asyncio.to_thread(wait_http, f"{own_apiserver.url}/readyz", 30)
                 await asyncio.sleep(1.5 * OUTAGE_GRACE)  # the kubelet renews; the controller looks again
                 node = await client.get(node_rt, "worker-4")
                 assert condition(node, "Ready")["status"] == "True" and not node["spec"].get("taints")

@@ -20,7 +20,6 @@ from minik8s.controllers.nodelifecycle import (
     seconds_until_stale,
     toleration_matches,
     unknown_conditions,
-    with_default_tolerations,
 )
 
 T0 = dt.datetime(2026, 1, 2, 3, 4, 0, tzinfo=dt.UTC)
@@ -165,26 +164,16 @@ def test_toleration_matching() -> None:
     assert not toleration_matches({"key": "k", "operator": "Gt", "value": "v"}, taint)
 
 
-def test_default_tolerations_are_added_unless_the_pod_has_its_own() -> None:
-    added = with_default_tolerations([], 300, 120)
-    assert {(t["key"], t["tolerationSeconds"]) for t in added} == {(TAINT_NOT_READY, 300), (TAINT_UNREACHABLE, 120)}
-    assert all(t["operator"] == "Exists" and t["effect"] == "NoExecute" for t in added)
-    own = [{"key": TAINT_UNREACHABLE, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}]
-    assert with_default_tolerations(own, 300, 300)[1:] == [
-        {"key": TAINT_NOT_READY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
-    assert with_default_tolerations([{"operator": "Exists"}], 300, 300) == [{"operator": "Exists"}]
-    no_schedule_only = [{"key": TAINT_UNREACHABLE, "operator": "Exists", "effect": "NoSchedule"}]
-    assert len(with_default_tolerations(no_schedule_only, 300, 300)) == 3
-
-
 def test_eviction_timing() -> None:
     taints = [(UNREACHABLE_NE, at(0))]
     assert eviction_time([], taints) == at(0)  # not tolerated: at once
-    assert eviction_time(with_default_tolerations([], 300, 300), taints) == at(300)
+    defaults = [{"key": TAINT_NOT_READY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": TAINT_UNREACHABLE, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+    assert eviction_time(defaults, taints) == at(300)  # what DefaultTolerationSeconds gives every pod
     five = [{"key": TAINT_UNREACHABLE, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}]
     assert eviction_time(five, taints) == at(5)
     forever = [{"key": TAINT_UNREACHABLE, "operator": "Exists", "effect": "NoExecute"}]
-    assert eviction_time(with_default_tolerations(forever, 300, 300), taints) is None
+    assert eviction_time(forever, taints) is None
     negative = [{"key": TAINT_UNREACHABLE, "operator": "Exists", "tolerationSeconds": -3}]
     assert eviction_time(negative, taints) == at(0)
     user = {"key": "maintenance", "effect": "NoExecute"}

@@ -17,6 +17,7 @@ from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.patch import json_merge_patch
 from minik8s.api.registry import ResourceType
+from minik8s.apiserver.defaulttolerationseconds import DefaultTolerationSeconds
 from minik8s.client import Client, ClientConfig
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.controllers.nodelifecycle import (
@@ -138,11 +139,17 @@ def renew(api: MemoryAPI, name: str, clock: FakeClock) -> None:
              "spec": {"holderIdentity": name, "renewTime": clock().strftime("%Y-%m-%dT%H:%M:%S.%fZ")}})
 
 
-def add_pod(api: MemoryAPI, name: str, node: str, tolerations: list[Obj] | None = None) -> None:
-    api.put({"apiVersion": "v1", "kind": "Pod",
-             "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"},
-             "spec": {"nodeName": node, "tolerations": tolerations or []},
-             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+def add_pod(api: MemoryAPI, name: str, node: str, tolerations: list[Obj] | None = None,
+            admitted: bool = True) -> None:
+    """A Running pod on ``node``; ``admitted``: with the tolerations the apiserver's
+    DefaultTolerationSeconds plugin adds to every pod created through it (300 s)."""
+    pod: Obj = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"},
+                "spec": {"nodeName": node, "tolerations": tolerations or []},
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    if admitted:
+        DefaultTolerationSeconds().admit(pod)
+    api.put(pod)
 
 
 def node_of(api: MemoryAPI, name: str) -> Obj:
@@ -171,6 +178,7 @@ async def test_a_silent_node_is_marked_tainted_and_emptied_on_schedule() -> None
     add_pod(api, "none", "n1", [{"key": TAINT_UNREACHABLE, "operator": "Exists", "effect": "NoSchedule"}])
     add_pod(api, "five", "n1", [toleration(5)])
     add_pod(api, "forever", "n1", [toleration(None)])
+    add_pod(api, "bare", "n1", admitted=False)  # DefaultTolerationSeconds disabled: no tolerations
     await controller.sync("n1")
     assert controller.requeues[-1] == 5  # --node-monitor-period
 
@@ -191,19 +199,20 @@ async def test_a_silent_node_is_marked_tainted_and_emptied_on_schedule() -> None
         (TAINT_UNREACHABLE, "NoSchedule"), (TAINT_UNREACHABLE, "NoExecute")]
     assert ("n1", "NodeNotReady", "Node n1 status is now: NodeNotReady") in node_events.events
     assert all(pod_ready(api, p) == "False" for p in ("plain", "none", "five", "forever"))
-    assert api.deleted == [] and controller.requeues[-1] == 5
+    # only the pod's own tolerations count: one without any goes at once (Kubernetes without the plugin)
+    assert api.deleted == ["bare"] and controller.requeues[-1] == 5
 
     clock.advance(5)
     await controller.sync("n1")
-    assert api.deleted == ["five"]
+    assert api.deleted == ["bare", "five"]
     assert ("five", "TaintManagerEviction", "Marking for deletion Pod ns/five") in pod_events.events
     clock.advance(294)
     await controller.sync("n1")
-    assert controller.requeues[-1] == 1 and api.deleted == ["five"]
+    assert controller.requeues[-1] == 1 and api.deleted == ["bare", "five"]
     clock.advance(1)
     await controller.sync("n1")
-    # DefaultTolerationSeconds stand-in: 300 s for pods without their own NoExecute toleration
-    assert sorted(api.deleted) == ["five", "none", "plain"]
+    # the admitted pods' default 300 s unreachable toleration runs out
+    assert sorted(api.deleted) == ["bare", "five", "none", "plain"]
 
     # the kubelet comes back: renews its Lease and posts Ready=True
     clock.advance(10)
@@ -215,7 +224,7 @@ async def test_a_silent_node_is_marked_tainted_and_emptied_on_schedule() -> None
     api.put(node)
     await controller.sync("n1")
     assert not node_of(api, "n1")["spec"].get("taints")
-    assert sorted(api.deleted) == ["five", "none", "plain"]  # "forever" stays
+    assert sorted(api.deleted) == ["bare", "five", "none", "plain"]  # "forever" stays
 
 
 async def test_pending_evictions_are_cancelled_when_the_node_comes_back() -> None:

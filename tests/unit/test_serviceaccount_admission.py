@@ -49,10 +49,16 @@ def test_the_pod_says_yes_over_its_account() -> None:
 
 
 def test_plugins_flag() -> None:
-    assert parse_plugins("ServiceAccount") == {"ServiceAccount"}
-    assert parse_plugins(None) == frozenset()
+    # DefaultTolerationSeconds is on by default (kube-apiserver's default-on set)
+    assert parse_plugins("ServiceAccount") == {"ServiceAccount", "DefaultTolerationSeconds"}
+    assert parse_plugins(None) == {"DefaultTolerationSeconds"}
+    assert parse_plugins("ServiceAccount", "DefaultTolerationSeconds") == {"ServiceAccount"}
     with pytest.raises(ValueError, match="unknown plugin"):
         parse_plugins("ServiceAccount,NamespaceLifecycle2")
+    with pytest.raises(ValueError, match="--disable-admission-plugins: unknown plugin"):
+        parse_plugins(None, "Nope")
+    with pytest.raises(ValueError, match="both enabled and disabled"):
+        parse_plugins("ServiceAccount", "ServiceAccount")
 
 
 def svc(ns: str, name: str, ip: str, *ports: dict) -> dict:

@@ -316,6 +316,17 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
     return causes
 
 
+def only_added_tolerations(new: list[Obj], old: list[Obj]) -> list[Cause]:
+    """Kubernetes' ``validateOnlyAddedTolerations``: every toleration of the stored pod must still
+    be there, equal but for its ``tolerationSeconds``; new ones may be added."""
+    for was in old:
+        rest = {k: v for k, v in was.items() if k != "tolerationSeconds"}
+        if not any({k: v for k, v in t.items() if k != "tolerationSeconds"} == rest for t in new):
+            return [("spec.tolerations", None,
+                     "Forbidden: existing toleration can not be modified except its tolerationSeconds")]
+    return []
+
+
 POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
 
 
@@ -337,6 +348,9 @@ class PodStrategy(Strategy):
     @staticmethod
     def _validate_spec_update(new: Obj, old: Obj) -> list[Cause]:
         """Pods are immutable but for images, tolerations (additions) and activeDeadlineSeconds."""
+        added_only = only_added_tolerations(new.get("tolerations") or [], old.get("tolerations") or [])
+        if added_only:
+            return added_only
         a, b = copy.deepcopy(new), copy.deepcopy(old)
         for spec in (a, b):
             for fld in POD_MUTABLE_SPEC:
