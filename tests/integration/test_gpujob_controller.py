@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import os
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from minik8s.api import errors
 from minik8s.api.gpujobs import config_map_files
 from minik8s.client import Client
 from minik8s.controllers.gpujob import GPUJobOptions
-from minik8s.controllers.manager import ControllerOptions
+from minik8s.controllers.manager import ControllerManager, ControllerOptions
 from tests.support.controllers import controller_manager
 from tests.support.processes import ROOT, APIServer
 from tests.support.slurm import SlurmSiteContainer, start_site
@@ -37,6 +38,8 @@ Obj = dict[str, Any]
 OPTIONS = ControllerOptions(gpujob=GPUJobOptions(
     cluster_check_period=2.0, poll_interval=0.2, max_poll_interval=1.0, connect_backoff=0.5,
     max_connect_backoff=2.0, connect_timeout=3.0, command_timeout=30.0, build_timeout=120.0))
+#: Sync loops per controller of ``minik8s controller-manager`` when not told otherwise.
+DEFAULT_WORKERS: int = inspect.signature(ControllerManager).parameters["workers"].default
 
 CUDA_PROGRAM = r"""
 #include <cstdio>
@@ -129,7 +132,7 @@ class Env:
         return items
 
     async def reasons(self, name: str) -> list[str]:
-        return [e.get("reason") for e in await self.events(name)]
+        return [str(e.get("reason")) for e in await self.events(name)]
 
     async def wait_events(self, name: str, *reasons: str) -> None:
         """Events are recorded in the background: wait until every reason was seen."""
@@ -161,8 +164,8 @@ async def env(client: Client, namespace: str, site: SlurmSiteContainer) -> Async
 
 
 @contextlib.asynccontextmanager
-async def running_controller(env: Env) -> AsyncIterator[None]:
-    async with controller_manager(env.client, env.namespace, ["gpujob"], options=OPTIONS):
+async def running_controller(env: Env, workers: int = 3) -> AsyncIterator[None]:
+    async with controller_manager(env.client, env.namespace, ["gpujob"], workers=workers, options=OPTIONS):
         yield
 
 
@@ -274,6 +277,41 @@ async def test_deleting_a_running_job_cancels_it(env: Env) -> None:
     assert "JobState=CANCELLED" in state, state
     assert env.slurm_jobs_of(job["metadata"]["uid"]) == [job_id]
     assert env.site.exec(f"test -e minik8s-jobs/gpujob-{job['metadata']['uid']}").returncode != 0
+
+
+async def test_many_jobs_at_once_all_finish(env: Env) -> None:
+    """Issue 25: the workers shared one SFTP client over the site's connection and it hung, and
+    with it every GPUJob (stuck in Pending or Submitted).  16 GPUJobs waiting when the
+    controller starts with the controller-manager's default workers: all Succeed, each with
+    its own output and results, each submitted once."""
+    jobs = 16
+    await env.setup()
+    for i in range(jobs):
+        inputs = {f"input-{k}.txt": f"job {i} input {k}\n" * 500 for k in range(4)}
+        await env.create_job(f"many-{i}", files={"run.sh": f"cat input-*.txt | wc -l > result.txt; echo job {i}\n",
+                                                 **inputs},
+                             build="", command=["bash", "run.sh"], result_files=["result.txt"], gpus=0)
+    loop = asyncio.get_running_loop()
+    async with running_controller(env, workers=DEFAULT_WORKERS):
+        started = loop.time()
+
+        async def finished() -> list[Obj]:
+            items = (await env.client.list(env.job_rt, env.namespace))["items"]
+            done = [j for j in items if (j.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+                    and (j.get("status") or {}).get("cleanedUp")]
+            return items if len(done) == jobs else []
+        items = await wait_for(finished, 180, 0.2, f"{jobs} GPUJobs finished")
+        elapsed = loop.time() - started
+    print(f"{jobs} GPUJobs at once, {DEFAULT_WORKERS} workers: all finished in {elapsed:.1f}s")
+    queue = env.site.exec("squeue --states=all --noheader --format='%i|%k'").stdout.splitlines()
+    for job in items:
+        name, uid, status = job["metadata"]["name"], job["metadata"]["uid"], job["status"]
+        assert status["phase"] == "Succeeded", (name, status)
+        assert f"job {name.removeprefix('many-')}" in status["stdoutTail"], (name, status["stdoutTail"])
+        cm = await env.client.get(env.cm_rt, status["resultsConfigMap"], env.namespace)
+        key = next(r["key"] for r in status["results"] if r["path"] == "result.txt")
+        assert config_map_files(cm)[key] == b"2000\n", name
+        assert [line.split("|")[0] for line in queue if line.endswith(uid)] == [status["jobID"]], name
 
 
 # ---------------------------------------------------------------- faults

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -12,6 +15,7 @@ from minik8s.controllers.gpujob.site import SiteConfig, SlurmSite, SlurmSites
 from minik8s.controllers.gpujob.ssh import Credentials, SiteError
 from tests.support.slurm import SlurmSiteContainer as SiteContainer
 from tests.support.slurm import new_key, start_site
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.docker
 
@@ -37,7 +41,7 @@ async def executor() -> AsyncIterator[ThreadPoolExecutor]:
     pool.shutdown(wait=False)
 
 
-async def connected(site: SiteContainer, executor: ThreadPoolExecutor, **kw: str) -> SlurmSite:
+async def connected(site: SiteContainer, executor: ThreadPoolExecutor, **kw: Any) -> SlurmSite:
     s = SlurmSite(config(site, **kw), executor, connect_timeout=3)
     await s.connect()
     return s
@@ -63,7 +67,7 @@ async def test_check_submit_follow_fetch_cancel(test_site: SiteContainer, execut
             assert job is not None
             if job.is_final:
                 break
-        assert job.base_state == "COMPLETED" and job.exit_code == 0
+        assert job is not None and job.base_state == "COMPLETED" and job.exit_code == 0
         assert await site.exit_code(work_dir) == 0
         out = await site.fetch(work_dir, job_id, ["r/*.txt"], 1024, 10_000)
         assert (out.stdout, out.stderr, out.files) == (b"out\n", b"err\n", {"r/v.txt": b"42\n"})
@@ -94,6 +98,41 @@ async def test_rejected_and_transient_submissions(test_site: SiteContainer, exec
         await site.cleanup(work_dir)
     finally:
         await site.close()
+
+
+async def test_many_file_operations_at_once_over_one_connection(test_site: SiteContainer) -> None:
+    """Issue 25: one SFTP client shared by the threads hung (a thread read another's reply and
+    dropped it).  16 GPUJobs' uploads, reads, fetches and removals at once, through the 8
+    threads of a :class:`SlurmSites` pool and one connection, all finish and see their own files."""
+    jobs, sources = 16, 6
+    sites = SlurmSites(connect_timeout=3, command_timeout=30)
+    try:
+        site = await sites.get("many", config(test_site))
+
+        async def one(i: int) -> bool:
+            work_dir = site.job_dir(f"uid-many-{i}")
+            files = {f"src/part{k}.txt": f"job {i} part {k}\n".encode() * (200 * (k + 1)) for k in range(sources)}
+            await site.upload(work_dir, files, f"#!/bin/bash\necho {i}\n")
+            assert await site.exit_code(work_dir) is None
+            assert await site.find_job(work_dir, slurm.JobIdentity("ns", f"j{i}", f"uid-many-{i}")) is None
+            out = await site.fetch(work_dir, "0", ["src/*.txt"], 1024, 1_000_000)
+            assert out.files == files, i
+            await site.cleanup(work_dir)
+            return True
+
+        started = time.monotonic()
+        tasks = [asyncio.create_task(one(i)) for i in range(jobs)]
+        try:
+            await wait_for(lambda: all(t.done() for t in tasks), 120, 0.1,
+                           f"{jobs} jobs' file operations over one connection")
+        finally:
+            for t in tasks:
+                t.cancel()
+        assert [t.result() for t in tasks] == [True] * jobs
+        print(f"{jobs} jobs' uploads and fetches at once over one connection: {time.monotonic() - started:.1f}s")
+        assert site.connected and await sites.get("many", config(test_site)) is site  # no reconnect was needed
+    finally:
+        await sites.close()
 
 
 async def test_login_faults(test_site: SiteContainer, executor: ThreadPoolExecutor) -> None:

@@ -1,7 +1,8 @@
 """A Slurm site as the controllers use it: asyncio methods over one SSH connection.
 
 :class:`SlurmSite` wraps a blocking :class:`~.ssh.SSHConnection` and runs every call in a
-thread of its pool's executor (paramiko blocks; the event loop never does).  It knows the
+thread of its pool's executor (paramiko blocks; the event loop never does); calls of many
+GPUJobs run side by side, each on an SSH channel of its own (see :mod:`.ssh`).  It knows the
 commands and file layout of a GPUJob on the login node::
 
     <workDir>/gpujob-<uid>/          the job's directory (sources, build products, outputs)
@@ -86,7 +87,8 @@ class SlurmSite:
         self.config = config
         self.executor = executor
         self.command_timeout = command_timeout
-        self.conn = SSHConnection(config.host, config.port, config.user, config.credentials, connect_timeout)
+        self.conn = SSHConnection(config.host, config.port, config.user, config.credentials, connect_timeout,
+                                  io_timeout=command_timeout)
         self.utc_offset = dt.timedelta(0)
         self.accounting: bool | None = None
 
@@ -105,7 +107,9 @@ class SlurmSite:
         return self.conn.connected
 
     async def close(self) -> None:
-        await self._call(self.conn.close)
+        """Close the connection, in a thread of its own rather than the pool's: the pool's
+        threads may all be waiting on this very connection, and closing it releases them."""
+        await asyncio.to_thread(self.conn.close)
 
     async def run(self, command: str, timeout: float | None = None) -> CommandResult:
         """Run one shell command on the login node (the benchmark's baseline uses this too)."""
@@ -133,12 +137,17 @@ class SlurmSite:
         return posixpath.normpath(posixpath.join(base, f"{JOB_DIR_PREFIX}{uid}"))
 
     async def upload(self, work_dir: str, files: dict[str, bytes], script: str) -> None:
-        """Write the sources and the batch script into ``work_dir`` (created)."""
+        """Write the sources (``relative path → bytes``) and the batch script into ``work_dir``
+        (created), in one SFTP session."""
         def put_all() -> None:
-            self.conn.makedirs(work_dir)
-            for rel, data in files.items():
-                self.conn.put(posixpath.join(work_dir, rel), data)
-            self.conn.put(posixpath.join(work_dir, slurm.SCRIPT_NAME), script.encode(), 0o755)
+            with self.conn.sftp() as sftp:
+                sftp.makedirs(work_dir)
+                for rel, data in files.items():
+                    path = posixpath.join(work_dir, rel)
+                    if posixpath.dirname(path) != work_dir:
+                        sftp.makedirs(posixpath.dirname(path))
+                    sftp.put(path, data)
+                sftp.put(posixpath.join(work_dir, slurm.SCRIPT_NAME), script.encode(), 0o755)
         await self._call(put_all)
 
     async def build(self, work_dir: str, command: str, timeout: float) -> CommandResult:
@@ -210,28 +219,31 @@ class SlurmSite:
     async def fetch(self, work_dir: str, job_id: str, globs: list[str], output_limit: int,
                     budget: int) -> JobOutputs:
         """Bring back stdout/stderr (the last ``output_limit`` bytes of each) and the files the
-        ``globs`` match, until ``budget`` bytes in all are used (larger files are skipped)."""
+        ``globs`` match, until ``budget`` bytes in all are used (larger files are skipped); one
+        SFTP session."""
         def fetch_all() -> JobOutputs:
-            outputs = JobOutputs()
-            out_name = slurm.STDOUT_PATTERN.replace("%j", job_id)
-            err_name = slurm.STDERR_PATTERN.replace("%j", job_id)
-            outputs.stdout = self.conn.read(posixpath.join(work_dir, out_name), output_limit, tail=True) or b""
-            outputs.stderr = self.conn.read(posixpath.join(work_dir, err_name), output_limit, tail=True) or b""
-            left = budget - len(outputs.stdout) - len(outputs.stderr)
-            if not globs:
+            with self.conn.sftp() as sftp:
+                outputs = JobOutputs()
+                out_name = slurm.STDOUT_PATTERN.replace("%j", job_id)
+                err_name = slurm.STDERR_PATTERN.replace("%j", job_id)
+                outputs.stdout = sftp.read(posixpath.join(work_dir, out_name), output_limit, tail=True) or b""
+                outputs.stderr = sftp.read(posixpath.join(work_dir, err_name), output_limit, tail=True) or b""
+                left = budget - len(outputs.stdout) - len(outputs.stderr)
+                if not globs:
+                    return outputs
+                listing = dict(sftp.walk(work_dir))
+                for rel in slurm.match_results(sorted(listing), globs):
+                    size = listing[rel]
+                    if size > left:
+                        outputs.skipped[rel] = (size, f"not kept: {size} bytes exceed the {budget} bytes kept "
+                                                      f"per job")
+                        continue
+                    data = sftp.read(posixpath.join(work_dir, rel))
+                    if data is None:
+                        continue
+                    outputs.files[rel] = data
+                    left -= len(data)
                 return outputs
-            listing = dict(self.conn.walk(work_dir))
-            for rel in slurm.match_results(sorted(listing), globs):
-                size = listing[rel]
-                if size > left:
-                    outputs.skipped[rel] = (size, f"not kept: {size} bytes exceed the {budget} bytes kept per job")
-                    continue
-                data = self.conn.read(posixpath.join(work_dir, rel))
-                if data is None:
-                    continue
-                outputs.files[rel] = data
-                left -= len(data)
-            return outputs
         return await self._call(fetch_all)
 
     async def cancel(self, job_id: str) -> None:

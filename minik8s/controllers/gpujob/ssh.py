@@ -3,23 +3,38 @@
 :class:`SSHConnection` logs in with a private key, checks the server's host key against the
 ``known_hosts`` text it is given (paramiko's ``RejectPolicy``: an unknown or changed key is
 refused), runs commands (:meth:`SSHConnection.run`, stdout and stderr apart, with a time
-limit and an output cap) and moves files over SFTP.  Every failure is a :class:`SiteError`
-whose ``reason`` says what went wrong (:data:`UNREACHABLE`, :data:`AUTH_FAILED`,
-:data:`HOST_KEY_REJECTED`, :data:`COMMAND_FAILED`, :data:`REJECTED`), so the controller maps
-errors to conditions without knowing paramiko.
+limit and an output cap) and moves files over SFTP (:meth:`SSHConnection.sftp`, an
+:class:`SFTPSession`).  Every failure is a :class:`SiteError` whose ``reason`` says what went
+wrong (:data:`UNREACHABLE`, :data:`AUTH_FAILED`, :data:`HOST_KEY_REJECTED`,
+:data:`COMMAND_FAILED`, :data:`REJECTED`), so the controller maps errors to conditions without
+knowing paramiko.
 
-paramiko's ``Transport`` multiplexes channels, so several threads may run commands over one
-connection at once.
+Threads: one channel per operation.  paramiko's ``Transport`` multiplexes channels and is
+safe to share between threads; a channel, and so an ``SFTPClient``, is not: the client reads
+its replies off its one channel, and a thread that reads another thread's reply drops it, so
+that thread waits for ever (issue 25: five uploads at once through one shared client hung,
+and with it every GPUJob of the controller).  So no channel here is ever used by two
+threads: each command (:meth:`SSHConnection.run`) and each file operation
+(``with conn.sftp() as files: ...``: an upload, a fetch, one read) opens a channel of its
+own on the shared connection and closes it at the end.  Unlike one lock around a shared
+client, this keeps operations of different jobs running side by side, and one slow transfer
+holds up nobody else; unlike a pool of idle clients, it needs no bookkeeping and keeps no
+channels open between operations.  Hence a connection used by N threads has at most N
+channels open: keep N under sshd's ``MaxSessions`` (10 by default; :class:`~.site.SlurmSites`
+runs 8 threads).  The price is an SFTP start per operation (a channel open and the server's
+``sftp-server``: about two round trips); a GPUJob makes four or five.  Every SFTP reply is
+awaited at most ``io_timeout`` seconds, so a login node that stops answering fails the
+operation (:data:`UNREACHABLE`) instead of holding its thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import posixpath
 import select
 import stat
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -107,21 +122,22 @@ def host_keys(known_hosts: str) -> paramiko.HostKeys:
 
 
 class SSHConnection:
-    """A logged-in SSH connection to ``user@host:port``. Blocking; thread-safe for commands.
+    """A logged-in SSH connection to ``user@host:port``. Blocking; thread-safe: every command
+    and every SFTP session has a channel of its own (see the module doc).
 
-    ``connect_timeout`` bounds TCP connect, banner and authentication (seconds).
+    ``connect_timeout`` bounds TCP connect, banner, authentication and opening a channel;
+    ``io_timeout`` bounds the wait for each SFTP reply (seconds).
     """
 
     def __init__(self, host: str, port: int, user: str, credentials: Credentials,
-                 connect_timeout: float = 10.0) -> None:
+                 connect_timeout: float = 10.0, io_timeout: float = 60.0) -> None:
         self.host = host
         self.port = port
         self.user = user
         self.credentials = credentials
         self.connect_timeout = connect_timeout
+        self.io_timeout = io_timeout
         self._client: paramiko.SSHClient | None = None
-        self._sftp: paramiko.SFTPClient | None = None
-        self._lock = threading.Lock()
         self.home: str = ""
 
     # ------------------------------------------------------------------ connection
@@ -130,7 +146,7 @@ class SSHConnection:
         return f"{self.user}@{self.host}:{self.port}"
 
     def connect(self) -> None:
-        """Log in (host key checked against known_hosts). Raises SiteError."""
+        """Log in (host key checked against known_hosts) and read the home directory. Raises SiteError."""
         key = load_private_key(self.credentials.private_key)
         client = paramiko.SSHClient()
         known = host_keys(self.credentials.known_hosts)
@@ -163,7 +179,8 @@ class SSHConnection:
         if transport is not None:
             transport.set_keepalive(15)
         self._client = client
-        self.home = self.sftp().normalize(".")
+        with self.sftp() as files:
+            self.home = files.normalize(".")
 
     @property
     def connected(self) -> bool:
@@ -171,16 +188,10 @@ class SSHConnection:
         return bool(transport and transport.is_active())
 
     def close(self) -> None:
-        with self._lock:
-            if self._sftp is not None:
-                try:
-                    self._sftp.close()
-                except (OSError, EOFError, paramiko.SSHException):
-                    pass
-                self._sftp = None
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+        """Close the connection; operations still running in other threads fail with UNREACHABLE."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def _transport(self) -> paramiko.Transport:
         transport = self._client.get_transport() if self._client else None
@@ -188,17 +199,27 @@ class SSHConnection:
             raise SiteError(UNREACHABLE, f"the SSH connection to {self.target} is closed")
         return transport
 
-    def sftp(self) -> paramiko.SFTPClient:
-        """The connection's SFTP session (opened once)."""
-        with self._lock:
-            if self._sftp is None:
-                try:
-                    self._sftp = paramiko.SFTPClient.from_transport(self._transport())
-                except (paramiko.SSHException, OSError, EOFError) as exc:
-                    raise SiteError(UNREACHABLE, f"SFTP to {self.target} failed: {exc}") from exc
-                if self._sftp is None:
-                    raise SiteError(UNREACHABLE, f"SFTP to {self.target} failed")
-            return self._sftp
+    @contextlib.contextmanager
+    def sftp(self) -> Iterator[SFTPSession]:
+        """A new SFTP session (a channel of its own) for one operation of the calling thread,
+        closed when the ``with`` block ends.  Never hand it to another thread.
+
+        Raises SiteError(UNREACHABLE) when the channel or the SFTP subsystem cannot be opened.
+        """
+        try:
+            channel = self._transport().open_session(timeout=self.connect_timeout)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise SiteError(UNREACHABLE, f"cannot open a channel to {self.target}: {exc}") from exc
+        try:
+            channel.settimeout(self.io_timeout)
+            try:
+                channel.invoke_subsystem("sftp")
+                client = paramiko.SFTPClient(channel)
+            except (paramiko.SSHException, OSError, EOFError) as exc:
+                raise SiteError(UNREACHABLE, f"SFTP to {self.target} failed: {exc}") from exc
+            yield SFTPSession(client, self.host, self.target)
+        finally:
+            channel.close()
 
     # ------------------------------------------------------------------ commands
     def run(self, command: str, timeout: float = 60.0, stdin: str | None = None) -> CommandResult:
@@ -252,40 +273,63 @@ class SSHConnection:
             raise SiteError(COMMAND_FAILED, f"{command.split()[0]} exited {result.exit_status}: {message}")
         return result.stdout
 
-    # ------------------------------------------------------------------ files (SFTP)
+    def read(self, path: str, limit: int | None = None, tail: bool = False) -> bytes | None:
+        """:meth:`SFTPSession.read` in a session of its own (one small file)."""
+        with self.sftp() as files:
+            return files.read(path, limit, tail)
+
+
+class SFTPSession:
+    """One SFTP channel, used by the one thread that opened it (:meth:`SSHConnection.sftp`).
+
+    Paths are the server's (absolute, or relative to the login directory).  Methods raise
+    SiteError: UNREACHABLE when the channel fails or a reply takes longer than the
+    connection's ``io_timeout``, COMMAND_FAILED when the server refuses (permissions, a file
+    where a directory should be).
+    """
+
+    def __init__(self, client: paramiko.SFTPClient, host: str, target: str) -> None:
+        self.client = client
+        self.host = host
+        self.target = target
+
+    def normalize(self, path: str) -> str:
+        """The absolute form of ``path`` on the server (``"."``: the login directory)."""
+        try:
+            return self.client.normalize(path)
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise SiteError(UNREACHABLE, f"SFTP on {self.target} failed: {exc}") from exc
+
     def makedirs(self, path: str) -> None:
         """``mkdir -p`` over SFTP."""
-        sftp = self.sftp()
         parts = [p for p in path.split("/") if p]
         current = "/" if path.startswith("/") else ""
         for part in parts:
             current = posixpath.join(current, part) if current else part
             try:
-                sftp.stat(current)
+                self.client.stat(current)
             except FileNotFoundError:
                 try:
-                    sftp.mkdir(current)
+                    self.client.mkdir(current)
                 except OSError as exc:
-                    raise SiteError(COMMAND_FAILED, f"cannot create {current} on {self.host}: {exc}") from exc
+                    raise _failure(exc, f"cannot create {current} on {self.host}") from exc
             except (OSError, EOFError, paramiko.SSHException) as exc:
                 raise SiteError(UNREACHABLE, f"SFTP on {self.target} failed: {exc}") from exc
 
     def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        """Write ``data`` to ``path`` (parents created)."""
-        self.makedirs(posixpath.dirname(path))
+        """Write ``data`` to ``path`` with permissions ``mode`` (the parents must exist: :meth:`makedirs`)."""
         try:
-            with self.sftp().open(path, "wb") as fh:
+            with self.client.open(path, "wb") as fh:
                 fh.write(data)
-            self.sftp().chmod(path, mode)
+            self.client.chmod(path, mode)
         except (OSError, EOFError, paramiko.SSHException) as exc:
-            raise SiteError(UNREACHABLE if isinstance(exc, EOFError | paramiko.SSHException) else COMMAND_FAILED,
-                            f"cannot write {path} on {self.host}: {exc}") from exc
+            raise _failure(exc, f"cannot write {path} on {self.host}") from exc
 
     def read(self, path: str, limit: int | None = None, tail: bool = False) -> bytes | None:
         """The content of ``path`` (None when it does not exist); at most ``limit`` bytes, the
         last ones when ``tail``."""
         try:
-            with self.sftp().open(path, "rb") as fh:
+            with self.client.open(path, "rb") as fh:
                 size = fh.stat().st_size or 0
                 if limit is not None and size > limit:
                     if tail:
@@ -299,15 +343,16 @@ class SSHConnection:
         except (OSError, EOFError, paramiko.SSHException) as exc:
             raise SiteError(UNREACHABLE, f"cannot read {path} on {self.host}: {exc}") from exc
 
-    def walk(self, root: str, max_entries: int = 10000) -> Iterator[tuple[str, int]]:
-        """``(relative path, size)`` of every regular file under ``root`` (symlinks not followed)."""
-        sftp = self.sftp()
+    def walk(self, root: str, max_entries: int = 10000) -> list[tuple[str, int]]:
+        """``(relative path, size in bytes)`` of every regular file under ``root`` (symlinks not
+        followed; at most ``max_entries`` directory entries looked at; [] when ``root`` is missing)."""
+        files: list[tuple[str, int]] = []
         stack = [""]
         seen = 0
         while stack:
             rel = stack.pop()
             try:
-                entries = sftp.listdir_attr(posixpath.join(root, rel) if rel else root)
+                entries = self.client.listdir_attr(posixpath.join(root, rel) if rel else root)
             except FileNotFoundError:
                 continue
             except (OSError, EOFError, paramiko.SSHException) as exc:
@@ -315,13 +360,21 @@ class SSHConnection:
             for entry in sorted(entries, key=lambda e: e.filename):
                 seen += 1
                 if seen > max_entries:
-                    return
+                    return files
                 child = posixpath.join(rel, entry.filename) if rel else entry.filename
                 mode = entry.st_mode or 0
                 if stat.S_ISDIR(mode):
                     stack.append(child)
                 elif stat.S_ISREG(mode):
-                    yield child, int(entry.st_size or 0)
+                    files.append((child, int(entry.st_size or 0)))
+        return files
+
+
+def _failure(exc: BaseException, what: str) -> SiteError:
+    """A refused request (an SFTP status: permissions, no such directory) is COMMAND_FAILED; a
+    broken or silent channel (EOF, SSH error, time-out) is UNREACHABLE."""
+    broken = isinstance(exc, EOFError | paramiko.SSHException | TimeoutError)
+    return SiteError(UNREACHABLE if broken else COMMAND_FAILED, f"{what}: {exc}")
 
 
 def _append(buf: bytearray, chunk: bytes) -> None:
