@@ -29,19 +29,42 @@ class APIError(Exception):
         self.details = details or {}
 
     def to_status(self) -> dict[str, Any]:
-        """Render as a Kubernetes ``Status`` object (a JSON-ready dict)."""
-        status: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        }
-        if self.details:
-            status["details"] = self.details
-        return status
+        """Render as a Kubernetes ``Status`` object (a JSON-ready dict) in the field order and with the
+        omissions of Go's ``metav1.Status``: ``kind, apiVersion, metadata, status, message, reason,
+        details, code``; empty fields (an empty ``group``, no ``causes``) left out, as ``omitempty``."""
+        return status_object("Failure", self.message, self.reason, self.details, self.code)
+
+
+#: ``metav1.StatusDetails`` and ``metav1.StatusCause`` fields in Go's order (their JSON order).
+DETAILS_FIELDS = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+CAUSE_FIELDS = ("reason", "message", "field")
+
+
+def status_object(status: str, message: str = "", reason: str = "", details: dict[str, Any] | None = None,
+                  code: int = 0) -> dict[str, Any]:
+    """A ``kind: Status`` object as kube-apiserver writes it: Go's field order, and every field that
+    is empty (``""``, 0, no details) omitted (``omitempty``) but ``metadata``, always ``{}``.
+    ``status`` is ``Success`` or ``Failure``; ``details`` follows ``metav1.StatusDetails``."""
+    out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": status}
+    if message:
+        out["message"] = message
+    if reason:
+        out["reason"] = reason
+    ordered = _ordered(details or {}, DETAILS_FIELDS)
+    if "causes" in ordered:
+        ordered["causes"] = [_ordered(c, CAUSE_FIELDS) if isinstance(c, dict) else c for c in ordered["causes"]]
+    if ordered:
+        out["details"] = ordered
+    if code:
+        out["code"] = code
+    return out
+
+
+def _ordered(fields: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """``fields`` with the known ones first in ``order`` and the empty ones left out."""
+    out = {k: fields[k] for k in order if fields.get(k) not in (None, "", 0, [], {})}
+    out.update((k, v) for k, v in fields.items() if k not in out and k not in order)
+    return out
 
 
 class BadRequest(APIError):

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from minik8s.api import errors
+from minik8s.api.encoding import encode_json
 from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
 from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
 from minik8s.apiserver.admission import AdmissionConfig
@@ -35,6 +36,7 @@ from minik8s.apiserver.cacher import Cacher, SharedEvent
 from minik8s.apiserver.endpointreconciler import DEFAULT_INTERVAL, DEFAULT_TTL, LeaseEndpointReconciler
 from minik8s.apiserver.httpio import (
     InternalErrors,
+    KubeJSONResponse,
     delete_options,
     list_options,
     parse_bool,
@@ -197,7 +199,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
 
     # FastAPI's own /openapi.json and /docs are off: /openapi/v2 and /openapi/v3 are Kubernetes'.
     app = FastAPI(title="minik8s apiserver", version=discovery.VERSION_INFO["gitVersion"],
-                  lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)  # type: ignore[arg-type]
+                  lifespan=lifespan,  # type: ignore[arg-type]
+                  openapi_url=None, docs_url=None, redoc_url=None, default_response_class=KubeJSONResponse)
     app.state.api = api
     app.add_middleware(MutatingInflight, limit=max_mutating_inflight)  # writes cannot starve reads
     if authenticator is not None and authenticator.enabled:  # (outside: who may not write waits for nothing)
@@ -207,7 +210,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     app.add_middleware(InternalErrors)  # outermost: a 500 is one log line and keeps the connection
 
     @app.exception_handler(errors.APIError)
-    async def api_error(request: Request, exc: errors.APIError) -> JSONResponse:
+    async def api_error(request: Request, exc: errors.APIError) -> KubeJSONResponse:
         return status_response(exc)
 
 
@@ -356,7 +359,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                                                   "SelfSubjectReview"):
             if method != "POST" or t.name is not None:
                 raise errors.MethodNotAllowed(f"{method} is not supported on {t.rt.plural}")
-            return JSONResponse(review(authorizer, t.rt.kind, await read_body(request), user), status_code=201)
+            return KubeJSONResponse(review(authorizer, t.rt.kind, await read_body(request), user), status_code=201)
         node = rbac.node_name(user) if "Node" in authorization_modes else None
         if node is not None and method in ("POST", "PUT", "PATCH", "DELETE"):
             info = getattr(request.state, "request_info", None)
@@ -369,8 +372,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                                               + (f"/{t.subresource}" if t.subresource else ""))
             body = await read_body(request)
             if t.subresource == "token":
-                return JSONResponse(await tokens.request(t.namespace or "", t.name or "", body), status_code=201)
-            return JSONResponse(await tokens.review(body), status_code=201)
+                return KubeJSONResponse(await tokens.request(t.namespace or "", t.name or "", body), status_code=201)
+            return KubeJSONResponse(await tokens.review(body), status_code=201)
         if t.name is None:
             if method == "GET":
                 opts = list_options(params)
@@ -394,12 +397,12 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 validation = FieldValidation.parse(params.get("fieldValidation"), "CreateOptions")
                 obj = await api.create(t.rt, t.namespace, body, dry_run=dry_run, validation=validation,
                                        manager=field_manager(request))
-                return with_warnings(JSONResponse(t.out(obj), status_code=201), validation)
+                return with_warnings(KubeJSONResponse(t.out(obj), status_code=201), validation)
             if method == "DELETE":
                 body = await read_body(request)
                 result = await api.delete_collection(t.rt, t.namespace, list_options(params),
                                                      delete_options(params, body))
-                return JSONResponse(t.served.out_list(result) if t.served is not None else result)
+                return KubeJSONResponse(t.served.out_list(result) if t.served is not None else result)
             raise errors.MethodNotAllowed(f"{method} is not supported on a collection")
         if method == "GET":
             if parse_bool(params.get("watch")):
@@ -411,7 +414,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 obj = t.out(await api.get(t.rt, t.namespace, t.name))
                 return respond(negotiation.convert_object(obj, t.rt.kind, out, params, cols=custom_columns(t.rt)),
                                out)
-            return JSONResponse(t.out(await api.get(t.rt, t.namespace, t.name)))
+            return KubeJSONResponse(t.out(await api.get(t.rt, t.namespace, t.name)))
         if method == "PUT":
             body = await read_body(request)
             if t.served is not None:
@@ -419,7 +422,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             validation = FieldValidation.parse(params.get("fieldValidation"), "UpdateOptions")
             obj = await api.update(t.rt, t.namespace, t.name, body, t.subresource, dry_run, validation,
                                    field_manager(request))
-            return with_warnings(JSONResponse(t.out(obj)), validation)
+            return with_warnings(KubeJSONResponse(t.out(obj)), validation)
         if method == "PATCH":
             body = await read_body(request)
             ctype = request.headers.get("content-type", "")
@@ -432,20 +435,20 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                 obj, created = await api.apply(t.rt, t.namespace, t.name, body, params["fieldManager"],
                                                parse_bool(params.get("force")), t.subresource, dry_run,
                                                validation, view)
-                return with_warnings(JSONResponse(t.out(obj), status_code=201 if created else 200), validation)
+                return with_warnings(KubeJSONResponse(t.out(obj), status_code=201 if created else 200), validation)
             if "force" in params:
                 raise errors.invalid("PatchOptions.meta.k8s.io", "", [
                     ("force", None, "Forbidden: may not be specified for non-apply patch")])
             obj = await api.patch(t.rt, t.namespace, t.name, body, ctype, t.subresource, dry_run, validation,
                                   view, field_manager(request))
-            return with_warnings(JSONResponse(t.out(obj)), validation)
+            return with_warnings(KubeJSONResponse(t.out(obj)), validation)
         if method == "DELETE":
             if t.subresource:
                 raise errors.MethodNotAllowed(f"DELETE is not supported on {t.subresource}")
             body = await read_body(request)
             del_opts = delete_options(params, body)
             del_opts.dry_run = del_opts.dry_run or dry_run
-            return JSONResponse(t.out(await api.delete(t.rt, t.namespace, t.name, del_opts)))
+            return KubeJSONResponse(t.out(await api.delete(t.rt, t.namespace, t.name, del_opts)))
         raise errors.MethodNotAllowed(f"{method} is not supported here")
 
     def field_manager(request: Request) -> str:
@@ -475,7 +478,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                         ev = t.served.out_event(ev)
                     ev = negotiation.convert_event(ev, t.rt.kind, out, request.query_params, first, cols)
                     first = first and ev.get("type") not in ("ADDED", "MODIFIED", "DELETED")
-                    yield json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+                    yield encode_json(ev)
             finally:
                 await events.aclose()  # type: ignore[attr-defined]
 

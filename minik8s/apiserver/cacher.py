@@ -56,13 +56,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from minik8s.api import errors
+from minik8s.api.encoding import encode_json
 from minik8s.apiserver.storage import Store, WatchEvent
 
 log = logging.getLogger("apiserver.cacher")
@@ -96,7 +96,7 @@ class SharedEvent(dict[str, Any]):
         try:
             return self._encoded
         except AttributeError:
-            self._encoded: bytes = json.dumps(self, separators=(",", ":")).encode() + b"\n"
+            self._encoded: bytes = encode_json(self)
             return self._encoded
 
 

@@ -12,7 +12,6 @@ event loop);
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
@@ -21,6 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from minik8s.api import decoding, errors
+from minik8s.api.encoding import encode_json
 from minik8s.apiserver import protobuf
 from minik8s.apiserver.resources import DeleteOptions, FieldValidation, ListOptions
 
@@ -31,12 +31,20 @@ THREAD_DECODE_BYTES = 64 * 1024  # bodies larger than this are decoded in a work
 BODY_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 
 
-def status_response(err: errors.APIError) -> JSONResponse:
+class KubeJSONResponse(JSONResponse):
+    """A JSON response in kube-apiserver's bytes (:func:`minik8s.api.encoding.encode_json`): every
+    JSON answer of the apiserver is one of these."""
+
+    def render(self, content: Any) -> bytes:
+        return encode_json(content)
+
+
+def status_response(err: errors.APIError) -> KubeJSONResponse:
     """``err`` as a ``kind: Status`` body with its HTTP status code (and ``Retry-After`` when
     its details say ``retryAfterSeconds``)."""
     retry = err.details.get("retryAfterSeconds")
     headers = {"Retry-After": str(retry)} if isinstance(retry, int) else None
-    return JSONResponse(err.to_status(), status_code=err.code, headers=headers)
+    return KubeJSONResponse(err.to_status(), status_code=err.code, headers=headers)
 
 
 class InternalErrors:
@@ -75,8 +83,9 @@ class InternalErrors:
 
 
 def status_json(err: errors.APIError) -> bytes:
-    """``err``'s ``kind: Status`` body as JSON bytes (for the error channel of an exec stream)."""
-    return json.dumps(err.to_status()).encode()
+    """``err``'s ``kind: Status`` body as JSON bytes (for the error channel of an exec stream: Go's
+    ``json.Marshal``, no newline)."""
+    return encode_json(err.to_status())[:-1]
 
 
 def parse_bool(value: str | None) -> bool:

@@ -18,7 +18,6 @@ kube-apiserver answers media types it has no serializer for.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +25,7 @@ import yaml
 
 from minik8s.api import columns, errors
 from minik8s.api.base import Obj
+from minik8s.api.encoding import encode_json
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -173,4 +173,4 @@ def render(data: Any, out: Output) -> bytes:
     """The response body in ``out.media_type``."""
     if out.media_type == YAML:
         return yaml.safe_dump(data, sort_keys=False).encode()
-    return json.dumps(data, separators=(",", ":")).encode()
+    return encode_json(data)

@@ -26,6 +26,7 @@ from aetcd import utils as etcd_utils
 from minik8s.api import errors
 from minik8s.apiserver.encryption import EncryptionConfig, TransformError
 from minik8s.apiserver.etcd_client import EtcdEndpoint, EtcdTLS, etcd_client
+from minik8s.apiserver.wireorder import in_wire_order, with_resource_version
 
 log = logging.getLogger("apiserver.storage")
 
@@ -43,7 +44,7 @@ class WatchEvent:
 
 def _with_revision(obj: dict[str, Any], revision: int) -> dict[str, Any]:
     out = dict(obj)
-    out["metadata"] = dict(obj.get("metadata") or {}, resourceVersion=str(revision))
+    out["metadata"] = with_resource_version(obj.get("metadata") or {}, str(revision))
     return out
 
 
@@ -96,7 +97,7 @@ class Store:
         except (TransformError, ValueError) as exc:
             log.error("cannot read %s: %s", key.decode(errors="replace"), exc)
             raise errors.InternalError(f'unable to transform key "{key.decode(errors="replace")}": {exc}') from None
-        obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+        obj["metadata"] = with_resource_version(obj.get("metadata") or {}, str(revision))
         return obj
 
     async def close(self) -> None:
@@ -156,8 +157,10 @@ class Store:
         return self._from_storage(key.encode(), kv.value, kv.mod_revision)
 
     async def create(self, key: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """Store a new object; raises AlreadyExists when ``key`` exists. Returns it with its resourceVersion."""
+        """Store a new object; raises AlreadyExists when ``key`` exists. Returns it with its resourceVersion,
+        in Kubernetes' field order (:func:`~minik8s.apiserver.wireorder.in_wire_order`), as stored."""
         k = key.encode()
+        obj = in_wire_order(obj)
         tx = self.client.transactions
         ok, responses = await self._call(self.client.transaction(
             compare=[tx.create(k) == 0], success=[tx.put(k, self._to_storage(k, obj))], failure=[]))
@@ -171,6 +174,7 @@ class Store:
         Raises Conflict when it is not (a stale resourceVersion), NotFound when the key is gone.
         """
         k = key.encode()
+        obj = in_wire_order(obj)
         tx = self.client.transactions
         ok, responses = await self._call(self.client.transaction(
             compare=[tx.mod(k) == expected_revision],

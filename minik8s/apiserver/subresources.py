@@ -26,13 +26,13 @@ from urllib.parse import urlencode
 import httpx
 import websockets
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from minik8s.api import errors, kubejsonpath
 from minik8s.api.base import now_rfc3339
 from minik8s.api.registry import ResourceType
 from minik8s.apiserver import fieldmanager, spdy
-from minik8s.apiserver.httpio import read_body, status_json
+from minik8s.apiserver.httpio import KubeJSONResponse, read_body, status_json
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error
 
 log = logging.getLogger("apiserver")
@@ -55,7 +55,7 @@ class PodSubresources:
             if request.method != "POST":
                 raise errors.MethodNotAllowed("binding only supports POST")
             body = await read_body(request)
-            return JSONResponse(await self.bind(rt, namespace or "", name, body), status_code=201)
+            return KubeJSONResponse(await self.bind(rt, namespace or "", name, body), status_code=201)
         if sub == "log":
             if request.method != "GET":
                 raise errors.MethodNotAllowed("log only supports GET")
@@ -89,7 +89,7 @@ class PodSubresources:
                 await self.api.store.update(key, new, int(pod["metadata"]["resourceVersion"]))
             except errors.Conflict:
                 continue
-            return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+            return errors.status_object("Success", code=201)
         raise errors.Conflict(f"pod {name} changed too often while binding; try again")
 
     # ------------------------------------------------------------------ kubelet location
@@ -295,7 +295,7 @@ class ScaleSubresource:
 
         current = await self.api.get(rt, namespace, name)
         if request.method == "GET":
-            return JSONResponse(self.to_scale(current, rt))
+            return KubeJSONResponse(self.to_scale(current, rt))
         body = await read_body(request)
         scale = self.to_scale(current, rt)
         if request.method == "PUT":
@@ -333,4 +333,4 @@ class ScaleSubresource:
         manager = request.query_params.get("fieldManager") or \
             fieldmanager.manager_from_user_agent(request.headers.get("user-agent", ""))
         updated = await self.api.update(rt, namespace, name, obj, manager=manager)
-        return JSONResponse(self.to_scale(updated, rt))
+        return KubeJSONResponse(self.to_scale(updated, rt))

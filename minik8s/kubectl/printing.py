@@ -118,9 +118,11 @@ def to_yaml(obj: Any) -> str:
                      width=1 << 16)
 
 
-def to_json(obj: Any) -> str:
-    """JSON text of ``obj`` indented like ``kubectl -o json`` (4 spaces)."""
-    return json.dumps(obj, indent=4, ensure_ascii=False)
+def to_json(obj: Any, sort_keys: bool = True) -> str:
+    """JSON text of ``obj`` as ``kubectl -o json`` prints it: indented by 4 spaces, keys sorted (kubectl
+    prints objects decoded as unstructured maps, whatever order the apiserver sent); ``sort_keys=False``
+    for what kubectl prints from a Go struct of its own (``kubectl version``)."""
+    return json.dumps(obj, indent=4, ensure_ascii=False, sort_keys=sort_keys)
 
 
 def as_list(items: list[dict[str, Any]]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ def version(
         doc: dict[str, Any] = {"clientVersion": client_info}
         if server_info is not None:
             doc["serverVersion"] = server_info
-        print(printing.to_yaml(doc).rstrip("\n") if output == "yaml" else printing.to_json(doc))
+        print(printing.to_yaml(doc).rstrip("\n") if output == "yaml" else printing.to_json(doc, sort_keys=False))
         return
     print(f"Client Version: minik8s {client_version()}")
     if server_info is not None:

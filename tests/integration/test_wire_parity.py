@@ -270,3 +270,75 @@ async def test_autoscaling_v1_is_served_from_the_stored_v2(apiserver: APIServer,
         r = await h.delete(f"{v1}/web")
         assert r.status_code == 200 and r.json()["apiVersion"] == "autoscaling/v1"
         assert (await h.get(f"{v2}/web")).status_code == 404
+
+
+async def test_status_bodies_are_kube_apiservers_bytes(apiserver: APIServer, namespace: str) -> None:
+    """A ``Status`` in Go's field order (``details`` before ``code``), an empty ``group`` left out, and
+    the newline Go's encoder ends every body with: clients compare these texts."""
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "dup"},
+           "spec": {"ports": [{"port": 80}], "selector": {"app": "dup"}}}
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        services = f"/api/v1/namespaces/{namespace}/services"
+        assert (await h.post(services, json=svc)).status_code == 201
+        again = await h.post(services, json=svc)
+        assert again.status_code == 409
+        assert again.content == (
+            b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+            b'"message":"services \\"dup\\" already exists","reason":"AlreadyExists",'
+            b'"details":{"name":"dup","kind":"services"},"code":409}\n')
+        missing = await h.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/nope")
+        assert missing.content == (
+            b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+            b'"message":"deployments.apps \\"nope\\" not found","reason":"NotFound",'
+            b'"details":{"name":"nope","group":"apps","kind":"deployments"},"code":404}\n')
+        invalid = await h.post(services, json={**svc, "metadata": {"name": "Bad_Name"}})
+        status = invalid.json()
+        assert list(status) == ["kind", "apiVersion", "metadata", "status", "message", "reason", "details", "code"]
+        assert list(status["details"]) == ["name", "kind", "causes"]
+        assert all(list(c) == ["reason", "message", "field"] for c in status["details"]["causes"])
+
+
+async def test_objects_come_in_kubernetes_field_order(apiserver: APIServer, namespace: str) -> None:
+    """kube-apiserver writes an object from its Go struct: ``kind`` and ``apiVersion`` first, then
+    ``metadata`` (``name, namespace, uid, resourceVersion, generation?, creationTimestamp, labels``),
+    ``spec`` and ``status``, each in its Go type's order; in a create's answer, a get, a list and a
+    watch event alike."""
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"labels": {"app": "web"}, "name": "ordered"},
+           "spec": {"restartPolicy": "Never", "containers": [
+               {"image": "minik8s/busybox", "name": "c", "command": ["sleep", "1"]}],
+               "volumes": [{"emptyDir": {}, "name": "scratch"}]}}
+    async with httpx.AsyncClient(base_url=apiserver.url, timeout=30) as h:
+        pods = f"/api/v1/namespaces/{namespace}/pods"
+        created = await h.post(pods, json=pod)
+        assert created.status_code == 201 and created.content.endswith(b"}\n")
+        fetched = await h.get(f"{pods}/ordered")
+        listed = (await h.get(pods)).json()["items"][0]
+        params = {"watch": "true", "resourceVersion": "0", "timeoutSeconds": "2"}
+        async with h.stream("GET", pods, params=params) as stream:
+            watched = json.loads(await anext(stream.aiter_lines()))["object"]
+        for obj in (created.json(), fetched.json(), listed, watched):
+            assert list(obj)[:3] == ["kind", "apiVersion", "metadata"] and list(obj)[3:] == ["spec", "status"]
+            meta = [k for k in obj["metadata"] if k != "generation"]
+            assert meta[:6] == ["name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels"], meta
+            spec = list(obj["spec"])
+            assert spec.index("volumes") < spec.index("containers") < spec.index("restartPolicy")
+            assert list(obj["spec"]["containers"][0])[:3] == ["name", "image", "command"]
+            assert list(obj["spec"]["volumes"][0]) == ["name", "emptyDir"]
+
+
+async def test_protobuf_delete_options_as_helm_sends_them(apiserver: APIServer, namespace: str) -> None:
+    """``helm uninstall`` sends its DeleteOptions in protobuf (envelope ``v1``/``DeleteOptions``)."""
+    opts = protobuf.message_class("k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions")()
+    opts.propagationPolicy = "Background"
+    unknown = protobuf.message_class("k8s.io.apimachinery.pkg.runtime.Unknown")()
+    unknown.typeMeta.apiVersion, unknown.typeMeta.kind = "v1", "DeleteOptions"
+    unknown.raw = opts.SerializeToString()
+    body = protobuf.MAGIC + unknown.SerializeToString()
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        deploys = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+        assert (await h.post(deploys, json=DEPLOY)).status_code == 201
+        r = await h.request("DELETE", f"{deploys}/front", content=body,
+                            headers={"Content-Type": protobuf.MEDIA_TYPE, "Accept": "application/json"})
+        assert r.status_code == 200, r.text
+        assert (await h.get(f"{deploys}/front")).status_code == 404
