@@ -200,7 +200,7 @@ class PodSubresources:
             await refuse(err)
             return
         await websocket.accept(subprotocol=proto)
-        await _splice(websocket, upstream)
+        await _splice(websocket, upstream, ends_with_status=sub != "portforward")
 
     async def _spdy_port_forward(self, websocket: WebSocket, address: str, namespace: str, name: str) -> None:
         """kubectl's SPDY-in-WebSocket port forwarding (:mod:`minik8s.apiserver.spdy`): one kubelet
@@ -218,8 +218,18 @@ class PodSubresources:
                 await websocket.close()
 
 
-async def _splice(client: WebSocket, upstream: Any) -> None:
-    """Copy frames both ways until either side closes."""
+async def _splice(client: WebSocket, upstream: Any, ends_with_status: bool = False) -> None:
+    """Copy frames both ways until either side closes.
+
+    The client's close frame follows the stream's last frame at once, as kube-apiserver's does:
+    with ``ends_with_status`` (exec and attach), right after the frame on the error channel 3
+    (the remotecommand protocol's last: the exit status), else as soon as the kubelet's stream
+    ends, before the kubelet's own close handshake is done.  A client that acts on the status
+    while its reader still waits on the socket must find the close already there: lightkube's sync
+    exec (httpx2) closes its socket under a reader thread still in ``SSL_read``, and that stale
+    reader broke the TLS handshake of the next connection, which reused the file descriptor
+    (``[SSL: WRONG_VERSION_NUMBER]``; tests/integration/test_tls_connection_stress.py).
+    """
 
     async def down() -> None:
         async for msg in upstream:
@@ -227,6 +237,10 @@ async def _splice(client: WebSocket, upstream: Any) -> None:
                 await client.send_bytes(msg)
             else:
                 await client.send_text(msg)
+            if ends_with_status and msg[:1] in (b"\x03", "3"):
+                break
+        with contextlib.suppress(Exception):  # the stream is over: the client's close goes out now
+            await client.close()
 
     async def up() -> None:
         while True:

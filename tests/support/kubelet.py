@@ -61,10 +61,13 @@ class KubeletProcess:
     stay apart from a real cluster's 10.244.0.0/16; :meth:`cleanup` removes them.
     ``tls``: for a kubelet started with ``--tls-cert-file`` in ``extra``, the client context
     that may call its ``/healthz`` over HTTPS (trusting its CA, with an allowed certificate).
+    ``api_ca``: the CA file of an apiserver that serves HTTPS (its kubeconfig's
+    ``certificate-authority``).
     """
 
     def __init__(self, apiserver: APIServer, workdir: Path, cidr: str | None = None,
-                 extra: list[str] | None = None, tls: ssl.SSLContext | None = None) -> None:
+                 extra: list[str] | None = None, tls: ssl.SSLContext | None = None,
+                 api_ca: Path | None = None) -> None:
         self.node = f"kt-{os.urandom(3).hex()}"
         self.network = f"mk8s-{self.node}"
         self.cidr = free_subnet() if cidr is None else cidr
@@ -79,8 +82,9 @@ class KubeletProcess:
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.root = workdir / "root"
         self.kubeconfig = workdir / "kubeconfig"
-        self.kubeconfig.write_text(render(apiserver.url))
+        self.kubeconfig.write_text(render(apiserver.url, ca_file=str(api_ca) if api_ca else None))
         self.api_url = apiserver.url
+        self.api_tls = ssl.create_default_context(cafile=str(api_ca)) if api_ca else None
         self.log_path = workdir / "kubelet.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -97,7 +101,8 @@ class KubeletProcess:
              "--sync-frequency", "2", "-v"],
             stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
         wait_http(f"{self.url}/healthz", 30, **({"verify": self.tls} if self.tls else {}))
-        wait_http(f"{self.api_url}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{self.node}", 30)
+        wait_http(f"{self.api_url}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{self.node}", 30,
+                  **({"verify": self.api_tls} if self.api_tls else {}))
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -145,7 +150,7 @@ def running_kubelet(apiserver: APIServer, workdir: Path, **kwargs: Any) -> Itera
         k.cleanup()
         for path in (f"/api/v1/nodes/{k.node}",
                      f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{k.node}"):
-            httpx.delete(apiserver.url + path, timeout=5)
+            httpx.delete(apiserver.url + path, timeout=5, verify=k.api_tls or True)
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -1,0 +1,187 @@
+"""Many short TLS connections to an HTTPS apiserver, interleaved with exec, attach, port-forward,
+log-follow and watch streams that the client ends early: not one connection may fail.
+
+The regression (issue 25, defect 3): lightkube's second ``exec`` failed in its TLS handshake with
+``[SSL: WRONG_VERSION_NUMBER]``.  Its sync WebSocket session (httpx2) closes its socket while the
+session's reader thread is still in ``SSL_read`` on it; the next connection gets the same file
+descriptor, and the stale reader steals the new handshake's bytes and writes its old session's
+alert into it (seen with strace).  Nothing the server sends is plain text; what the server
+controls is how long that reader waits: kube-apiserver (and the kubelet) send the WebSocket close
+frame right after the last frame, so the reader sees the close and stops before the client acts on
+the exit status.  minik8s' apiserver relayed the close only after its own close handshake with the
+kubelet, leaving the reader blocked (``minik8s.apiserver.subresources._splice``).
+
+Bounded: ``ROUNDS`` rounds of one lightkube exec (the failing call, followed at once by a new
+connection), keep-alive-less HTTPS requests, raw TLS handshakes and the early-ended streams;
+loopback only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import ssl
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from lightkube import Client as LightkubeClient
+from lightkube import KubeConfig
+from websockets.sync.client import connect
+
+from minik8s.client.kubeconfig import render
+from tests.support.kubelet import BUSYBOX, KubeletProcess, running_kubelet
+from tests.support.pki import CA
+from tests.support.processes import APIServer, Etcd, wait_http
+
+pytestmark = pytest.mark.docker
+
+ROUNDS = int(os.environ.get("TLS_STRESS_ROUNDS", "60"))
+EXEC_PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"]
+
+
+class Cluster:
+    """The module's HTTPS apiserver, its CA and kubeconfig, and a kubelet registered through it."""
+
+    def __init__(self, apiserver: APIServer, ca: CA, kubeconfig: Path, kubelet: KubeletProcess) -> None:
+        self.apiserver = apiserver
+        self.ca = ca
+        self.kubeconfig = kubeconfig
+        self.kubelet = kubelet
+
+    def ctx(self) -> ssl.SSLContext:
+        return self.ca.client_context()
+
+
+@pytest.fixture(scope="module")
+def cluster(etcd: Etcd, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    d = tmp_path_factory.mktemp("tls-stress")
+    ca = CA(d / "pki")
+    serving = ca.issue("apiserver", "kube-apiserver", client=False, server=True)
+    apiserver = APIServer(etcd, d, scheme="https", extra=[
+        "--tls-cert-file", str(serving.cert), "--tls-private-key-file", str(serving.key)])
+    try:
+        wait_http(f"{apiserver.url}/readyz", 30, verify=ca.client_context())
+        kubeconfig = d / "kubeconfig"
+        kubeconfig.write_text(render(apiserver.url, ca_file=str(ca.cert)))
+        with running_kubelet(apiserver, tmp_path_factory.mktemp("kubelet"), api_ca=ca.cert) as kubelet:
+            yield Cluster(apiserver, ca, kubeconfig, kubelet)
+    finally:
+        apiserver.stop()
+
+
+def _wait_running(http: httpx.Client, ns: str, name: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pod = http.get(f"/api/v1/namespaces/{ns}/pods/{name}").json()
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        if statuses and all(s.get("ready") for s in statuses):
+            return
+        time.sleep(0.3)
+    raise TimeoutError(f"pod {ns}/{name} not ready in {timeout:.0f}s")
+
+
+def _raw_tls_get(port: int, ctx: ssl.SSLContext, path: str) -> bytes:
+    """One request on a fresh raw TLS socket (handshake, request, read to EOF)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, \
+            ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        tls.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := tls.recv(65536):
+            data += chunk
+        return data.split(b"\r\n", 1)[0]
+
+
+def test_short_tls_connections_survive_streams_that_end_early(cluster: Cluster) -> None:
+    api = cluster.apiserver
+    ctx = cluster.ctx()
+    ns = f"t-{os.urandom(4).hex()}"
+    pod = "stress"
+    # New connections only: no keep-alive, so each request is a TLS handshake.
+    fresh = httpx.Client(base_url=api.url, verify=ctx, timeout=10, limits=httpx.Limits(max_keepalive_connections=0))
+    setup = httpx.Client(base_url=api.url, verify=ctx, timeout=10)
+    setup.post("/api/v1/namespaces", json={"metadata": {"name": ns}}).raise_for_status()
+    setup.post(f"/api/v1/namespaces/{ns}/pods", json={
+        "metadata": {"name": pod},
+        "spec": {"nodeName": cluster.kubelet.node, "terminationGracePeriodSeconds": 1, "containers": [
+            {"name": "main", "image": BUSYBOX,
+             "command": ["sh", "-c", "while true; do echo tick; sleep 0.2; done"]},
+            {"name": "web", "image": BUSYBOX, "command": ["httpd", "-f", "-p", "8080"]}]}}).raise_for_status()
+    _wait_running(setup, ns, pod)
+
+    lightkube = LightkubeClient(KubeConfig.from_file(cluster.kubeconfig))  # what lightkube's e2e suite uses
+    base = f"/api/v1/namespaces/{ns}/pods/{pod}"
+    failures: Counter[str] = Counter()
+    done: Counter[str] = Counter()
+
+    previous = ["-"]
+
+    def attempt(kind: str, call: Callable[[], None]) -> None:
+        try:
+            call()
+            done[kind] += 1
+        except Exception as exc:  # noqa: BLE001
+            failures[f"{kind} (after {previous[0]}): {type(exc).__name__}: {exc}"[:200]] += 1
+        previous[0] = kind
+
+    def lightkube_exec() -> None:
+        res = lightkube.exec(pod, namespace=ns, container="main", command=["/bin/sh", "-c", "printf %s ok"],
+                             stdout=True, raise_on_error=True)
+        assert res.stdout == "ok", res
+
+    def fresh_get() -> None:
+        resp = fresh.get(base)
+        assert resp.status_code == 200, resp.text
+
+    def raw_get() -> None:
+        line = _raw_tls_get(api.port, ctx, "/version")
+        assert line.startswith(b"HTTP/1.1 200"), line
+
+    def early_ws(sub: str, query: str, protocols: list[str]) -> None:
+        url = f"{api.url.replace('https', 'wss')}{base}/{sub}?{query}"
+        with connect(url, ssl=ctx, subprotocols=protocols, open_timeout=10) as ws:  # type: ignore[arg-type]
+            ws.recv(timeout=10)  # the first frame, then the client leaves mid-stream
+
+    def early_log() -> None:
+        with fresh.stream("GET", f"{base}/log", params={"container": "main", "follow": "true"}) as resp:
+            assert resp.status_code == 200
+            next(resp.iter_raw())
+
+    def early_watch() -> None:
+        with fresh.stream("GET", f"/api/v1/namespaces/{ns}/pods", params={"watch": "true"}) as resp:
+            assert resp.status_code == 200
+            line = next(resp.iter_lines())
+            assert json.loads(line)["type"] == "ADDED"
+
+    start = time.monotonic()
+    try:
+        for _ in range(ROUNDS):
+            attempt("exec", lightkube_exec)
+            attempt("get", fresh_get)  # a new connection right after the exec session closed
+            attempt("exec", lightkube_exec)
+            attempt("raw", raw_get)
+            attempt("attach", lambda: early_ws("attach", "container=main&stdout=true", EXEC_PROTOCOLS))
+            attempt("get", fresh_get)
+            attempt("portforward", lambda: early_ws("portforward", "ports=8080", ["v4.channel.k8s.io"]))
+            attempt("raw", raw_get)
+            attempt("log", early_log)
+            attempt("watch", early_watch)
+            attempt("get", fresh_get)
+    finally:
+        elapsed = time.monotonic() - start
+        lightkube.close()
+        fresh.close()
+        setup.delete(f"/api/v1/namespaces/{ns}")
+        setup.close()
+    print(f"{sum(done.values())} calls in {elapsed:.1f}s: {dict(done)}; failures: {dict(failures)}")
+    # OPEN (not this defect, seen before and after the fix): about 1 in 100 early-ended attach or
+    # port-forward upgrades gets no 101 within 10 s on this 2-core machine.  That is a slow
+    # upgrade, not a broken connection; everything else must succeed.
+    slow = {k: n for k, n in failures.items() if "timed out while waiting for handshake response" in k}
+    broken = {k: n for k, n in failures.items() if k not in slow}
+    assert not broken, broken
+    assert sum(slow.values()) <= 3, slow
