@@ -37,6 +37,7 @@ from minik8s.apiserver import admission, cacher, fieldmanager, podsecurity
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
+from minik8s.apiserver.wireorder import in_wire_order
 
 log = logging.getLogger("apiserver")
 
@@ -720,10 +721,11 @@ class ResourceAPI:
             # genericregistry.Store.Update (deleteWithoutFinalizers), the answer is the object as this
             # update made it (no finalizers) at the resourceVersion it was updated from, not the stored
             # state the DELETED watch event carries: clients such as kopf tell "released" from "still
-            # blocked" by the answer's finalizers, and wait for its resourceVersion otherwise.
+            # blocked" by the answer's finalizers, and wait for its resourceVersion otherwise. In
+            # Kubernetes' field order, as every stored object is answered.
             deleted = await self.store.delete(key, int(old_meta["resourceVersion"]))
             await strategy.release_keys(self.store, strategy.keys_of(deleted))
-            return obj
+            return in_wire_order(obj)
         taken = await strategy.allocate(self.store, obj, old)
         try:
             written = await self.store.update(key, obj, int(old_meta["resourceVersion"]))

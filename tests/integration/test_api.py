@@ -241,6 +241,8 @@ async def test_write_removing_the_last_finalizer_answers_the_released_object(
     assert released["kind"] == "ConfigMap" and released["data"] == {"a": "1"}
     assert "finalizers" not in meta and meta["deletionTimestamp"] == deleting["metadata"]["deletionTimestamp"]
     assert meta["resourceVersion"] == rv
+    assert list(released) == list(deleting)  # in Kubernetes' field order, as stored objects are
+    assert list(meta) == [k for k in deleting["metadata"] if k != "finalizers"]
     with pytest.raises(errors.NotFound):
         await client.get(rt, "held", namespace)
     async for ev in client.watch(rt, namespace, resource_version=rv, timeout_seconds=10):
