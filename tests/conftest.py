@@ -1,4 +1,5 @@
-"""Shared fixtures: a real etcd and a real apiserver process, on free ports in temp dirs."""
+"""Shared fixtures: a real etcd and a real apiserver process, on free ports in temp dirs; and the
+session's one whole local cluster (``minik8s up``), shared by ``tests/e2e`` and ``tests/conformance``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from minik8s.client import Client, ClientConfig
 from minik8s.client.kubeconfig import render
+from tests.support.cluster import Cluster, running_cluster
 from tests.support.processes import APIServer, Etcd, running_apiserver, running_etcd
 
 
@@ -23,6 +25,14 @@ def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Etcd]:
 def apiserver(etcd: Etcd, tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
     with running_apiserver(etcd, tmp_path_factory.mktemp("apiserver")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One whole local cluster for the session (:func:`tests.support.cluster.running_cluster`), started
+    by the first test that needs it; ``tests/e2e`` and ``tests/conformance`` share it."""
+    with running_cluster(tmp_path_factory) as c:
+        yield c
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ import yaml
 from dnslib import QTYPE, RCODE, DNSRecord
 
 from minik8s.api.base import Obj
-from tests.e2e.conftest import E2E_NODE, Cluster, wait_for
+from tests.support.cluster import E2E_NODE, Cluster, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "networking"

@@ -19,7 +19,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.e2e.conftest import Cluster, wait_for
+from tests.support.cluster import Cluster, wait_for
 
 NS_PREFIX = "op"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "operators"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import E2E_NODE, E2E_POD_CIDR, Cluster, wait_for
+from tests.support.cluster import E2E_NODE, E2E_POD_CIDR, Cluster, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "pods"

@@ -17,7 +17,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.e2e.conftest import Cluster, wait_for
+from tests.support.cluster import Cluster, wait_for
 
 
 def unverified() -> ssl.SSLContext:

@@ -3,7 +3,7 @@ and invoked through the gateway, a chain of three Functions and a two-branch Wor
 (``examples/serverless``), a CloudEvent and a schedule firing Triggers, 20 concurrent clients
 for 30 s (``hey``) scaling a Function out with no failed request and back to zero afterwards,
 and an update and a delete.  The cluster's function autoscaler runs with a 20 s stable window
-(conftest)."""
+(tests/support/cluster.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.e2e.conftest import E2E_STABLE_WINDOW, Cluster, wait_for
+from tests.support.cluster import E2E_STABLE_WINDOW, Cluster, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "serverless"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from tests.e2e.conftest import Cluster, wait_for
+from tests.support.cluster import Cluster, wait_for
 
 REPLICAS = 3
 # the first incarnation of each pod writes a token; later ones only read it back

@@ -24,13 +24,13 @@ import pytest
 import yaml
 
 from minik8s.api.base import Obj
-from tests.e2e.conftest import Cluster, wait_for
+from tests.support.cluster import Cluster, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "workloads"
 POLICY_PERIOD = 10  # seconds: the test HPA adds or removes at most 1 pod per 10 s
 DOWN_WINDOW = 10  # seconds: its scale-down stabilization window
-HPA_SYNC_PERIOD = 5  # seconds: the e2e cluster's --horizontal-pod-autoscaler-sync-period (conftest)
+HPA_SYNC_PERIOD = 5  # seconds: the e2e cluster's --horizontal-pod-autoscaler-sync-period (tests/support/cluster.py)
 
 
 NS_PREFIX = "wl"  # the conftest's ns fixture names namespaces wl-<hex>
