@@ -7,8 +7,14 @@
 #   minik8s/python:latest   debootstrap'd Debian minbase + python3 (+ /bin/busybox). CMD ["python3"]
 #   minik8s/nginx:latest    debootstrap'd Debian minbase + nginx-light, logs to stdout/stderr, no
 #                           default site (configs go to /etc/nginx/conf.d). CMD nginx -g 'daemon off;'
+#   minik8s/nginx-site:latest  minik8s/nginx with the official image's default site: GET / on
+#                           port 80 answers /usr/share/nginx/html/index.html ("Welcome to nginx!").
 #
-# Usage (as root):  scripts/build-images.sh [--force] [busybox|pause|python|nginx ...]
+# Then the public names that third-party clients' e2e tests run (tests/conformance) are tagged
+# from them, so that no registry is needed: busybox:latest (minik8s/busybox) and nginx:latest,
+# nginx:1.7.9, nginx:1.10, nginx:1.21.4 (minik8s/nginx-site).
+#
+# Usage (as root):  scripts/build-images.sh [--force] [busybox|pause|python|nginx|nginx-site ...]
 #   Without names, all images are built. An image that already exists is
 #   skipped unless --force is given. Packages that are missing on the host
 #   (busybox-static, gcc, libc6-dev, debootstrap) are installed with apt-get.
@@ -19,7 +25,7 @@
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ALL_IMAGES=(busybox pause python nginx)
+ALL_IMAGES=(busybox pause python nginx nginx-site)
 SUITE="${MINIK8S_DEBIAN_SUITE:-bookworm}"
 PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -27,7 +33,7 @@ say() { echo "build-images: $*"; }
 die() { echo "build-images: ERROR: $*" >&2; exit 1; }
 
 usage() {
-    echo "usage: $0 [--force] [busybox|pause|python|nginx ...]" >&2
+    echo "usage: $0 [--force] [busybox|pause|python|nginx|nginx-site ...]" >&2
     exit 2
 }
 
@@ -37,7 +43,7 @@ for arg in "$@"; do
     case "$arg" in
         --force|-f) FORCE=1 ;;
         -h|--help) usage ;;
-        busybox|pause|python|nginx) WANT+=("$arg") ;;
+        busybox|pause|python|nginx|nginx-site) WANT+=("$arg") ;;
         minik8s/busybox*|minik8s/pause*|minik8s/python*|minik8s/nginx*)
             name="${arg#minik8s/}"; WANT+=("${name%%:*}") ;;
         *) echo "build-images: unknown argument: $arg" >&2; usage ;;
@@ -198,6 +204,38 @@ build_nginx() {
     rm -rf --one-file-system "$root"
 }
 
+# nginx with a default site, like the official image (which third-party tests run and GET / on
+# port 80): minik8s/nginx plus /etc/nginx/conf.d/default.conf, committed from a created (never
+# started) container. IPv4 only: a pod's network namespace may have no IPv6.
+build_nginx_site() {
+    local root="$WORK/nginx-site" cid
+    image_exists minik8s/nginx:latest || build_nginx
+    mkdir -p "$root/etc/nginx/conf.d"
+    cat >"$root/etc/nginx/conf.d/default.conf" <<'NGINX'
+server {
+    listen 80 default_server;
+    server_name _;
+    root /usr/share/nginx/html;
+    index index.html;
+    location / {
+        try_files $uri $uri/ =404;
+    }
+}
+NGINX
+    cid="$(docker create minik8s/nginx:latest)"
+    tar --numeric-owner --owner=0 --group=0 -C "$root" -c . | docker cp - "$cid:/"
+    docker commit --change "LABEL org.minik8s.built-by=scripts/build-images.sh" "$cid" \
+        minik8s/nginx-site:latest >/dev/null
+    docker rm "$cid" >/dev/null
+    docker run --rm minik8s/nginx-site:latest nginx -t >/dev/null 2>&1 \
+        || die "minik8s/nginx-site: nginx -t refuses the default site"
+}
+
+# PUBLIC_TAGS: public image name -> the local image it is tagged from (see the header).
+PUBLIC_TAGS=(busybox:latest=minik8s/busybox:latest nginx:latest=minik8s/nginx-site:latest
+             nginx:1.7.9=minik8s/nginx-site:latest nginx:1.10=minik8s/nginx-site:latest
+             nginx:1.21.4=minik8s/nginx-site:latest)
+
 rc=0
 for name in "${WANT[@]}"; do
     image="minik8s/$name:latest"
@@ -210,7 +248,7 @@ for name in "${WANT[@]}"; do
     # Subshell with its own errexit (not in an `if`, where bash would ignore -e),
     # so that one failed image is reported and the others are still built.
     set +e
-    ( set -e; "build_$name" )
+    ( set -e; "build_${name//-/_}" )
     status=$?
     set -e
     if [ "$status" -eq 0 ]; then
@@ -224,6 +262,13 @@ for name in "${WANT[@]}"; do
     else
         echo "build-images: ERROR: building $image failed (exit $status)" >&2
         rc=1
+    fi
+done
+for pair in "${PUBLIC_TAGS[@]}"; do
+    public="${pair%%=*}" local_image="${pair#*=}"
+    # Re-tagged every run (cheap), so a rebuilt local image moves its public names along.
+    if image_exists "$local_image"; then
+        docker tag "$local_image" "$public"
     fi
 done
 exit "$rc"
