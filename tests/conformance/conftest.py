@@ -1,0 +1,42 @@
+"""The third-party client suites' runs (``tests/support/conformance.py``), against the session's one
+cluster (``tests/conftest.py``, shared with ``tests/e2e``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance.skips import SKIPS
+from tests.support.cluster import Cluster
+from tests.support.conformance import Runs
+
+RUNS = pytest.StashKey[Runs]()
+
+
+@pytest.fixture(scope="session")
+def conformance(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Runs:
+    """The suites' runs of this session: each suite runs once, with the tests of it this session
+    selected, when the first of them asks."""
+    selected: dict[str, list[str]] = {}
+    for item in request.session.items:
+        suite = getattr(getattr(item, "module", None), "SUITE", None)
+        callspec = getattr(item, "callspec", None)
+        if suite is not None and callspec is not None and isinstance(callspec.params.get("test_id"), str):
+            selected.setdefault(suite.name, []).append(callspec.params["test_id"])
+    runs = Runs(cluster.kubeconfig, tmp_path_factory.mktemp("conformance"), selected, SKIPS)
+    request.config.stash[RUNS] = runs
+    return runs
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """One line per suite that ran: its outcomes and how long its run took (what it adds to CI)."""
+    runs = config.stash.get(RUNS, None)
+    if runs is None or not runs.runs:
+        return
+    terminalreporter.section("client conformance suites")
+    for name, run_ in runs.runs.items():
+        counts: dict[str, int] = {}
+        for result in run_.outcomes.values():
+            counts[result.status] = counts.get(result.status, 0) + 1
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no results"
+        terminalreporter.write_line(f"{name}: {summary}, {len(runs.skips.get(name, {}))} recorded skip(s); "
+                                    f"ran {run_.seconds:.0f}s (pytest exit code {run_.returncode})")
