@@ -1,6 +1,7 @@
 """``kubectl``: the typer app, global options, argument normalisation and error handling.
 
-One module per verb (``get``, ``describe``, ``apply``/``create``, ``delete``,
+One module per verb (``get``, ``describe``, ``apply``/``create``, ``run``, ``expose``, ``set``,
+``autoscale``, ``delete``,
 ``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
 subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``, ``gpujob``
 create/script/results; the serverless ``function deploy|invoke|logs``, ``workflow run`` and
@@ -21,16 +22,19 @@ import typer
 from minik8s.kubectl import (
     api_resources,
     apply,
+    autoscale,
     create,
     delete,
     describe,
     drain,
+    expose,
     functions,
     get,
     gpujob,
     label,
     logs,
     rollout,
+    run,
     scale,
     taint,
     top,
@@ -38,6 +42,7 @@ from minik8s.kubectl import (
     wait,
 )
 from minik8s.kubectl import exec as exec_cmd
+from minik8s.kubectl import set as set_cmd
 from minik8s.kubectl.errors import render
 from minik8s.kubectl.session import GlobalOptions
 
@@ -71,6 +76,10 @@ app.command("get")(get.get)
 app.command("describe")(describe.describe)
 app.command("apply")(apply.apply)
 app.add_typer(create.app, name="create")
+app.command("run", context_settings={"allow_interspersed_args": True})(run.run)
+app.command("expose")(expose.expose)
+app.add_typer(set_cmd.app, name="set")
+app.command("autoscale")(autoscale.autoscale)
 app.command("delete")(delete.delete)
 app.command("api-resources")(api_resources.api_resources)
 app.command("version")(version.version)

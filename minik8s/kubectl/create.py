@@ -1,5 +1,12 @@
 """``kubectl create``: from files (``-f``), or by generator: ``namespace NAME``,
-``configmap NAME``, ``secret generic NAME``, ``job NAME`` and ``cronjob NAME``.
+``configmap NAME``, ``secret generic NAME``, ``job NAME``, ``cronjob NAME``, ``deployment NAME``,
+``service clusterip|nodeport|loadbalancer|externalname NAME``, ``serviceaccount NAME``, ``role``,
+``clusterrole``, ``rolebinding`` and ``clusterrolebinding``.
+
+Every generator builds the object kubectl 1.32 builds, field for field (see :mod:`creating`: the
+zero values and field order of kubectl's Go structs), so ``--dry-run=client -o yaml`` prints the
+same document and ``kubectl create deployment x --image=y --dry-run=client -o yaml | kubectl apply
+-f -`` works as with the official kubectl.
 
 The generators build the object from ``--from-literal=KEY=VALUE``, ``--from-file=[KEY=]PATH``
 (a file: KEY defaults to its base name; a directory: each regular file in it whose name is a
@@ -16,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -24,10 +32,10 @@ import typer
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.config import b64encode
-from minik8s.api.registry import default_registry
-from minik8s.api.validation import config_map_key_errors, env_var_name_errors
+from minik8s.api.validation import config_map_key_errors, dns1123_subdomain_errors, env_var_name_errors
 from minik8s.client.rest import ServerUnavailable
-from minik8s.kubectl import manifests, printing
+from minik8s.kubectl import manifests
+from minik8s.kubectl.creating import DryRunOpt, OutputOpt, check_flags, new_object, parse_labels, send, warn
 from minik8s.kubectl.errors import KubectlError, report_failure
 from minik8s.kubectl.manifests import LAST_APPLIED, applied_config, encode, plan
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
@@ -40,8 +48,8 @@ app = typer.Typer(
     invoke_without_command=True,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
-    help="Create a resource from a file or from stdin, or with a generator "
-         "(namespace, configmap, secret, job, cronjob).",
+    help="Create a resource from a file or from stdin, or with a generator (namespace, configmap, secret, "
+         "job, cronjob, deployment, service, serviceaccount, role, clusterrole, rolebinding, clusterrolebinding).",
 )
 
 
@@ -170,7 +178,7 @@ def config_map(name: str, entries: list[tuple[str, bytes]]) -> Obj:
             data[key] = value.decode("utf-8")
         except UnicodeDecodeError:
             binary[key] = b64encode(value)
-    obj: Obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+    obj = new_object("v1", "ConfigMap", name)
     if data:
         obj["data"] = data
     if binary:
@@ -181,57 +189,17 @@ def config_map(name: str, entries: list[tuple[str, bytes]]) -> Obj:
 def secret(name: str, entries: list[tuple[str, bytes]], secret_type: str) -> Obj:
     """A Secret of ``secret_type`` with every value base64-encoded in ``data``."""
     _check_keys(entries, "Secret", name)
-    obj: Obj = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}}
-    if secret_type:
-        obj["type"] = secret_type
+    obj = new_object("v1", "Secret", name)
     if entries:
         obj["data"] = {key: b64encode(value) for key, value in entries}
+    if secret_type:
+        obj["type"] = secret_type
     return obj
-
-
-# ------------------------------------------------------------------ sending
-DRY_RUN_MODES = ("none", "client", "server")
-
-
-async def send(opts: GlobalOptions, obj: Obj, dry_run: str, output: str) -> None:
-    """Create ``obj`` (or only validate it, per ``dry_run``) and print the result."""
-    if dry_run not in DRY_RUN_MODES:
-        raise KubectlError(f'Invalid dry-run value ({dry_run}). Must be "none", "server", or "client".')
-    if output not in ("", "yaml", "json", "name"):
-        raise KubectlError(f'unable to match a printer suitable for the output format "{output}", '
-                           "allowed formats are: json,name,yaml")
-    if dry_run == "client":  # nothing is sent: works without a server, as kubectl's does
-        rt = default_registry().by_kind(obj["apiVersion"], obj["kind"])
-        assert rt is not None
-        if rt.namespaced:
-            obj["metadata"]["namespace"] = opts.default_namespace()
-        result = obj
-    else:
-        async with Session(opts) as s:
-            found = s.registry.by_kind(obj["apiVersion"], obj["kind"])
-            if found is None:
-                raise KubectlError(f'the server does not serve {obj["kind"]} objects')
-            rt = found
-            if rt.namespaced:
-                obj["metadata"]["namespace"] = s.namespace
-            result = await s.client.create(rt, obj, obj["metadata"].get("namespace"), dry_run=dry_run == "server")
-    ref = object_ref(rt, result["metadata"]["name"])
-    if output == "yaml":
-        print(printing.to_yaml(result), end="")
-    elif output == "json":
-        print(printing.to_json(result))
-    elif output == "name":
-        print(ref)
-    else:
-        suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run, "")
-        print(f"{ref} created{suffix}")
 
 
 LiteralOpt = Annotated[list[str] | None, typer.Option("--from-literal", help="KEY=VALUE; repeatable")]
 FileOpt = Annotated[list[str] | None, typer.Option("--from-file", help="[KEY=]FILE or a directory; repeatable")]
 EnvFileOpt = Annotated[list[str] | None, typer.Option("--from-env-file", help="file of KEY=VALUE lines; repeatable")]
-DryRunOpt = Annotated[str, typer.Option("--dry-run", help="none, client (send nothing) or server (validate only)")]
-OutputOpt = Annotated[str, typer.Option("-o", "--output", help="yaml, json or name")]
 
 
 @app.command("configmap")
@@ -267,7 +235,9 @@ def create_secret_generic(ctx: typer.Context, name: Annotated[str, typer.Argumen
 def create_namespace(ctx: typer.Context, name: Annotated[str, typer.Argument(help="the Namespace's name")],
                      dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
     """Create a namespace (alias: ns)."""
-    asyncio.run(send(ctx.obj, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, dry_run, output))
+    obj = new_object("v1", "Namespace", name)
+    obj.update(spec={}, status={})
+    asyncio.run(send(ctx.obj, obj, dry_run, output))
 
 
 app.command("ns", hidden=True)(create_namespace)
@@ -281,11 +251,22 @@ ImageOpt = Annotated[str, typer.Option("--image", help="the container image")]
 
 def job_object(name: str, image: str, command: list[str]) -> Obj:
     """``kubectl create job NAME --image=IMG -- CMD``: one container named NAME, restartPolicy Never."""
-    container: Obj = {"name": name, "image": image}
+    obj = new_object("batch/v1", "Job", name)
+    obj["spec"] = {"template": {"metadata": {"creationTimestamp": None},
+                                "spec": {"containers": [container(name, image, command)], "restartPolicy": "Never"}}}
+    obj["status"] = {}
+    return obj
+
+
+def container(name: str, image: str, command: list[str] | None = None, port: int | None = None) -> Obj:
+    """A generator's container, fields in Go order: ``name, image, command, ports, resources: {}``."""
+    spec: Obj = {"name": name, "image": image}
     if command:
-        container["command"] = list(command)
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
-            "spec": {"template": {"metadata": {}, "spec": {"containers": [container], "restartPolicy": "Never"}}}}
+        spec["command"] = list(command)
+    if port is not None:
+        spec["ports"] = [{"containerPort": port}]
+    spec["resources"] = {}
+    return spec
 
 
 def job_from_cronjob(name: str, cronjob: Obj) -> Obj:
@@ -342,13 +323,368 @@ def create_cronjob(ctx: typer.Context, name: Annotated[str, typer.Argument(help=
         raise KubectlError("--schedule must be specified")
     if restart not in ("OnFailure", "Never"):
         raise KubectlError(f"invalid restart policy: {restart}")
-    container: Obj = {"name": name, "image": image}
-    if command:
-        container["command"] = list(command)
-    obj: Obj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name},
-                "spec": {"schedule": schedule, "jobTemplate": {"metadata": {"name": name}, "spec": {
-                    "template": {"metadata": {}, "spec": {"containers": [container], "restartPolicy": restart}}}}}}
+    obj = new_object("batch/v1", "CronJob", name)
+    obj["spec"] = {"schedule": schedule, "jobTemplate": {
+        "metadata": {"name": name, "creationTimestamp": None}, "spec": {"template": {
+            "metadata": {"creationTimestamp": None},
+            "spec": {"containers": [container(name, image, command)], "restartPolicy": restart}}}}}
+    obj["status"] = {}
     asyncio.run(send(ctx.obj, obj, dry_run, output))
 
 
 app.command("cj", hidden=True, context_settings={"allow_interspersed_args": True})(create_cronjob)
+
+
+# ------------------------------------------------------------------ apps: deployment
+def container_name(image: str) -> str:
+    """The container name ``create deployment`` gives an image: its last path part without tag or digest
+    (``reg:5000/a/nginx:1.25`` → ``nginx``), ``_`` made ``-``."""
+    name = image.split("/")[-1].split(":")[0].split("@")[0]
+    return name.replace("_", "-")
+
+
+def deployment_object(name: str, images: list[str], replicas: int, port: int, command: list[str]) -> Obj:
+    """``kubectl create deployment NAME --image=... [--replicas] [--port] [-- command]``: label ``app: NAME``
+    on the Deployment, its selector and template; one container per image (the port on the first)."""
+    labels = {"app": name}
+    containers: list[Obj] = []
+    used: set[str] = set()
+    for image in images:
+        cname = container_name(image)
+        if cname in used:  # kubectl appends a random suffix; a counter keeps the output stable
+            cname = f"{cname}-{len(containers)}"
+        used.add(cname)
+        containers.append(container(cname, image, command, port if port >= 0 and not containers else None))
+    obj = new_object("apps/v1", "Deployment", name, labels)
+    obj["spec"] = {"replicas": replicas, "selector": {"matchLabels": dict(labels)},
+                   "template": {"metadata": {"creationTimestamp": None, "labels": dict(labels)},
+                                "spec": {"containers": containers}},
+                   "strategy": {}}
+    obj["status"] = {}
+    return obj
+
+
+@app.command("deployment", context_settings={"allow_interspersed_args": True})
+def create_deployment(ctx: typer.Context,
+                      name: Annotated[str | None, typer.Argument(help="the Deployment's name")] = None,
+                      command: CommandArg = None,
+                      image: Annotated[list[str] | None, typer.Option("--image", help="image(s); repeatable")] = None,
+                      replicas: Annotated[str, typer.Option("-r", "--replicas", help="number of replicas")] = "1",
+                      port: Annotated[str, typer.Option("--port", help="the container port to expose")] = "-1",
+                      dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a Deployment with the given name (alias: deploy)."""
+    replica_count = int_flag(replicas, "-r, --replicas")
+    port_number = int_flag(port, "--port", bits=32)
+    if not image:
+        raise KubectlError('required flag(s) "image" not set')
+    name = one_name(name, "deployment")
+    if len(image) > 1 and command:
+        raise KubectlError("cannot specify multiple --image options and command")
+    obj = deployment_object(name, image, replica_count, port_number, command or [])
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create deployment"))
+
+
+app.command("deploy", hidden=True, context_settings={"allow_interspersed_args": True})(create_deployment)
+
+
+def int_flag(text: str, flag: str, bits: int = 32) -> int:
+    """An integer flag's value; pflag's error for anything else (``invalid argument "abc" for
+    "-r, --replicas" flag: strconv.ParseInt: parsing "abc": invalid syntax``)."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise KubectlError(f'invalid argument "{text}" for "{flag}" flag: strconv.ParseInt: parsing '
+                           f'"{text}": invalid syntax') from None
+    if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
+        raise KubectlError(f'invalid argument "{text}" for "{flag}" flag: strconv.ParseInt: parsing '
+                           f'"{text}": value out of range')
+    return value
+
+
+def one_name(name: str | None, what: str) -> str:
+    """The NAME argument, or kubectl's ``exactly one NAME is required, got 0``."""
+    if not name:
+        raise KubectlError(f"exactly one NAME is required, got 0\nSee 'kubectl create {what} -h' for help and examples")
+    return name
+
+
+# ------------------------------------------------------------------ core: service, serviceaccount
+def parse_tcp(spec: str) -> Obj:
+    """One ``--tcp=port[:targetPort]`` of ``create service`` as a ServicePort (Go order), named
+    ``port-targetPort`` (``:`` made ``-``); KubectlError with Go's parse error for a bad port."""
+    port_text, colon, target_text = spec.partition(":")
+    if not port_text.isdigit():
+        raise KubectlError(f'strconv.ParseUint: parsing "{port_text}": invalid syntax')
+    port = int(port_text)
+    if port > 65535:
+        raise KubectlError(f'strconv.ParseUint: parsing "{port_text}": value out of range')
+    target: int | str = port
+    if colon:
+        target = int(target_text) if target_text.lstrip("-").isdigit() else target_text
+    return {"name": spec.replace(":", "-"), "protocol": "TCP", "port": port, "targetPort": target}
+
+
+def service_object(name: str, service_type: str, tcp: list[str], cluster_ip: str = "", node_port: int = 0,
+                   external_name: str = "") -> Obj:
+    """``kubectl create service clusterip|nodeport|loadbalancer|externalname NAME``: label and selector
+    ``app: NAME``, one TCP port per ``--tcp``."""
+    if cluster_ip == "None" and service_type != "ClusterIP":
+        raise KubectlError("ClusterIP=None can only be used with ClusterIP service type")
+    if cluster_ip != "None" and not tcp and service_type != "ExternalName":
+        raise KubectlError("at least one tcp port specifier must be provided")
+    if service_type == "ExternalName" and dns1123_subdomain_errors(external_name):
+        raise KubectlError(f"invalid service external name {external_name}")
+    ports = [parse_tcp(spec) for spec in tcp]
+    if node_port:
+        for p in ports:
+            p["nodePort"] = node_port
+    obj = new_object("v1", "Service", name, {"app": name})
+    spec: Obj = {}
+    if ports:
+        spec["ports"] = ports
+    spec["selector"] = {"app": name}
+    if cluster_ip:
+        spec["clusterIP"] = cluster_ip
+    spec["type"] = service_type
+    if external_name:
+        spec["externalName"] = external_name
+    obj["spec"] = spec
+    obj["status"] = {"loadBalancer": {}}
+    return obj
+
+
+service_app = typer.Typer(name="service", add_completion=False, rich_markup_mode=None, no_args_is_help=True,
+                          context_settings={"help_option_names": ["-h", "--help"]},
+                          help="Create a Service: clusterip, nodeport, loadbalancer or externalname (alias: svc).")
+app.add_typer(service_app)
+app.add_typer(service_app, name="svc", hidden=True)
+
+TcpOpt = Annotated[list[str] | None, typer.Option("--tcp", help="port[:targetPort]; repeatable")]
+NameArg = Annotated[str | None, typer.Argument(help="the object's name")]
+
+
+@service_app.command("clusterip")
+def create_service_clusterip(ctx: typer.Context, name: NameArg = None, tcp: TcpOpt = None,
+                             clusterip: Annotated[str, typer.Option("--clusterip",
+                                                                    help="the ClusterIP; None: headless")] = "",
+                             dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a ClusterIP Service."""
+    obj = service_object(one_name(name, "service clusterip"), "ClusterIP", tcp or [], cluster_ip=clusterip)
+    asyncio.run(send(ctx.obj, obj, dry_run, output))
+
+
+@service_app.command("nodeport")
+def create_service_nodeport(ctx: typer.Context, name: NameArg = None, tcp: TcpOpt = None,
+                            node_port: Annotated[str, typer.Option("--node-port",
+                                                                   help="the port on every node")] = "0",
+                            dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a NodePort Service."""
+    port = int_flag(node_port, "--node-port")
+    obj = service_object(one_name(name, "service nodeport"), "NodePort", tcp or [], node_port=port)
+    asyncio.run(send(ctx.obj, obj, dry_run, output))
+
+
+@service_app.command("loadbalancer")
+def create_service_loadbalancer(ctx: typer.Context, name: NameArg = None, tcp: TcpOpt = None,
+                                dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a LoadBalancer Service."""
+    obj = service_object(one_name(name, "service loadbalancer"), "LoadBalancer", tcp or [])
+    asyncio.run(send(ctx.obj, obj, dry_run, output))
+
+
+@service_app.command("externalname")
+def create_service_externalname(ctx: typer.Context, name: NameArg = None, tcp: TcpOpt = None,
+                                external_name: Annotated[str, typer.Option("--external-name",
+                                                                           help="the external DNS name")] = "",
+                                dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create an ExternalName Service."""
+    if not external_name:
+        raise KubectlError('required flag(s) "external-name" not set')
+    obj = service_object(one_name(name, "service externalname"), "ExternalName", tcp or [],
+                         external_name=external_name)
+    asyncio.run(send(ctx.obj, obj, dry_run, output))
+
+
+@app.command("serviceaccount")
+def create_serviceaccount(ctx: typer.Context, name: NameArg = None,
+                          dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a ServiceAccount with the given name (alias: sa)."""
+    obj = new_object("v1", "ServiceAccount", one_name(name, "serviceaccount"))
+    asyncio.run(send(ctx.obj, obj, dry_run, output))
+
+
+app.command("sa", hidden=True)(create_serviceaccount)
+
+
+# ------------------------------------------------------------------ rbac: role, clusterrole, bindings
+RBAC = "rbac.authorization.k8s.io"
+#: The verbs kubectl knows for resources; others are warned about, not refused.
+RESOURCE_VERBS = ("*", "get", "delete", "list", "create", "update", "patch", "watch", "proxy",
+                  "deletecollection", "use", "bind", "escalate", "impersonate")
+#: Verbs that apply only to some resources (kubectl's ``specialVerbs``).
+SPECIAL_VERBS = {"use": [("policy", "podsecuritypolicies"), ("extensions", "podsecuritypolicies")],
+                 "bind": [(RBAC, "roles"), (RBAC, "clusterroles")],
+                 "escalate": [(RBAC, "roles"), (RBAC, "clusterroles")],
+                 "impersonate": [("", "users"), ("", "serviceaccounts"), ("", "groups"),
+                                 ("authentication.k8s.io", "userextras"), ("authentication.k8s.io", "uids")]}
+NON_RESOURCE_VERBS = ("*", "get", "post", "put", "delete", "patch", "head", "options")
+
+
+def split_list(values: list[str] | None) -> list[str]:
+    """A pflag string slice: every value split on ``,`` (``--verb=get,list --verb=watch``)."""
+    return [item for value in values or [] for item in value.split(",") if item]
+
+
+async def policy_rules(s: Session | None, verbs: list[str], resources: list[str], resource_names: list[str],
+                       non_resource_urls: Sequence[str] = ()) -> list[Obj]:
+    """kubectl's rules for ``create role|clusterrole``: one rule per API group (sorted), resources
+    resolved through discovery (short and singular names become plurals), then one rule for the
+    non-resource URLs.  KubectlError in kubectl's words for an unknown resource or a special verb on
+    a resource it does not apply to."""
+    groups: dict[str, list[str]] = {}
+    for spec in resources:
+        base, slash, sub = spec.partition("/")
+        resource, dot, group = base.partition(".")
+        if not resource:
+            raise KubectlError("resource must be specified if apiGroup/subresource specified")
+        plural = resource
+        if resource != "*" and s is not None:
+            rt = s.registry.resolve(base)
+            if rt is None:
+                raise KubectlError(f'the server doesn\'t have a resource type "{resource}"')
+            plural, group = rt.plural, rt.group
+        for verb in verbs:
+            allowed = SPECIAL_VERBS.get(verb)
+            if allowed is not None and resource != "*" and (group, plural) not in allowed:
+                raise KubectlError(f"can not perform '{verb}' on '{plural}' in group '{group}'")
+        full = f"{plural}/{sub}" if slash else plural
+        if full not in groups.setdefault(group, []):
+            groups[group].append(full)
+    rules: list[Obj] = []
+    for group in sorted(groups):
+        rule: Obj = {"verbs": list(verbs), "apiGroups": [group], "resources": groups[group]}
+        if resource_names:
+            rule["resourceNames"] = list(resource_names)
+        rules.append(rule)
+    if non_resource_urls:
+        rules.append({"verbs": list(verbs), "nonResourceURLs": list(non_resource_urls)})
+    return rules
+
+
+def check_verbs(verbs: list[str]) -> None:
+    """``at least one verb must be specified``; a warning for each verb kubectl does not know."""
+    if not verbs:
+        raise KubectlError("at least one verb must be specified")
+    for verb in verbs:
+        if verb not in RESOURCE_VERBS:
+            warn(f"'{verb}' is not a standard resource verb")
+
+
+async def _role(opts: GlobalOptions, kind: str, name: str, verbs: list[str], resources: list[str],
+                resource_names: list[str], urls: list[str], aggregation: str, dry_run: str, output: str) -> None:
+    check_flags(dry_run, output)
+    obj = new_object(f"{RBAC}/v1", kind, name)
+    if aggregation:
+        if urls or verbs or resources or resource_names:
+            raise KubectlError("aggregation rule must be specified without nonResourceURLs, verbs, resources "
+                               "or resourceNames")
+        obj["rules"] = None
+        obj["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": parse_labels(aggregation)}]}
+        await send(opts, obj, dry_run, output)
+        return
+    check_verbs(verbs)
+    if kind == "Role" and not resources:
+        raise KubectlError("at least one resource must be specified")
+    if not resources and not urls:
+        raise KubectlError("one of resource or nonResourceURL must be specified")
+    for url in urls:
+        if not url.startswith("/"):
+            raise KubectlError(f"{url} should start with /")
+        if "*" in url[:-1]:
+            raise KubectlError(f"{url} does not allow '*' except as the last character")
+        for verb in verbs:
+            if verb not in NON_RESOURCE_VERBS:
+                raise KubectlError(f"invalid verb: '{verb}' for nonResourceURL: '{url}'")
+    async with Session(opts) as s:
+        obj["rules"] = await policy_rules(s, verbs, resources, resource_names, urls)
+    await send(opts, obj, dry_run, output)
+
+
+VerbOpt = Annotated[list[str] | None, typer.Option("--verb", help="verb(s) the rule allows; repeatable")]
+ResourceOpt = Annotated[list[str] | None, typer.Option("--resource", help="resource(s) the rule applies to")]
+ResourceNameOpt = Annotated[list[str] | None, typer.Option("--resource-name", help="resource name(s); repeatable")]
+
+
+@app.command("role")
+def create_role(ctx: typer.Context, name: NameArg = None, verb: VerbOpt = None, resource: ResourceOpt = None,
+                resource_name: ResourceNameOpt = None, dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a Role with a single rule per API group."""
+    asyncio.run(_role(ctx.obj, "Role", one_name(name, "role"), split_list(verb), split_list(resource),
+                      resource_name or [], [], "", dry_run, output))
+
+
+@app.command("clusterrole")
+def create_clusterrole(ctx: typer.Context, name: NameArg = None, verb: VerbOpt = None,
+                       resource: ResourceOpt = None, resource_name: ResourceNameOpt = None,
+                       non_resource_url: Annotated[list[str] | None, typer.Option(
+                           "--non-resource-url", help="non-resource URL(s) the rule applies to")] = None,
+                       aggregation_rule: Annotated[str, typer.Option(
+                           "--aggregation-rule", help="label selector (a=b) of the aggregated ClusterRoles")] = "",
+                       dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a ClusterRole."""
+    asyncio.run(_role(ctx.obj, "ClusterRole", one_name(name, "clusterrole"), split_list(verb),
+                      split_list(resource), resource_name or [], split_list(non_resource_url), aggregation_rule,
+                      dry_run, output))
+
+
+def binding_object(kind: str, name: str, role_kind: str, role: str, users: list[str], groups: list[str],
+                   service_accounts: list[str]) -> Obj:
+    """A RoleBinding or ClusterRoleBinding: subjects users, then groups, then ``namespace:name``
+    service accounts (KubectlError ``serviceaccount must be <namespace>:<name>``)."""
+    subjects: list[Obj] = [{"kind": "User", "apiGroup": RBAC, "name": u} for u in users]
+    subjects += [{"kind": "Group", "apiGroup": RBAC, "name": g} for g in groups]
+    for sa in service_accounts:
+        parts = sa.split(":")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise KubectlError("serviceaccount must be <namespace>:<name>")
+        subjects.append({"kind": "ServiceAccount", "name": parts[1], "namespace": parts[0]})
+    obj = new_object(f"{RBAC}/v1", kind, name)
+    if subjects:
+        obj["subjects"] = subjects
+    obj["roleRef"] = {"apiGroup": RBAC, "kind": role_kind, "name": role}
+    return obj
+
+
+UserOpt = Annotated[list[str] | None, typer.Option("--user", help="user(s) to bind; repeatable")]
+GroupOpt = Annotated[list[str] | None, typer.Option("--group", help="group(s) to bind; repeatable")]
+SAOpt = Annotated[list[str] | None, typer.Option("--serviceaccount", help="NAMESPACE:NAME; repeatable")]
+ClusterRoleOpt = Annotated[str, typer.Option("--clusterrole", help="the ClusterRole to bind")]
+
+
+@app.command("rolebinding")
+def create_rolebinding(ctx: typer.Context, name: NameArg = None,
+                       role: Annotated[str, typer.Option("--role", help="the Role to bind")] = "",
+                       clusterrole: ClusterRoleOpt = "", user: UserOpt = None, group: GroupOpt = None,
+                       serviceaccount: SAOpt = None, dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a RoleBinding for a Role or ClusterRole."""
+    name = one_name(name, "rolebinding")
+    check_flags(dry_run, output)
+    if bool(role) == bool(clusterrole):
+        raise KubectlError("exactly one of clusterrole or role must be specified")
+    obj = binding_object("RoleBinding", name, "Role" if role else "ClusterRole", role or clusterrole,
+                         split_list(user), split_list(group), split_list(serviceaccount))
+    asyncio.run(send(ctx.obj, obj, dry_run, output))
+
+
+@app.command("clusterrolebinding")
+def create_clusterrolebinding(ctx: typer.Context, name: NameArg = None, clusterrole: ClusterRoleOpt = "",
+                              user: UserOpt = None, group: GroupOpt = None, serviceaccount: SAOpt = None,
+                              dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a ClusterRoleBinding for a ClusterRole."""
+    name = one_name(name, "clusterrolebinding")
+    check_flags(dry_run, output)
+    if not clusterrole:
+        raise KubectlError('required flag(s) "clusterrole" not set')
+    obj = binding_object("ClusterRoleBinding", name, "ClusterRole", clusterrole, split_list(user),
+                         split_list(group), split_list(serviceaccount))
+    asyncio.run(send(ctx.obj, obj, dry_run, output))

@@ -49,7 +49,8 @@ async def test_create_configmap_from_literals_files_and_env_files(kubectl: Kubec
 
     dry = kubectl.ok("create", "cm", "preview", "--from-literal=a=1", "--dry-run=client", "-o", "yaml")
     assert yaml.safe_load(dry.out) == {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1"},
-                                       "metadata": {"name": "preview", "namespace": namespace}}
+                                       "metadata": {"name": "preview", "namespace": namespace,
+                                                                    "creationTimestamp": None}}
     assert kubectl.ok("create", "cm", "preview", "--from-literal=a=1", "--dry-run=server").out == \
         "configmap/preview created (server dry run)\n"
     with pytest.raises(errors.NotFound):
