@@ -9,6 +9,7 @@ a message), :func:`find` evaluates it to every value it names.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -97,3 +98,197 @@ def simple_fields(path: str) -> list[str] | None:
     if not steps or any(kind != "field" for kind, _ in steps):
         return None
     return [str(arg) for _, arg in steps]
+
+
+# ------------------------------------------------------------------ templates
+# kubectl's ``-o jsonpath=TEMPLATE``: text with ``{...}`` actions (k8s.io/client-go/util/jsonpath).
+Node = tuple[str, Any]  # ("text", str) | ("path", str) | ("range", (path, [Node...]))
+
+
+def _unquote(text: str) -> str:
+    """A Go double-quoted string literal's value (``"\\n"`` → newline)."""
+    body = text[1:-1]
+    try:
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return body
+
+
+def _action_items(action: str) -> list[tuple[str, str]]:
+    """The pieces of one ``{...}`` action: ("range", path), ("end", ""), ("text", literal) or ("path", path)."""
+    text = action.strip()
+    if text.startswith("range") and (len(text) == 5 or not (text[5].isalnum() or text[5] == "_")):
+        return [("range", text[5:].strip())]
+    if text == "end":
+        return [("end", "")]
+    items: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(text):
+        char = text[pos]
+        if char.isspace():
+            pos += 1
+        elif char == '"':
+            end = pos + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                raise ValueError("unterminated quoted string")
+            items.append(("text", _unquote(text[pos:end + 1])))
+            pos = end + 1
+        else:
+            end, depth, quote = pos, 0, ""
+            while end < len(text):
+                c = text[end]
+                if quote:
+                    if c == "\\":
+                        end += 1
+                    elif c == quote:
+                        quote = ""
+                elif c in "'\"" and depth:
+                    quote = c
+                elif c == "[":
+                    depth += 1
+                elif c == "]":
+                    depth -= 1
+                elif c.isspace() and not depth:
+                    break
+                end += 1
+            if depth > 0:
+                raise ValueError("unterminated array")
+            path = text[pos:end]
+            if not path.startswith(("$", ".", "[", "@")):
+                raise ValueError(f"unrecognized identifier {path}")
+            items.append(("path", path))
+            pos = end
+    return items
+
+
+def parse_template(template: str) -> list[Node]:
+    """The nodes of a kubectl JSONPath template: literal text, ``{path}``, ``{"literal"}`` and
+    ``{range path}...{end}`` (nested; an unclosed range runs to the end of the template).
+
+    Raises ValueError with client-go's words (``unclosed action``, ``unterminated array``,
+    ``not in range, nothing to end``) for a template it cannot parse; paths are checked by :func:`parse`.
+    """
+    root: list[Node] = []
+    stack: list[list[Node]] = [root]
+    pos = 0
+    while pos < len(template):
+        start = template.find("{", pos)
+        if start < 0:
+            stack[-1].append(("text", template[pos:]))
+            break
+        if start > pos:
+            stack[-1].append(("text", template[pos:start]))
+        end, quote = start + 1, False
+        while end < len(template) and (quote or template[end] != "}"):
+            if template[end] == '"':
+                quote = not quote
+            elif template[end] == "\\" and quote:
+                end += 1
+            end += 1
+        if end >= len(template):
+            raise ValueError("unclosed action")
+        for kind, arg in _action_items(template[start + 1:end]):
+            if kind == "range":
+                parse(arg or ".")
+                body: list[Node] = []
+                stack[-1].append(("range", (arg, body)))
+                stack.append(body)
+            elif kind == "end":
+                if len(stack) == 1:
+                    raise ValueError("not in range, nothing to end")
+                stack.pop()
+            else:
+                if kind == "path" and arg not in ("$", "@", "."):
+                    parse(arg.replace("@", "", 1) if arg.startswith("@") else arg)
+                stack[-1].append((kind, arg))
+        pos = end + 1
+    return root
+
+
+def _path_values(data: Any, path: str) -> list[Any]:
+    if path in ("$", "@", "."):
+        return [data]
+    return evaluate(data, path[1:] if path.startswith("@") else path)
+
+
+def go_json(value: Any) -> str:
+    """``value`` as Go's ``json.Marshal`` writes it: compact, map keys sorted, ``<>&`` escaped."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escape)
+    return text
+
+
+def go_sprint(value: Any) -> str:
+    """``value`` as Go's ``fmt.Sprint`` writes a decoded JSON value (``map[a:1 b:x]``, ``[1 2]``, ``<nil>``)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, list):
+        return "[" + " ".join(go_sprint(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_sprint(value[k])}" for k in sorted(value)) + "]"
+    return str(value)
+
+
+def go_float(value: float) -> str:
+    """A float64 as Go's ``%v`` writes it (``1e+21``, ``0.5``, ``3``)."""
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        sign = "-" if exp.startswith("-") else "+"
+        text = f"{mantissa}e{sign}{exp.lstrip('+-').zfill(2)}"
+    return text
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return go_json(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return go_float(value)
+    return str(value)
+
+
+def execute(nodes: list[Node], data: Any) -> str:
+    """The text of a parsed template (:func:`parse_template`) for ``data``: each action's values joined
+    by a space, maps and lists as compact JSON, missing fields as nothing (kubectl's
+    ``--allow-missing-template-keys``), a range's body once per value of its path."""
+    out: list[str] = []
+    for kind, arg in nodes:
+        if kind == "text":
+            out.append(arg)
+        elif kind == "path":
+            out.append(" ".join(_text(v) for v in _path_values(data, arg)))
+        else:
+            path, body = arg
+            for value in _path_values(data, path or "."):
+                out.append(execute(body, value))
+    return "".join(out)
+
+
+def template(text: str, data: Any) -> str:
+    """Parse and execute a kubectl JSONPath template (ValueError when it cannot be parsed)."""
+    return execute(parse_template(text), data)
+
+
+def relaxed(path: str) -> str:
+    """kubectl's relaxed JSONPath (custom columns, ``--sort-by``): ``a.b``, ``.a.b``, ``{a.b}`` and
+    ``{.a.b}`` all become ``{.a.b}``; ValueError with kubectl's words for anything else."""
+    if not path:
+        return path
+    m = re.fullmatch(r"\{\.?([^{}]+)\}|\.?([^{}]+)", path)
+    if m is None:
+        raise ValueError("unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' "
+                         "or '{.name1.name2}'")
+    return "{." + (m.group(1) or m.group(2)) + "}"

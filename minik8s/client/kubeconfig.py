@@ -1,8 +1,8 @@
 """kubeconfig loading: where to find the apiserver and how to authenticate.
 
 Search order (kubectl's, plus minik8s' own default): an explicit path, then
-``$KUBECONFIG`` (colon-separated; the first file that exists), then
-``~/.kube/config``, then ``~/.minik8s/kubeconfig`` (written by ``minik8s up``).
+``$KUBECONFIG`` (colon-separated; every file that exists, merged as kubectl merges them:
+:func:`merge`), then ``~/.kube/config``, then ``~/.minik8s/kubeconfig`` (written by ``minik8s up``).
 
 Several apiservers: a cluster entry keeps kubectl's one ``server`` and may list more in an
 extension (kubeconfig's place for tool-specific data, which kubectl ignores)::
@@ -98,39 +98,118 @@ def _materialise(data: str | None, path: str | None, base: Path, suffix: str) ->
     return None
 
 
-def load(path: str | os.PathLike[str] | None = None, context: str | None = None) -> ClientConfig:
-    """Load a kubeconfig; raises KubeconfigError with a one-line reason."""
-    if path:
-        candidates = [Path(path).expanduser()]
-        if not candidates[0].exists():
-            raise KubeconfigError(f"kubeconfig {path} does not exist")
-    else:
-        candidates = [p for p in default_paths() if p.exists()]
-        if not candidates:
-            raise KubeconfigError("no kubeconfig found (tried $KUBECONFIG, ~/.kube/config, "
-                                  "~/.minik8s/kubeconfig); start a cluster with `minik8s up` or pass --kubeconfig")
-    file = candidates[0]
+class InvalidConfiguration(KubeconfigError):
+    """The kubeconfig does not hold the context asked for (kubectl: ``Error in configuration: ...``)."""
+
+
+@dataclass
+class Kubeconfig:
+    """Several kubeconfig files merged as kubectl merges ``$KUBECONFIG``: each named cluster, user and
+    context comes from the first file that has it, ``current-context`` from the first file that sets it.
+
+    ``doc`` is the merged document (lists in first-seen order); ``bases`` the folder of the file each
+    entry came from (``("clusters", name)`` → folder), against which its relative paths resolve;
+    ``files`` the files read, in order."""
+
+    doc: dict[str, Any]
+    files: list[Path]
+    bases: dict[tuple[str, str], Path] = field(default_factory=dict)
+
+    def entries(self, section: str) -> dict[str, dict[str, Any]]:
+        """``section`` (``clusters``, ``users``, ``contexts``) by name: name → the entry's body."""
+        key = {"clusters": "cluster", "users": "user", "contexts": "context"}[section]
+        return {str(e.get("name")): (e.get(key) or {}) for e in self.doc.get(section) or [] if isinstance(e, dict)}
+
+
+def _read_file(file: Path) -> dict[str, Any]:
     try:
-        doc: dict[str, Any] = yaml.safe_load(file.read_text()) or {}
+        doc = yaml.safe_load(file.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise KubeconfigError(f"cannot read kubeconfig {file}: {str(exc).splitlines()[0]}") from exc
+    if not isinstance(doc, dict):
+        raise KubeconfigError(f"cannot read kubeconfig {file}: not a mapping")
+    return doc
+
+
+def merge(files: list[Path]) -> Kubeconfig:
+    """The merged kubeconfig of ``files`` (see :class:`Kubeconfig`); KubeconfigError for an unreadable one."""
+    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "preferences": {}}
+    out = Kubeconfig(merged, list(files))
+    for file in files:
+        doc = _read_file(file)
+        if doc.get("current-context") and not merged.get("current-context"):
+            merged["current-context"] = doc["current-context"]
+        if isinstance(doc.get("preferences"), dict) and not merged["preferences"]:
+            merged["preferences"] = doc["preferences"]
+        for section in ("clusters", "users", "contexts"):
+            for entry in doc.get(section) or []:
+                if not isinstance(entry, dict) or not entry.get("name"):
+                    continue
+                name = str(entry["name"])
+                if (section, name) in out.bases:
+                    continue
+                merged.setdefault(section, []).append(entry)
+                out.bases[(section, name)] = file.parent
+    return out
+
+
+def read(path: str | os.PathLike[str] | None = None) -> Kubeconfig:
+    """The kubeconfig kubectl would use: ``path`` alone when given (KubeconfigError when missing), else
+    the existing files of ``$KUBECONFIG`` merged, else ``~/.kube/config`` or ``~/.minik8s/kubeconfig``;
+    an empty one when there is none."""
+    if path:
+        file = Path(path).expanduser()
+        if not file.exists():
+            raise KubeconfigError(f"kubeconfig {path} does not exist")
+        return merge([file])
+    env = [Path(p).expanduser() for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    listed = [p for p in env if p.exists()]
+    if listed:
+        return merge(listed)
+    for candidate in default_paths()[len(env):]:
+        if candidate.exists():
+            return merge([candidate])
+    return merge([])
+
+
+def load(path: str | os.PathLike[str] | None = None, context: str | None = None, *, user: str | None = None,
+         cluster: str | None = None) -> ClientConfig:
+    """Load a kubeconfig (:func:`read`) for ``context`` (default: its current one), with kubectl's
+    ``--user`` and ``--cluster`` overrides; raises KubeconfigError with a one-line reason
+    (InvalidConfiguration for a context it does not hold)."""
+    config = read(path)
+    if not config.files:
+        raise KubeconfigError("no kubeconfig found (tried $KUBECONFIG, ~/.kube/config, "
+                              "~/.minik8s/kubeconfig); start a cluster with `minik8s up` or pass --kubeconfig")
+    file = config.files[0]
+    doc = config.doc
     ctx_name = context or doc.get("current-context")
-    contexts = {c["name"]: c.get("context") or {} for c in doc.get("contexts") or []}
+    contexts = config.entries("contexts")
     if not ctx_name or ctx_name not in contexts:
-        raise KubeconfigError(f"context {ctx_name!r} not found in {file}")
-    ctx = contexts[ctx_name]
-    clusters = {c["name"]: c.get("cluster") or {} for c in doc.get("clusters") or []}
-    users = {u["name"]: u.get("user") or {} for u in doc.get("users") or []}
-    cluster = clusters.get(ctx.get("cluster"))
-    if cluster is None or not cluster.get("server"):
+        raise InvalidConfiguration(f"context was not found for specified context: {ctx_name or ''}")
+    ctx = dict(contexts[ctx_name])
+    clusters = config.entries("clusters")
+    users = config.entries("users")
+    if user:
+        if user not in users:
+            raise KubeconfigError(f'auth info "{user}" does not exist')
+        ctx["user"] = user
+    if cluster:
+        if cluster not in clusters:
+            raise KubeconfigError(f'no server found for cluster "{cluster}"')
+        ctx["cluster"] = cluster
+    cluster_doc = clusters.get(str(ctx.get("cluster")))
+    if cluster_doc is None or not cluster_doc.get("server"):
         raise KubeconfigError(f"cluster {ctx.get('cluster')!r} of context {ctx_name!r} has no server in {file}")
-    user = users.get(ctx.get("user"), {})
-    base = file.parent
-    token = user.get("token")
-    if not token and user.get("tokenFile"):
-        token = Path(user["tokenFile"]).read_text().strip()
+    user_doc = users.get(str(ctx.get("user")), {})
+    cluster_base = config.bases.get(("clusters", str(ctx.get("cluster"))), file.parent)
+    user_base = config.bases.get(("users", str(ctx.get("user"))), file.parent)
+    token = user_doc.get("token")
+    if not token and user_doc.get("tokenFile"):
+        token_file = Path(user_doc["tokenFile"]).expanduser()
+        token = (token_file if token_file.is_absolute() else user_base / token_file).read_text().strip()
     fallbacks: list[str] = []
-    for ext in cluster.get("extensions") or []:
+    for ext in cluster_doc.get("extensions") or []:
         if isinstance(ext, dict) and ext.get("name") == SERVERS_EXTENSION:
             listed = (ext.get("extension") or {}).get("servers") or []
             if not isinstance(listed, list) or not all(isinstance(u, str) and u for u in listed):
@@ -139,13 +218,14 @@ def load(path: str | os.PathLike[str] | None = None, context: str | None = None)
             fallbacks += [u.rstrip("/") for u in listed]
     return ClientConfig(
         fallback_servers=fallbacks,
-        server=str(cluster["server"]).rstrip("/"),
+        server=str(cluster_doc["server"]).rstrip("/"),
         token=token,
-        ca_file=_materialise(cluster.get("certificate-authority-data"), cluster.get("certificate-authority"),
-                             base, ".crt"),
-        cert_file=_materialise(user.get("client-certificate-data"), user.get("client-certificate"), base, ".crt"),
-        key_file=_materialise(user.get("client-key-data"), user.get("client-key"), base, ".key"),
-        insecure_skip_tls_verify=bool(cluster.get("insecure-skip-tls-verify")),
+        ca_file=_materialise(cluster_doc.get("certificate-authority-data"), cluster_doc.get("certificate-authority"),
+                             cluster_base, ".crt"),
+        cert_file=_materialise(user_doc.get("client-certificate-data"), user_doc.get("client-certificate"),
+                               user_base, ".crt"),
+        key_file=_materialise(user_doc.get("client-key-data"), user_doc.get("client-key"), user_base, ".key"),
+        insecure_skip_tls_verify=bool(cluster_doc.get("insecure-skip-tls-verify")),
         namespace=ctx.get("namespace") or "default",
         source=str(file),
     )

@@ -21,8 +21,12 @@ import typer
 
 from minik8s.kubectl import (
     api_resources,
+    api_versions,
     apply,
+    auth,
     autoscale,
+    cluster_info,
+    config,
     create,
     delete,
     describe,
@@ -66,10 +70,12 @@ def _global(
     server: Annotated[str | None, typer.Option("-s", "--server", help="the apiserver URL")] = None,
     request_timeout: Annotated[float | None, typer.Option("--request-timeout",
                                                           help="seconds to wait for one request")] = None,
+    user: Annotated[str | None, typer.Option("--user", help="the kubeconfig user to use")] = None,
+    cluster: Annotated[str | None, typer.Option("--cluster", help="the kubeconfig cluster to use")] = None,
 ) -> None:
     """kubectl controls the minik8s cluster manager."""
     ctx.obj = GlobalOptions(kubeconfig=kubeconfig, context=context, namespace=namespace, server=server,
-                            request_timeout=request_timeout)
+                            request_timeout=request_timeout, user=user, cluster=cluster)
 
 
 app.command("get")(get.get)
@@ -82,6 +88,10 @@ app.add_typer(set_cmd.app, name="set")
 app.command("autoscale")(autoscale.autoscale)
 app.command("delete")(delete.delete)
 app.command("api-resources")(api_resources.api_resources)
+app.command("api-versions")(api_versions.api_versions)
+app.command("cluster-info")(cluster_info.cluster_info)
+app.add_typer(config.app, name="config")
+app.add_typer(auth.app, name="auth")
 app.command("version")(version.version)
 app.command("logs")(logs.logs)
 app.command("exec")(exec_cmd.exec_)
@@ -101,13 +111,17 @@ app.add_typer(functions.workflow_app, name="workflow")
 app.add_typer(functions.event_app, name="event")
 
 #: Global flags that take a value; they may appear anywhere before ``--`` (as with kubectl).
-GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout"}
+GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout",
+                      "--user", "--cluster"}
 #: Boolean flags that also accept ``--flag=true|false``; a ``--no-flag`` form exists for these.
 NEGATABLE = {"--wait", "--recursive", "--watch"}
 BOOL_FLAGS = NEGATABLE | {"--all", "--all-namespaces", "--force", "--now", "--show-labels",
                           "--watch-only", "--save-config", "--stdin", "--tty", "--follow", "--timestamps",
                           "--previous", "--client", "--ignore-not-found", "--namespaced", "--overwrite",
-                          "--list", "--ignore-daemonsets", "--delete-emptydir-data"}
+                          "--list", "--ignore-daemonsets", "--delete-emptydir-data", "--no-headers", "--minify",
+                          "--current", "--quiet"}
+#: Global flags that some verbs also take as flags of their own (``create rolebinding --user``).
+SHADOWED = {"create": {"--user"}}
 
 
 def normalize_argv(argv: list[str]) -> list[str]:
@@ -118,6 +132,7 @@ def normalize_argv(argv: list[str]) -> list[str]:
     """
     front: list[str] = []
     rest: list[str] = []
+    shadowed = SHADOWED.get(_verb(argv), set())
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -125,7 +140,7 @@ def normalize_argv(argv: list[str]) -> list[str]:
             rest += argv[i:]
             break
         name, eq, value = arg.partition("=")
-        if name in GLOBAL_VALUE_FLAGS:
+        if name in GLOBAL_VALUE_FLAGS and name not in shadowed:
             if eq:
                 front += [name, value]
             elif i + 1 < len(argv):
@@ -149,6 +164,22 @@ def normalize_argv(argv: list[str]) -> list[str]:
     return front + rest
 
 
+def _verb(argv: list[str]) -> str:
+    """The verb of a command line (its first word that is neither a flag nor a global flag's value)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return ""
+        if arg in GLOBAL_VALUE_FLAGS:
+            i += 2
+            continue
+        if not arg.startswith("-"):
+            return arg
+        i += 1
+    return ""
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run kubectl and exit with its code (no tracebacks)."""
     args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
@@ -160,6 +191,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.NoArgsIsHelpError as exc:
         print(exc.ctx.get_help() if exc.ctx else str(exc))
         code = 0
+    except click.NoSuchOption as exc:  # pflag's words
+        path = exc.ctx.command_path if exc.ctx else "kubectl"
+        print(f"Error: unknown flag: {exc.option_name}\nSee '{path} --help' for usage.", file=sys.stderr)
+        code = 1
     except click.UsageError as exc:
         hint = f" (see 'kubectl {exc.ctx.info_name} --help')" if exc.ctx and exc.ctx.parent else ""
         print(f"error: {exc.format_message()}{hint}", file=sys.stderr)

@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 import httpx
 
 from minik8s.api import errors
-from minik8s.client.kubeconfig import KubeconfigError
+from minik8s.client.kubeconfig import InvalidConfiguration, KubeconfigError
 from minik8s.client.rest import ServerUnavailable
 
 
@@ -56,6 +56,8 @@ def render(exc: BaseException, server: str | None = None) -> tuple[str, int]:
         return unreachable(server or "", exc.__cause__), 1
     if isinstance(exc, errors.APIError):
         return server_error(exc), 1
+    if isinstance(exc, InvalidConfiguration):
+        return f"Error in configuration: {exc}", 1
     if isinstance(exc, KubeconfigError):
         return f"error: {exc}", 1
     if isinstance(exc, httpx.TransportError | ConnectionError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import typer
@@ -12,12 +13,32 @@ from minik8s.api import columns as cols
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
-from minik8s.kubectl import printing
+from minik8s.kubectl import customcolumns, printing, sorting
+from minik8s.kubectl.customcolumns import read_template
 from minik8s.kubectl.errors import KubectlError, server_error
 from minik8s.kubectl.resolve import Target, object_ref, parse_targets
 from minik8s.kubectl.session import GlobalOptions, Session
 
-FORMATS = ("json", "name", "wide", "yaml", "jsonpath")
+#: the ``-o`` formats, as kubectl lists them in its error (``go-template`` and ``template`` excepted:
+#: not implemented here)
+ALLOWED = ("custom-columns", "custom-columns-file", "json", "jsonpath", "jsonpath-file", "name", "wide", "yaml")
+FORMATS = ALLOWED
+TEMPLATE_FORMATS = ("jsonpath", "jsonpath-file")
+#: client-go's words for an error answer that is not a Status (``NewGenericServerResponse``)
+GENERIC_MESSAGES = {
+    400: "the server rejected our request for an unknown reason",
+    401: "the server has asked for the client to provide credentials",
+    403: "the server does not allow access to the requested resource",
+    404: "the server could not find the requested resource",
+    405: "the server does not allow this method on the requested resource",
+    409: "the server reported a conflict",
+    422: "the server rejected our request due to an error in our request",
+    429: "the server has received too many requests and has asked us to try again later",
+    503: "the server is currently unable to handle the request",
+    504: "the server was unable to return a response in the time allotted, but may still be processing the request",
+}
+#: kubectl's default ``--chunk-size``
+CHUNK_SIZE = 500
 
 
 class Printer:
@@ -84,17 +105,24 @@ class Printer:
             row.append(cols.join_labels(labels))
         return row
 
-    def table(self, rt: ResourceType, objs: list[Obj]) -> list[str]:
-        """The whole table (header and rows)."""
-        return printing.table(self.header(rt), [self.row(rt, o) for o in objs])
+    def table(self, rt: ResourceType, objs: list[Obj], no_headers: bool = False) -> list[str]:
+        """The whole table (header and rows; rows only, aligned among themselves, with ``no_headers``)."""
+        rows = [self.row(rt, o) for o in objs]
+        if no_headers:
+            return printing.tabwrite(rows, minwidth=6, padding=3)
+        return printing.table(self.header(rt), rows)
 
 
 def check_output(output: str) -> str:
     """Validate ``-o``; returns the format name (``jsonpath`` for ``jsonpath=...``)."""
-    kind = output.split("=", 1)[0]
-    if output and kind not in FORMATS or (kind == "jsonpath" and "=" not in output):
+    kind, eq, arg = output.partition("=")
+    if output and kind not in FORMATS:
         raise KubectlError(f'unable to match a printer suitable for the output format "{output}", '
-                           "allowed formats are: json,jsonpath,name,wide,yaml")
+                           f"allowed formats are: {','.join(ALLOWED)}")
+    if kind in TEMPLATE_FORMATS and not arg:
+        raise KubectlError("template format specified but no template given")
+    if kind in ("custom-columns", "custom-columns-file") and not arg:
+        raise KubectlError("custom-columns format specified but no custom columns given")
     return kind
 
 
@@ -113,20 +141,23 @@ def without_managed_fields(data: Any) -> Any:
 
 def structured(output: str, data: Any) -> str:
     """``data`` rendered as yaml, json or jsonpath output (without managedFields)."""
-    kind = output.split("=", 1)[0]
+    kind, _, arg = output.partition("=")
     data = without_managed_fields(data)
     if kind == "yaml":
         return printing.to_yaml(data).rstrip("\n")
     if kind == "json":
         return printing.to_json(data)
+    template = read_template(arg, "--template") if kind == "jsonpath-file" else arg
     try:
-        return printing.jsonpath(output.split("=", 1)[1], data)
+        return printing.jsonpath(template, data)
     except ValueError as exc:
-        raise KubectlError(f"error parsing jsonpath {output.split('=', 1)[1]}: {exc}") from None
+        raise KubectlError(f"error parsing jsonpath {template}, {exc}") from None
 
 
 async def _fetch(s: Session, target: Target, namespace: str | None, selector: str, field_selector: str,
-                 failures: list[str]) -> tuple[list[Obj], str]:
+                 failures: list[str], chunk_size: int = CHUNK_SIZE) -> tuple[list[Obj], str]:
+    """The objects of ``target`` (named, or listed in pages of ``chunk_size``; 0: one request) and the
+    list's resourceVersion; a named object that does not exist adds its error line to ``failures``."""
     rt = target.rt
     ns = namespace if rt.namespaced else None
     if target.names:
@@ -137,66 +168,151 @@ async def _fetch(s: Session, target: Target, namespace: str | None, selector: st
             except errors.NotFound as exc:
                 failures.append(server_error(exc))
         return objs, ""
-    listed = await s.client.list_all(rt, ns, label_selector=selector or None, field_selector=field_selector or None)
+    if chunk_size > 0:
+        listed = await s.client.list_all(rt, ns, label_selector=selector or None,
+                                         field_selector=field_selector or None, page_size=chunk_size)
+    else:
+        listed = await s.client.list(rt, ns, label_selector=selector or None, field_selector=field_selector or None)
     items = list(listed.get("items") or [])
     if rt.kind == "Event":
         items.sort(key=cols.event_sort_key)
     return items, str((listed.get("metadata") or {}).get("resourceVersion") or "")
 
 
-async def run_get(opts: GlobalOptions, args: list[str], output: str, selector: str, field_selector: str,
-                  all_namespaces: bool, watch: bool, watch_only: bool, show_labels: bool,
-                  label_columns: list[str]) -> int:
+@dataclass
+class GetOptions:
+    """``kubectl get``'s printing and listing flags."""
+
+    output: str = ""
+    selector: str = ""
+    field_selector: str = ""
+    all_namespaces: bool = False
+    watch: bool = False
+    watch_only: bool = False
+    show_labels: bool = False
+    label_columns: list[str] = field(default_factory=list)
+    no_headers: bool = False
+    sort_by: str = ""
+    chunk_size: int = CHUNK_SIZE
+
+
+def _no_sort_field(sort_by: str) -> KubectlError:
+    return KubectlError(f'couldn\'t find any field with path "{sort_by}" in the list of objects')
+
+
+def _sorted_results(results: list[tuple[ResourceType, list[Obj], str]], sort_by: str,
+                    table: bool) -> list[tuple[ResourceType, list[Obj], str]]:
+    """The results ordered by ``--sort-by``, as kubectl orders them (see :mod:`minik8s.kubectl.sorting`).
+
+    kubectl sorts a table's rows per resource type, and drops every row when the path names nothing
+    in any of them (or cannot be parsed); it refuses several types' tables at once, and other formats
+    whose objects all lack the field."""
+    try:
+        spec = sorting.check(sort_by)
+    except KubectlError:
+        if table and len(results) == 1:
+            return [(rt, [], rv) for rt, _, rv in results]
+        raise
+    if table:
+        if len(results) > 1:
+            raise _no_sort_field(spec)
+        rt, objs, rv = results[0]
+        if objs and not any(sorting.values(o, spec) for o in objs):
+            return [(rt, [], rv)]
+        return [(rt, sorting.sort_objects(objs, sort_by), rv)]
+    everything = [o for _, objs, _ in results for o in objs]
+    if everything and not any(sorting.values(o, spec) for o in everything):
+        raise _no_sort_field(spec)
+    return results
+
+
+async def run_get(opts: GlobalOptions, args: list[str], o: GetOptions) -> int:
     """Fetch and print; returns the exit code (1 when a named object was not found)."""
-    fmt = check_output(output)
+    fmt = check_output(o.output)
+    columns = None
+    if fmt == "custom-columns":
+        columns = customcolumns.parse_spec(o.output.partition("=")[2])
+    elif fmt == "custom-columns-file":
+        columns = customcolumns.parse_file_text(read_template(o.output.partition("=")[2]))
+    table = fmt in ("", "wide")
     async with Session(opts) as s:
         targets = parse_targets(s.registry, args)
-        if all_namespaces and any(t.names for t in targets):
+        if o.all_namespaces and any(t.names for t in targets):
             raise KubectlError("a resource cannot be retrieved by name across all namespaces")
-        if (watch or watch_only) and len(targets) > 1:
+        if (o.watch or o.watch_only) and len(targets) > 1:
             raise KubectlError("you may only specify a single resource type")
-        namespace = None if all_namespaces else s.namespace
+        namespace = None if o.all_namespaces else s.namespace
         multi = len(targets) > 1 or any(t.lower() == "all" for t in args[0].split(","))
-        printer = Printer(output, all_namespaces, show_labels, label_columns or [], multi)
+        printer = Printer(o.output, o.all_namespaces, o.show_labels, o.label_columns, multi)
         failures: list[str] = []
         results: list[tuple[ResourceType, list[Obj], str]] = []
         for target in targets:
-            if fmt in ("", "wide"):
+            if table:
                 await printer.learn(s, target.rt)
-            objs, rv = await _fetch(s, target, namespace, selector, field_selector, failures)
+            objs, rv = await _fetch(s, target, namespace, o.selector, o.field_selector, failures, o.chunk_size)
             results.append((target.rt, objs, rv))
-        if watch or watch_only:
+        if o.watch or o.watch_only:
             rt, objs, rv = results[0]
-            await _watch(s, printer, fmt, rt, objs, rv, namespace, targets[0].names, selector, field_selector,
-                         watch_only)
+            await _watch(s, printer, fmt, rt, objs, rv, namespace, targets[0].names, o.selector, o.field_selector,
+                         o.watch_only)
             return 0
+        if o.sort_by:
+            results = _sorted_results(results, o.sort_by, table)
         total = sum(len(objs) for _, objs, _ in results)
-        if fmt in ("", "wide"):
+        everything = [o for _, objs, _ in results for o in objs]
+        if o.sort_by and not table:
+            everything = sorting.sort_objects(everything, o.sort_by)
+        if table:
             first = True
             for rt, objs, _ in results:
                 if not objs:
                     continue
-                if not first:
+                if not first and not o.no_headers:
                     print()
-                printing.write_lines(printer.table(rt, objs))
+                printing.write_lines(printer.table(rt, objs, o.no_headers))
                 first = False
         elif fmt == "name":
-            printing.write_lines([object_ref(rt, o["metadata"]["name"]) for rt, objs, _ in results for o in objs])
+            names = {id(obj): object_ref(rt, obj["metadata"]["name"]) for rt, objs, _ in results for obj in objs}
+            printing.write_lines([names[id(obj)] for obj in everything])
+        elif columns is not None:
+            try:
+                printing.write_lines(customcolumns.render(columns, everything, o.no_headers))
+            except customcolumns.PartialOutput as partial:
+                printing.write_lines(partial.lines)
+                raise partial.error from None
         else:
             single = len(targets) == 1 and len(targets[0].names) == 1 and total == 1
-            everything = [o for _, objs, _ in results for o in objs]
-            if everything or fmt != "jsonpath":
+            if everything or fmt not in TEMPLATE_FORMATS:
                 data = everything[0] if single else printing.as_list(everything)
-                text = structured(output, data)
-                sys.stdout.write(text + ("\n" if fmt != "jsonpath" else ""))
+                text = structured(o.output, data)
+                sys.stdout.write(text + ("\n" if fmt not in TEMPLATE_FORMATS else ""))
                 sys.stdout.flush()
         for line in failures:
             print(line, file=sys.stderr)
-        if total == 0 and not failures and fmt not in ("json", "yaml"):
+        if total == 0 and not failures and table:
             namespaced = any(t.rt.namespaced for t in targets)
             where = f" in {namespace} namespace" if namespaced and namespace else ""
             print(f"No resources found{where}.", file=sys.stderr)
         return 1 if failures else 0
+
+
+async def run_raw(opts: GlobalOptions, path: str) -> int:
+    """``get --raw PATH``: GET the path and write the body as it came (no newline added)."""
+    async with Session(opts, discover=False) as s:
+        resp = await s.client.http.request("GET", path)
+        if resp.status_code >= 400:
+            try:
+                body: Any = resp.json()
+            except ValueError:
+                body = resp.text
+            if not (isinstance(body, dict) and body.get("kind") == "Status"):
+                body = {"kind": "Status", "code": resp.status_code,
+                        "message": GENERIC_MESSAGES.get(resp.status_code,
+                                                        f"the server answered HTTP {resp.status_code}")}
+            raise errors.from_status(resp.status_code, body)
+        sys.stdout.buffer.write(resp.content)
+        sys.stdout.flush()
+    return 0
 
 
 async def _watch(s: Session, printer: Printer, fmt: str, rt: ResourceType, objs: list[Obj], rv: str,
@@ -244,7 +360,8 @@ def get(
     args: Annotated[list[str] | None, typer.Argument(metavar="TYPE[,TYPE...] [NAME...] | TYPE/NAME...",
                                                      help="what to show")] = None,
     output: Annotated[str, typer.Option("-o", "--output",
-                                        help="wide, yaml, json, name or jsonpath=TEMPLATE")] = "",
+                                        help="wide, yaml, json, name, jsonpath=TEMPLATE, jsonpath-file=FILE, "
+                                             "custom-columns=SPEC or custom-columns-file=FILE")] = "",
     selector: Annotated[str, typer.Option("-l", "--selector", help="label selector (a=b,c!=d)")] = "",
     field_selector: Annotated[str, typer.Option("--field-selector", help="field selector")] = "",
     all_namespaces: Annotated[bool, typer.Option("-A", "--all-namespaces", help="list across namespaces")] = False,
@@ -253,10 +370,22 @@ def get(
     show_labels: Annotated[bool, typer.Option("--show-labels", help="add a LABELS column")] = False,
     label_columns: Annotated[list[str] | None, typer.Option("-L", "--label-columns",
                                                             help="a column per label key")] = None,
+    no_headers: Annotated[bool, typer.Option("--no-headers", help="print tables without their header")] = False,
+    sort_by: Annotated[str, typer.Option("--sort-by", help="order by this JSONPath (.metadata.name)")] = "",
+    chunk_size: Annotated[int, typer.Option("--chunk-size", help="list in pages of this many (0: one request)")]
+    = CHUNK_SIZE,
+    raw: Annotated[str, typer.Option("--raw", help="GET this server path and print the body as it is")] = "",
 ) -> None:
     """Display one or many resources."""
-    keys = [k for value in label_columns or [] for k in value.split(",") if k]
-    code = asyncio.run(run_get(ctx.obj, args or [], output, selector, field_selector, all_namespaces, watch,
-                               watch_only, show_labels, keys))
+    if raw:
+        if args:
+            raise KubectlError("arguments may not be passed when --raw is specified")
+        code = asyncio.run(run_raw(ctx.obj, raw))
+    else:
+        keys = [k for value in label_columns or [] for k in value.split(",") if k]
+        code = asyncio.run(run_get(ctx.obj, args or [], GetOptions(
+            output=output, selector=selector, field_selector=field_selector, all_namespaces=all_namespaces,
+            watch=watch, watch_only=watch_only, show_labels=show_labels, label_columns=keys, no_headers=no_headers,
+            sort_by=sort_by, chunk_size=chunk_size)))
     if code:
         raise typer.Exit(code)

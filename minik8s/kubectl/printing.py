@@ -162,37 +162,6 @@ class RowPrinter:
 
 # ------------------------------------------------------------------ jsonpath
 def jsonpath(template: str, data: Any) -> str:
-    """A small subset of kubectl's JSONPath templates.
-
-    ``{.a.b}``, ``{.items[0].x}``, ``{.items[*].metadata.name}``, ``{.metadata.labels.app}``,
-    literal text between expressions, ``{"\\n"}`` / ``{"\\t"}``. Several matches are joined by
-    a space. Raises ValueError for a template it cannot parse.
-    """
-    out: list[str] = []
-    i = 0
-    while i < len(template):
-        start = template.find("{", i)
-        if start < 0:
-            out.append(template[i:])
-            break
-        out.append(template[i:start])
-        end = template.find("}", start)
-        if end < 0:
-            raise ValueError(f"unclosed action in template {template!r}")
-        expr = template[start + 1:end].strip()
-        i = end + 1
-        if expr.startswith('"') and expr.endswith('"') and len(expr) >= 2:
-            out.append(expr[1:-1].encode().decode("unicode_escape"))
-            continue
-        values = _jsonpath_eval(expr, data)
-        out.append(" ".join(v if isinstance(v, str) else json.dumps(v) for v in values))
-    return "".join(out)
-
-
-def _jsonpath_eval(expr: str, data: Any) -> list[Any]:
-    if expr in ("", "$", "."):
-        return [data]
-    try:
-        return kubejsonpath.evaluate(data, expr)
-    except ValueError as exc:
-        raise ValueError(f"unrecognized JSONPath expression {expr!r}: {exc}") from None
+    """kubectl's ``-o jsonpath=TEMPLATE`` text of ``data`` (:func:`minik8s.api.kubejsonpath.template`:
+    paths, ``{"\\n"}`` literals, ``{range PATH}...{end}``). Raises ValueError for a template it cannot parse."""
+    return kubejsonpath.template(template, data)

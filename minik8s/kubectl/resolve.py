@@ -124,7 +124,12 @@ def parse_targets(registry: Registry, args: list[str]) -> list[Target]:
     rts: list[ResourceType] = []
     for type_name in type_names:
         if type_name.lower() == "all":
-            rts += [rt for rt in registry.types if "all" in rt.categories and rt not in rts]
+            # one version per group and resource: discovery lists the preferred version first
+            seen = {(r.group, r.plural) for r in rts}
+            for rt in registry.types:
+                if "all" in rt.categories and (rt.group, rt.plural) not in seen:
+                    rts.append(rt)
+                    seen.add((rt.group, rt.plural))
             continue
         rt = resource_type(registry, type_name)
         if rt not in rts:

@@ -17,13 +17,15 @@ from minik8s.kubectl.errors import KubectlError
 
 @dataclass
 class GlobalOptions:
-    """kubectl's global flags (``--kubeconfig``, ``--context``, ``-n``, ``-s``)."""
+    """kubectl's global flags (``--kubeconfig``, ``--context``, ``--user``, ``--cluster``, ``-n``, ``-s``)."""
 
     kubeconfig: str | None = None
     context: str | None = None
     namespace: str | None = None
     server: str | None = None
     request_timeout: float | None = None
+    user: str | None = None
+    cluster: str | None = None
     _config: ClientConfig | None = field(default=None, repr=False)
 
     def config(self) -> ClientConfig:
@@ -33,9 +35,9 @@ class GlobalOptions:
         """
         if self._config is None:
             try:
-                cfg = load(self.kubeconfig, self.context)
+                cfg = load(self.kubeconfig, self.context, user=self.user, cluster=self.cluster)
             except KubeconfigError:
-                if not self.server or self.kubeconfig or self.context:
+                if not self.server or self.kubeconfig or self.context or self.user or self.cluster:
                     raise
                 cfg = ClientConfig()
             if self.server:

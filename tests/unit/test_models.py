@@ -109,5 +109,5 @@ def test_kubeconfig_render_and_load(tmp_path: Path) -> None:
     with pytest.raises(KubeconfigError, match="does not exist"):
         load(str(tmp_path / "missing"))
     path.write_text("current-context: nope\n")
-    with pytest.raises(KubeconfigError, match="context 'nope' not found"):
+    with pytest.raises(KubeconfigError, match="context was not found for specified context: nope"):
         load(str(path))
