@@ -191,10 +191,6 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.NoArgsIsHelpError as exc:
         print(exc.ctx.get_help() if exc.ctx else str(exc))
         code = 0
-    except click.NoSuchOption as exc:  # pflag's words
-        path = exc.ctx.command_path if exc.ctx else "kubectl"
-        print(f"Error: unknown flag: {exc.option_name}\nSee '{path} --help' for usage.", file=sys.stderr)
-        code = 1
     except click.UsageError as exc:
         hint = f" (see 'kubectl {exc.ctx.info_name} --help')" if exc.ctx and exc.ctx.parent else ""
         print(f"error: {exc.format_message()}{hint}", file=sys.stderr)
@@ -210,6 +206,13 @@ def main(argv: list[str] | None = None) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
+        if type(exc).__name__ == "NoSuchOption":  # typer's own click: pflag's words, as kubectl
+            ctx = getattr(exc, "ctx", None)
+            path = ctx.command_path if ctx is not None else "kubectl"
+            print(f"Error: unknown flag: {getattr(exc, 'option_name', '')}\nSee '{path} --help' for usage.",
+                  file=sys.stderr)
+            _flush()
+            sys.exit(1)
         line, code = render(exc, _server_hint(args))
         print(line, file=sys.stderr)
     _flush()
