@@ -36,7 +36,7 @@ from minik8s.api.validation import config_map_key_errors, dns1123_subdomain_erro
 from minik8s.client.rest import ServerUnavailable
 from minik8s.kubectl import manifests
 from minik8s.kubectl.creating import DryRunOpt, OutputOpt, check_flags, new_object, parse_labels, send, warn
-from minik8s.kubectl.errors import KubectlError, report_failure
+from minik8s.kubectl.errors import FlagError, KubectlError, report_failure
 from minik8s.kubectl.manifests import LAST_APPLIED, applied_config, encode, plan
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.resolve import object_ref
@@ -393,10 +393,10 @@ def int_flag(text: str, flag: str, bits: int = 32) -> int:
     try:
         value = int(text, 10)
     except ValueError:
-        raise KubectlError(f'invalid argument "{text}" for "{flag}" flag: strconv.ParseInt: parsing '
+        raise FlagError(f'invalid argument "{text}" for "{flag}" flag: strconv.ParseInt: parsing '
                            f'"{text}": invalid syntax') from None
     if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
-        raise KubectlError(f'invalid argument "{text}" for "{flag}" flag: strconv.ParseInt: parsing '
+        raise FlagError(f'invalid argument "{text}" for "{flag}" flag: strconv.ParseInt: parsing '
                            f'"{text}": value out of range')
     return value
 

@@ -21,6 +21,26 @@ class KubectlError(Exception):
         self.code = code
 
 
+class FlagError(KubectlError):
+    """A flag value pflag cannot parse (``invalid argument "abc" for "--port" flag: ...``), shown as
+    kubectl 1.32 shows cobra's flag errors: ``Error: <message>`` and ``See '<command> --help' for
+    usage.``; ``command_path`` is the running command's (``kubectl create deployment``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.command_path = _command_path()
+
+
+def _command_path() -> str:
+    """The running command's path (``kubectl create deployment``), or ``kubectl`` outside one."""
+    try:  # typer runs its commands under the click it vendors
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover - a typer that uses click itself
+        from click import get_current_context  # type: ignore[no-redef]
+    ctx = get_current_context(silent=True)
+    return ctx.command_path if ctx is not None else "kubectl"
+
+
 def server_address(server: str) -> str:
     """``host:port`` of a server URL (``http://127.0.0.1:6443`` -> ``127.0.0.1:6443``)."""
     url = urlparse(server)
@@ -50,6 +70,8 @@ def server_error(exc: errors.APIError) -> str:
 
 def render(exc: BaseException, server: str | None = None) -> tuple[str, int]:
     """The single stderr line and the exit code for ``exc``."""
+    if isinstance(exc, FlagError):
+        return f"Error: {exc.message}\nSee '{exc.command_path} --help' for usage.", exc.code
     if isinstance(exc, KubectlError):
         return f"error: {exc.message}", exc.code
     if isinstance(exc, ServerUnavailable):

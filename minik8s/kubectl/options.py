@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from minik8s.api.durations import parse_duration
-from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.errors import FlagError
 
 FilesOpt = Annotated[list[str] | None, typer.Option("-f", "--filename",
                                                     help="file, directory or - (stdin); repeatable")]
@@ -19,10 +19,10 @@ SelectorOpt = Annotated[str, typer.Option("-l", "--selector", help="label select
 def duration_flag(text: str, flag: str = "--timeout") -> float:
     """Seconds of a Go duration flag value (``--timeout 5m`` → 300.0, ``0`` → 0.0).
 
-    Raises KubectlError with pflag's wording for values Go would reject, e.g.
+    Raises FlagError with pflag's wording for values Go would reject, e.g.
     ``invalid argument "5" for "--timeout" flag: time: missing unit in duration "5"``.
     """
     try:
         return parse_duration(text)
     except ValueError as exc:
-        raise KubectlError(f'invalid argument "{text}" for "{flag}" flag: {exc}') from None
+        raise FlagError(f'invalid argument "{text}" for "{flag}" flag: {exc}') from None
