@@ -2,15 +2,15 @@
 invocations, against the same apiserver and objects, must print the same.
 
 One apiserver and one namespace of objects for the module; each case runs through both CLIs with the
-same kubeconfig and compares exit code, stdout and stderr's first line.  Normalised before comparing:
+same kubeconfig and compares exit code, stdout and stderr's first line.  Ages (``AGE`` cells and
+durations like ``12s``, ``3m4s``) become ``<age>`` in both, as the runs happen moments apart; the
+apiserver URL's port is kept (both read the same kubeconfig); uids, resourceVersions and timestamps
+are printed by neither in the compared invocations.  Nothing else is rewritten but the differences
+listed in :data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES` named in :data:`DIFFERENCES`.
 
-- ages (``AGE`` cells and ``...s``/``...m`` durations like ``12s``, ``3m4s``) → ``<age>``, as the two
-  runs happen moments apart;
-- the list of ``-o`` formats in the unknown-format error → ``<formats>`` (minik8s' kubectl lists only
-  those it has: no ``go-template``/``template``/``jsonpath-as-json``);
-- the apiserver URL's port is kept (both read the same kubeconfig), nothing else is rewritten:
-  uids, resourceVersions and timestamps are printed by neither in the compared invocations
-  (``-o json``/``yaml`` cases go through ``jsonpath``/``custom-columns`` of stable fields).
+Speed: the objects never change, so every case is submitted at once when the module starts —
+minik8s' kubectl once per case (both official versions compare with it), the official binaries
+for each version — and run four at a time (:class:`~tests.support.kubectl_parity.Runs`).
 
 Cases where the official kubectl prints ANSI colours or reads its discovery cache differently are
 not compared.
@@ -18,22 +18,21 @@ not compared.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 import httpx
 import pytest
 
 from minik8s.client.kubeconfig import render
-from tests.realkubectl import CANDIDATES, RealKubectl, find
+from tests.realkubectl import CANDIDATES, find
 from tests.support.kubectl import Result
-from tests.support.processes import ROOT, APIServer
+from tests.support.kubectl_parity import Runs, run_process, tolerate
+from tests.support.processes import APIServer
 
 NS = "parity"
 AGE = re.compile(r"\b\d+(?:d\d*h?|h\d*m?|m\d*s?|s)\b")
@@ -89,51 +88,16 @@ def workdir(tmp_path_factory: pytest.TempPathFactory, apiserver: APIServer) -> P
     return d
 
 
-def _normalise(text: str) -> str:
-    text = re.sub(r"allowed formats are: \S+", "allowed formats are: <formats>", text)
-    return AGE.sub("<age>", text)
+def _normalise(res: Result) -> Result:
+    return Result(res.code, AGE.sub("<age>", res.out), AGE.sub("<age>", res.err))
 
 
-def _run(argv: list[str], env: dict[str, str]) -> Result:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
-    return Result(proc.returncode, _normalise(proc.stdout), _normalise(proc.stderr))
+#: The listed differences (:data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES`) these cases meet.
+DIFFERENCES = ("output-formats-list", "1.37-flag-error-case", "1.37-config-preferences", "1.37-whoami-metadata")
 
 
-def both(version: str, workdir: Path, args: list[str], kubeconfig: str | None = None) -> tuple[Result, Result]:
-    """(official, minik8s) results of ``kubectl ARGS`` with ``$KUBECONFIG`` = ``kubeconfig`` (default:
-    the module's)."""
-    path, why = find(version)
-    if path is None:
-        pytest.skip(why)
-    env = {**os.environ, "HOME": str(workdir), "KUBECONFIG": kubeconfig or str(workdir / "kubeconfig"),
-           "COLUMNS": "200"}
-    real = RealKubectl(path, version, workdir / "kubeconfig", NS)
-    official = _run([str(path), "--cache-dir", str(real.cache_dir), *args], env)
-    ours = _ours(tuple(args), tuple(sorted(env.items())))
-    return official, ours
-
-
-@functools.cache
-def _ours(args: tuple[str, ...], env: tuple[tuple[str, str], ...]) -> Result:
-    """minik8s' result, once per invocation (both official versions compare with it)."""
-    return _run([sys.executable, "-m", "minik8s.kubectl", *args], dict(env))
-
-
-def compare_all(version: str, workdir: Path, cases: list[list[str]], kubeconfig: str | None = None) -> list[str]:
-    """The mismatches of ``cases`` (run four at a time)."""
-    def one(args: list[str]) -> str:
-        official, ours = both(version, workdir, args, kubeconfig)
-        try:
-            assert_same(official, ours, args)
-        except AssertionError as exc:
-            return str(exc)
-        return ""
-
-    with ThreadPoolExecutor(4) as pool:
-        return [f for f in pool.map(one, cases) if f]
-
-
-def assert_same(official: Result, ours: Result, args: list[str]) -> None:
+def assert_same(version: str, official: Result, ours: Result, args: list[str]) -> None:
+    official, ours = tolerate(DIFFERENCES, version, _normalise(official), _normalise(ours))
     assert ours.code == official.code, (args, official, ours)
     assert ours.out == official.out, (args, official.out, ours.out)
     first = (official.err.splitlines() or [""])[0]
@@ -209,26 +173,81 @@ OTHER_CASES = [
 ]
 
 VERSIONS = sorted(CANDIDATES)
+#: The cases run with ``$KUBECONFIG`` = the module's kubeconfig, another file and a missing one.
+MERGED_CASES = [["config", "view"], ["config", "view", "--raw"], ["config", "get-contexts"],
+                ["config", "view", "--minify", "--context", "far"], ["config", "current-context"]]
+Key = tuple[str, str, tuple[str, ...]]  # (suite, "minik8s" or the official version, argv)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_get_matches_official(version: str, objects: None, workdir: Path) -> None:
-    failures = compare_all(version, workdir, GET_CASES)
-    assert not failures, "\n\n".join(failures)
+@pytest.fixture(scope="module")
+def runs() -> Iterator[Runs]:
+    """The module's runner (4 at a time; minik8s' invocations once each)."""
+    runner = Runs(4)
+    try:
+        yield runner
+    finally:
+        runner.close()
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_files_and_verbs_match_official(version: str, objects: None, workdir: Path) -> None:
-    cases = OTHER_CASES + [
-        ["get", "pods", "-o", f"custom-columns-file={workdir / 'columns'}"],
-        ["get", "pods", "-o", f"jsonpath-file={workdir / 'template'}"],
-    ]
-    failures = compare_all(version, workdir, cases)
+@pytest.fixture(scope="module")
+def results(objects: None, workdir: Path, runs: Runs) -> dict[Key, Future[Result]]:
+    """Every case of every suite (``get``, ``other``, ``merged``) submitted at once, for minik8s and
+    each installed official version."""
+    file_cases = [["get", "pods", "-o", f"custom-columns-file={workdir / 'columns'}"],
+                  ["get", "pods", "-o", f"jsonpath-file={workdir / 'template'}"]]
     merged = f"{workdir / 'kubeconfig'}:{workdir / 'other'}:{workdir / 'missing'}"
-    failures += compare_all(version, workdir, [
-        ["config", "view"], ["config", "view", "--raw"], ["config", "get-contexts"],
-        ["config", "view", "--minify", "--context", "far"], ["config", "current-context"]], kubeconfig=merged)
+    suites = {"get": (GET_CASES, None), "other": (OTHER_CASES + file_cases, None), "merged": (MERGED_CASES, merged)}
+    out: dict[Key, Future[Result]] = {}
+    for suite, (cases, kubeconfig) in suites.items():
+        env = {**os.environ, "HOME": str(workdir), "KUBECONFIG": kubeconfig or str(workdir / "kubeconfig"),
+               "COLUMNS": "200"}
+        for args in cases:
+            out[(suite, "minik8s", tuple(args))] = runs.minik8s(args, env)
+            for version in VERSIONS:
+                path, _ = find(version)
+                if path is not None:
+                    cache = ["--cache-dir", str(workdir / f"kubectl-cache-{version}")]
+                    out[(suite, version, tuple(args))] = runs.official(path, [*cache, *args], env)
+    return out
+
+
+def compare_suite(version: str, suite: str, results: dict[Key, Future[Result]]) -> list[str]:
+    """The mismatches of ``suite``'s cases between the official ``version`` and minik8s."""
+    path, why = find(version)
+    if path is None:
+        pytest.skip(why)
+    failures = []
+    for (name, who, args), future in results.items():
+        if name != suite or who != version:
+            continue
+        try:
+            assert_same(version, future.result(), results[(suite, "minik8s", args)].result(), list(args))
+        except AssertionError as exc:
+            failures.append(str(exc))
+    return failures
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_get_matches_official(version: str, results: dict[Key, Future[Result]]) -> None:
+    failures = compare_suite(version, "get", results)
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_files_and_verbs_match_official(version: str, results: dict[Key, Future[Result]]) -> None:
+    failures = compare_suite(version, "other", results) + compare_suite(version, "merged", results)
+    assert not failures, "\n\n".join(failures)
+
+
+def test_forked_runs_are_plain_runs(results: dict[Key, Future[Result]], runs: Runs, workdir: Path) -> None:
+    """minik8s' invocations fork from a process that imported the CLI: a plain ``python -m
+    minik8s.kubectl`` prints the same (a table, a usage error, a file-reading verb)."""
+    env = {**os.environ, "HOME": str(workdir), "KUBECONFIG": str(workdir / "kubeconfig"), "COLUMNS": "200"}
+    for args in (["get", "pods", "-o", "wide"], ["get", "pods", "--bogus-flag"], ["config", "view"]):
+        key = ("get" if args[0] == "get" else "other", "minik8s", tuple(args))
+        forked = results[key].result() if key in results else runs.run_minik8s(args, env)
+        plain = runs.run_minik8s(args, env, subprocess_only=True)
+        assert _normalise(forked) == _normalise(plain), args
 
 
 def test_use_context_writes_the_file_kubectl_writes(objects: None, workdir: Path, tmp_path: Path) -> None:
@@ -248,7 +267,7 @@ def test_use_context_writes_the_file_kubectl_writes(objects: None, workdir: Path
             if path is None:
                 pytest.skip(why)
             argv = [str(path)]
-        res = _run(argv + ["config", "use-context", "minik8s"], env)
-        current = _run(argv + ["config", "current-context"], env)
+        res = run_process(argv + ["config", "use-context", "minik8s"], env)
+        current = run_process(argv + ["config", "current-context"], env)
         results.append((res.code, res.out, current.out, "current-context: minik8s" in second.read_text()))
     assert results[0] == results[1]
