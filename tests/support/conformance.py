@@ -13,7 +13,7 @@ from links to the pinned files (nothing is copied or edited):
 
 - kubernetes_asyncio: the tests import ``kubernetes_asyncio.e2e_test.base`` (in the upstream
   repository ``e2e_test`` is a package inside ``kubernetes_asyncio/``; the wheel does not ship
-  it), so the plugin ``conformance_plugins/kubernetes_asyncio_e2e_test.py`` mounts the pinned
+  it), so the plugin ``conformance_plugins/kubernetes_asyncio_e2e_mount.py`` mounts the pinned
   folder there; the tests write ``temp.yaml`` into the current directory, the work directory.
 - lightkube: ``e2e-tests/`` as it is.
 - kopf: ``pytest --only-e2e`` from a folder laid out as the kopf repository: ``examples/``,
@@ -148,7 +148,7 @@ class Suite:
         cache (the pinned folders are read-only)."""
         args = ["-p", "no:cacheprovider"]
         if self.name == "kubernetes_asyncio":
-            args += ["-p", "kubernetes_asyncio_e2e_test"]
+            args += ["-p", "kubernetes_asyncio_e2e_mount"]
         return args
 
 

@@ -1,4 +1,4 @@
-"""pytest plugin for kubernetes_asyncio's pinned e2e tests (``-p kubernetes_asyncio_e2e_test``).
+"""pytest plugin for kubernetes_asyncio's pinned e2e tests (``-p kubernetes_asyncio_e2e_mount``).
 
 The tests import ``kubernetes_asyncio.e2e_test.base``: upstream, ``e2e_test`` is a package inside
 the ``kubernetes_asyncio`` package, which the published wheel does not ship. This plugin adds the
