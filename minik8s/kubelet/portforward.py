@@ -108,6 +108,9 @@ async def run_port_forward(ws: WebSocket, protocols: tuple[str, ...], ports: lis
             task.cancel()
         for writer in writers.values():
             writer.close()
+        # Collect what the cancelled tasks ended with: a gather whose readers were cancelled holds a
+        # CancelledError that nobody would read ("_GatheringFuture exception was never retrieved").
+        await asyncio.gather(client_task, done_task, *readers, return_exceptions=True)
         with contextlib.suppress(Exception):
             await ws.close()
 
