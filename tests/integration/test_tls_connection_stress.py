@@ -11,6 +11,17 @@ frame right after the last frame, so the reader sees the close and stops before 
 the exit status.  minik8s' apiserver relayed the close only after its own close handshake with the
 kubelet, leaving the reader blocked (``minik8s.apiserver.subresources._splice``).
 
+The early-ended ``attach`` and ``portforward`` streams use websockets' asyncio client, not its
+threaded one: the threaded client (``websockets.sync``) starts its reader thread, in ``SSL_read``,
+before it writes the upgrade request with ``SSL_write`` on the same ``SSLSocket``, and CPython
+3.11's ``ssl`` does not serialise the two.  With TLS 1.3 the reader is then processing the
+server's NewSessionTicket records (sent right after the handshake) while the request is written,
+and OpenSSL objects are not safe for that: about 1 write in 100 here never reached the socket
+(``ss -ti``: the client's ``bytes_sent`` stopped at the 597 bytes of its handshake; the apiserver
+had accepted the TLS connection and waited, idle, for a request), so the upgrade "got no 101
+within 10 s".  The server side had no part in it; a client that writes before it reads has no
+such race.
+
 Bounded: ``ROUNDS`` rounds of one lightkube exec (the failing call, followed at once by a new
 connection), keep-alive-less HTTPS requests, raw TLS handshakes and the early-ended streams;
 loopback only.
@@ -18,6 +29,7 @@ loopback only.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -31,7 +43,7 @@ import httpx
 import pytest
 from lightkube import Client as LightkubeClient
 from lightkube import KubeConfig
-from websockets.sync.client import connect
+from websockets.asyncio.client import connect
 
 from minik8s.client.kubeconfig import render
 from tests.support.kubelet import BUSYBOX, KubeletProcess, running_kubelet
@@ -141,10 +153,12 @@ def test_short_tls_connections_survive_streams_that_end_early(cluster: Cluster) 
         line = _raw_tls_get(api.port, ctx, "/version")
         assert line.startswith(b"HTTP/1.1 200"), line
 
+    async def early_ws_async(url: str, protocols: list[str]) -> None:
+        async with connect(url, ssl=ctx, subprotocols=protocols, open_timeout=10) as ws:  # type: ignore[arg-type]
+            await asyncio.wait_for(ws.recv(), 10)  # the first frame, then the client leaves mid-stream
+
     def early_ws(sub: str, query: str, protocols: list[str]) -> None:
-        url = f"{api.url.replace('https', 'wss')}{base}/{sub}?{query}"
-        with connect(url, ssl=ctx, subprotocols=protocols, open_timeout=10) as ws:  # type: ignore[arg-type]
-            ws.recv(timeout=10)  # the first frame, then the client leaves mid-stream
+        asyncio.run(early_ws_async(f"{api.url.replace('https', 'wss')}{base}/{sub}?{query}", protocols))
 
     def early_log() -> None:
         with fresh.stream("GET", f"{base}/log", params={"container": "main", "follow": "true"}) as resp:
@@ -178,10 +192,4 @@ def test_short_tls_connections_survive_streams_that_end_early(cluster: Cluster) 
         setup.delete(f"/api/v1/namespaces/{ns}")
         setup.close()
     print(f"{sum(done.values())} calls in {elapsed:.1f}s: {dict(done)}; failures: {dict(failures)}")
-    # OPEN (not this defect, seen before and after the fix): about 1 in 100 early-ended attach or
-    # port-forward upgrades gets no 101 within 10 s on this 2-core machine.  That is a slow
-    # upgrade, not a broken connection; everything else must succeed.
-    slow = {k: n for k, n in failures.items() if "timed out while waiting for handshake response" in k}
-    broken = {k: n for k, n in failures.items() if k not in slow}
-    assert not broken, broken
-    assert sum(slow.values()) <= 3, slow
+    assert not failures, dict(failures)
