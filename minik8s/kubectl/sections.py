@@ -302,7 +302,8 @@ def write_tolerations(w: Writer, title: str, tolerations: list[Obj]) -> None:
 
 
 def write_pod_template(w: Writer, template: Obj | None) -> None:
-    """kubectl's ``DescribePodTemplate``: ``Pod Template:`` then labels, annotations, containers and volumes."""
+    """kubectl's ``DescribePodTemplate``: ``Pod Template:`` then labels, annotations, containers, volumes,
+    node selectors and tolerations."""
     w.write(0, "Pod Template:")
     if template is None:
         w.write(1, "<unset>")
@@ -319,3 +320,5 @@ def write_pod_template(w: Writer, template: Obj | None) -> None:
     write_volumes(w, spec.get("volumes") or [], space="  ")
     if spec.get("priorityClassName"):
         w.write(1, f"Priority Class Name:\t{spec['priorityClassName']}")
+    write_labels(w, "  Node-Selectors", spec.get("nodeSelector"))
+    write_tolerations(w, "  Tolerations", spec.get("tolerations") or [])

@@ -1,11 +1,11 @@
 """``kubectl describe``: a readable story of an object, with its Events.
 
 One module a kind or a small family of kinds, each following kubectl's own layout
-(``pkg/describe``): :mod:`.pods` (Pod), :mod:`.cluster` (Node, Namespace), :mod:`.services`
-(Service), :mod:`.batch` (Job, CronJob), :mod:`.config` (ConfigMap, Secret — never a Secret's
-values), :mod:`.gpujobs` (GPUJob).  Every other kind gets the generic rendering kubectl uses for
-unstructured objects (:func:`~.shared.describe_generic`).  :data:`DESCRIBERS` maps a Kind to its
-printer; a new kind adds its module and one row here.
+(``pkg/describe``): :mod:`.pods` (Pod), :mod:`.apps` (Deployment, ReplicaSet), :mod:`.cluster`
+(Node, Namespace), :mod:`.services` (Service), :mod:`.batch` (Job, CronJob), :mod:`.config`
+(ConfigMap, Secret — never a Secret's values), :mod:`.gpujobs` (GPUJob).  Every other kind gets
+the generic rendering kubectl uses for unstructured objects (:func:`~.shared.describe_generic`).
+:data:`DESCRIBERS` maps a Kind to its printer; a new kind adds its module and one row here.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.kubectl.describe.apps import describe_deployment, describe_replica_set
 from minik8s.kubectl.describe.batch import describe_cronjob, describe_job
 from minik8s.kubectl.describe.cluster import describe_namespace, describe_node
 from minik8s.kubectl.describe.config import describe_config_map, describe_secret
@@ -36,12 +37,14 @@ __all__ = [
     "describe",
     "describe_config_map",
     "describe_cronjob",
+    "describe_deployment",
     "describe_generic",
     "describe_gpujob",
     "describe_job",
     "describe_namespace",
     "describe_node",
     "describe_pod",
+    "describe_replica_set",
     "describe_secret",
     "describe_service",
     "describer_for",
@@ -60,6 +63,8 @@ DESCRIBERS: dict[str, Describer] = {
     "Secret": describe_secret,
     "Job": describe_job,
     "CronJob": describe_cronjob,
+    "Deployment": describe_deployment,
+    "ReplicaSet": describe_replica_set,
 }
 
 
@@ -96,7 +101,8 @@ async def run_describe(opts: GlobalOptions, args: list[str], selector: str, all_
             for obj in objs:
                 texts.append(await describer(s, t.rt, obj))
         if texts:
-            sys.stdout.write("\n\n".join(t.rstrip("\n") for t in texts) + "\n")
+            # kubectl writes "\n\n" before every description but the first (each ends in "\n")
+            sys.stdout.write("\n\n\n".join(t.rstrip("\n") for t in texts) + "\n")
             sys.stdout.flush()
         elif not failed:
             namespaced = not all_namespaces and any(t.rt.namespaced for t in targets)
