@@ -136,12 +136,3 @@ def parse_targets(registry: Registry, args: list[str]) -> list[Target]:
             rts.append(rt)
     return [Target(rt, list(names)) for rt in rts]
 
-
-def pod_name(arg: str) -> str:
-    """``web`` or ``pod/web`` / ``pods/web`` / ``po/web`` → ``web``."""
-    if "/" in arg:
-        kind, _, name = arg.partition("/")
-        if kind.lower() not in ("pod", "pods", "po") or not name:
-            raise KubectlError(f"logs works on pods only, not {arg!r}")
-        return name
-    return arg

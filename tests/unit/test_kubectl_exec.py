@@ -12,7 +12,6 @@ from minik8s.client.kubeconfig import ClientConfig
 from minik8s.kubectl import exec as kexec
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.logquery import log_params
-from minik8s.kubectl.resolve import pod_name
 
 
 def test_ws_base_converts_scheme() -> None:
@@ -68,9 +67,8 @@ def test_exit_code_from_status() -> None:
 
 
 def test_logs_arguments() -> None:
-    assert pod_name("web") == "web" and pod_name("pod/web") == "web" and pod_name("pods/web") == "web"
-    with pytest.raises(KubectlError):
-        pod_name("deployment/web")
     assert log_params(None, False, -1, False, False) == {}
     assert log_params("c", True, 10, True, True) == {"container": "c", "follow": True, "timestamps": True,
                                                      "previous": True, "tailLines": 10}
+    assert log_params(None, False, -1, False, False, since_time="2026-01-01T00:00:00Z") == \
+        {"sinceTime": "2026-01-01T00:00:00Z"}
