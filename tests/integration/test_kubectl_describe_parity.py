@@ -1,13 +1,16 @@
 """minik8s' kubectl against the official kubectl 1.32 (:mod:`tests.realkubectl`) for ``describe
-deployment|replicaset``, ``logs`` and ``exec``: the same invocations, against the same apiserver and
-objects, must print the same (exit code, stdout and the whole of stderr).
+deployment|replicaset|hpa|serviceaccount|role|clusterrole``, ``logs`` and ``exec``: the same
+invocations, against the same apiserver and objects, must print the same (exit code, stdout and the
+whole of stderr).
 
 One apiserver (the session's) and one namespace for the module: two Deployments (one with an old and a
-new ReplicaSet it controls, one with none), their ReplicaSets and pods, a two-container pod, one whose
-``kubectl.kubernetes.io/default-container`` annotation names its second container, a one-container pod
-and a Job with a pod.  The pods are bound to a Node whose kubelet is the stand-in
-:class:`tests.support.stream_kubelet.FakeKubelet` (every container's log is ``line 1`` .. ``line 5``;
-exec prints ``ran CMD`` and ``to stderr``), so ``logs`` and ``exec`` reach a kubelet without containers.
+new ReplicaSet it controls, one with none), their ReplicaSets and pods, two HPAs (Resource metrics,
+the only type minik8s serves; a behavior), two ServiceAccounts (pull, mountable and token secrets), a
+Role and a ClusterRole, a two-container pod, one whose ``kubectl.kubernetes.io/default-container``
+annotation names its second container, a one-container pod and a Job with a pod.  The pods are bound
+to a Node whose kubelet is the stand-in :class:`tests.support.stream_kubelet.FakeKubelet` (every
+container's log is ``line 1`` .. ``line 5``; exec prints ``ran CMD`` and ``to stderr``), so ``logs``
+and ``exec`` reach a kubelet without containers.
 No controller runs: the objects never change, and every case is submitted at once when the module
 starts (:class:`~tests.support.kubectl_parity.Runs`).
 
@@ -127,6 +130,41 @@ def objects(apiserver: APIServer, kubelet: FakeKubelet) -> Iterator[None]:
                                            "containers": [{"name": "work", "image": "busybox"}]}}}})
         _pod(h, node, "j-pod", ["work"], {"job": "j"}, _owner(job))
         _post(h, f"/api/v1/namespaces/{NS}/configmaps", {"metadata": {"name": "cm"}})
+        _post(h, f"/apis/autoscaling/v2/namespaces/{NS}/horizontalpodautoscalers", {
+            "metadata": {"name": "front", "labels": {"tier": "web"}},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "front"},
+                     "minReplicas": 1, "maxReplicas": 5, "metrics": [
+                         {"type": "Resource", "resource": {"name": "cpu", "target": {
+                             "type": "Utilization", "averageUtilization": 80}}},
+                         {"type": "Resource", "resource": {"name": "memory", "target": {
+                             "type": "AverageValue", "averageValue": "100Mi"}}}],
+                     "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60, "policies": [
+                         {"type": "Pods", "value": 1, "periodSeconds": 30},
+                         {"type": "Percent", "value": 10, "periodSeconds": 60}], "selectPolicy": "Min"}}}})
+        _post(h, f"/apis/autoscaling/v1/namespaces/{NS}/horizontalpodautoscalers", {
+            "metadata": {"name": "plain"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "lone"},
+                     "maxReplicas": 3}})
+        sa = _post(h, f"/api/v1/namespaces/{NS}/serviceaccounts", {
+            "metadata": {"name": "robot", "annotations": {"note": "x"}},
+            "imagePullSecrets": [{"name": "pull-a"}, {"name": "pull-b"}],
+            "secrets": [{"name": "mounted"}, {"name": "gone"}]})
+        _post(h, f"/api/v1/namespaces/{NS}/secrets", {"metadata": {"name": "mounted"}})
+        _post(h, f"/api/v1/namespaces/{NS}/secrets", {
+            "metadata": {"name": "robot-token", "annotations": {
+                "kubernetes.io/service-account.name": "robot",
+                "kubernetes.io/service-account.uid": sa["metadata"]["uid"]}},
+            "type": "kubernetes.io/service-account-token"})
+        _post(h, f"/api/v1/namespaces/{NS}/serviceaccounts", {"metadata": {"name": "bare"}})
+        rules = [{"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list"]},
+                 {"apiGroups": [""], "resources": ["pods"], "verbs": ["watch", "get"]},
+                 {"apiGroups": ["apps", "batch"], "resources": ["deployments", "jobs"], "verbs": ["*"]},
+                 {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["a", "b"], "verbs": ["update"]}]
+        _post(h, f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/roles",
+              {"metadata": {"name": "reader", "labels": {"team": "a"}}, "rules": rules})
+        _post(h, "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+            "metadata": {"name": f"{NS}-urls"},
+            "rules": [*rules, {"nonResourceURLs": ["/healthz", "/version"], "verbs": ["get"]}]})
     yield
 
 
@@ -137,6 +175,12 @@ DESCRIBE_CASES = [
     ["describe", "replicaset", "front-new"],
     ["describe", "replicasets.apps/front-old"],
     ["describe", "deployment", "nope"],
+    ["describe", "hpa"],
+    ["describe", "horizontalpodautoscalers.v1.autoscaling", "plain"],
+    ["describe", "sa", "robot"],
+    ["describe", "serviceaccount", "bare"],
+    ["describe", "role", "reader"],
+    ["describe", "clusterrole", f"{NS}-urls"],
 ]
 LOGS_CASES = [
     ["logs", "two"],
@@ -235,7 +279,7 @@ def _mismatches(cases: list[list[str]], results: dict[tuple[str, tuple[str, ...]
     return failures
 
 
-def test_describe_deployment_and_replicaset_match_official(results: dict) -> None:
+def test_describe_matches_official(results: dict) -> None:
     failures = _mismatches(DESCRIBE_CASES, results)
     assert not failures, "\n\n".join(failures)
 

@@ -1,7 +1,8 @@
 """``kubectl describe``: a readable story of an object, with its Events.
 
 One module a kind or a small family of kinds, each following kubectl's own layout
-(``pkg/describe``): :mod:`.pods` (Pod), :mod:`.apps` (Deployment, ReplicaSet), :mod:`.cluster`
+(``pkg/describe``): :mod:`.pods` (Pod), :mod:`.apps` (Deployment, ReplicaSet), :mod:`.autoscaling`
+(HorizontalPodAutoscaler), :mod:`.access` (ServiceAccount, Role, ClusterRole), :mod:`.cluster`
 (Node, Namespace), :mod:`.services` (Service), :mod:`.batch` (Job, CronJob), :mod:`.config`
 (ConfigMap, Secret — never a Secret's values), :mod:`.gpujobs` (GPUJob).  Every other kind gets
 the generic rendering kubectl uses for unstructured objects (:func:`~.shared.describe_generic`).
@@ -18,7 +19,9 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.kubectl.describe.access import describe_role, describe_service_account
 from minik8s.kubectl.describe.apps import describe_deployment, describe_replica_set
+from minik8s.kubectl.describe.autoscaling import describe_hpa
 from minik8s.kubectl.describe.batch import describe_cronjob, describe_job
 from minik8s.kubectl.describe.cluster import describe_namespace, describe_node
 from minik8s.kubectl.describe.config import describe_config_map, describe_secret
@@ -40,13 +43,16 @@ __all__ = [
     "describe_deployment",
     "describe_generic",
     "describe_gpujob",
+    "describe_hpa",
     "describe_job",
     "describe_namespace",
     "describe_node",
     "describe_pod",
     "describe_replica_set",
+    "describe_role",
     "describe_secret",
     "describe_service",
+    "describe_service_account",
     "describer_for",
     "fetch_events",
     "run_describe",
@@ -65,6 +71,10 @@ DESCRIBERS: dict[str, Describer] = {
     "CronJob": describe_cronjob,
     "Deployment": describe_deployment,
     "ReplicaSet": describe_replica_set,
+    "HorizontalPodAutoscaler": describe_hpa,
+    "ServiceAccount": describe_service_account,
+    "Role": describe_role,
+    "ClusterRole": describe_role,
 }
 
 
