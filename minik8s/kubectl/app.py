@@ -1,7 +1,7 @@
 """``kubectl``: the typer app, global options, argument normalisation and error handling.
 
-One module per verb (``get``, ``describe``, ``apply``/``create``, ``run``, ``expose``, ``set``,
-``autoscale``, ``delete``,
+One module per verb (``get``, ``describe``, ``apply``/``create``, ``patch``, ``replace``, ``run``,
+``expose``, ``set``, ``autoscale``, ``delete``,
 ``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
 subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``, ``gpujob``
 create/script/results; the serverless ``function deploy|invoke|logs``, ``workflow run`` and
@@ -37,6 +37,8 @@ from minik8s.kubectl import (
     gpujob,
     label,
     logs,
+    patch,
+    replace,
     rollout,
     run,
     scale,
@@ -81,6 +83,8 @@ def _global(
 app.command("get")(get.get)
 app.command("describe")(describe.describe)
 app.command("apply")(apply.apply)
+app.command("patch")(patch.patch)
+app.command("replace")(replace.replace)
 app.add_typer(create.app, name="create")
 app.command("run", context_settings={"allow_interspersed_args": True})(run.run)
 app.command("expose")(expose.expose)

@@ -102,6 +102,11 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         V137,
         "kubectl 1.37's `autoscale` warns that --cpu-percent is deprecated (it gained --cpu); 1.32 does not",
         _sub(r"(?m)^Flag --cpu-percent has been deprecated.*\n", "")),
+    "1.37-deleted-from-namespace": Difference(
+        V137,
+        "kubectl 1.37 reports a deleted namespaced object as `configmap \"x\" deleted from NS namespace`; "
+        "1.32, which minik8s follows, as `configmap \"x\" deleted`",
+        _sub(r'(?m)^(\S+ "[^"]+" deleted) from \S+ namespace$', r"\1")),
     "apply-creationTimestamp-null": Difference(
         V132,
         "applying kubectl 1.32's own `create --dry-run=client -o yaml` twice: the official kubectl's "
