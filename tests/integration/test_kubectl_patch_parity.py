@@ -76,6 +76,9 @@ EDITORS = {
     "ed-comment": "echo '# a comment' >> \"$1\"",
     "ed-rename": "sed -i 's/^  name: e1/  name: other/' \"$1\"",
     "ed-empty": ": > \"$1\"",
+    "ed-badyaml": "sed -i 's/^  k: .*/  k: [/' \"$1\"",
+    "ed-image": "sed -i 's/image: nginx.*/image: nginx:3/' \"$1\"",
+    "ed-fail": "exit 3",
 }
 
 
@@ -145,6 +148,22 @@ STEPS: list[tuple[list[str], str | None]] = [
     (["replace", "-f", "{files}/r1.yaml", "--force", "--dry-run=server"], None),
     (["replace"], None),
     (["replace", "-f", "{files}/nope.yaml"], None),
+    # edit
+    (["edit", "cm", "e1"], "ed-noop"),
+    (["edit", "cm", "e1"], "ed-comment"),
+    (["edit", "cm", "e1"], "ed-change"),
+    (["get", "cm", "e1", "-o", "jsonpath={.data}"], None),
+    (["edit", "cm/e1"], "ed-change"),
+    (["edit", "cm", "e1", "c1", "-o", "json"], "ed-noop"),
+    (["edit", "deploy", "web"], "ed-image"),
+    (["get", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"], None),
+    # edit: bad input
+    (["edit", "cm", "e1"], "ed-rename"),
+    (["edit", "cm", "e1"], "ed-empty"),
+    (["edit", "cm", "e1"], "ed-badyaml"),
+    (["edit", "cm", "e1"], "ed-fail"),
+    (["edit", "cm", "nope"], "ed-noop"),
+    (["edit", "cm", "e1", "-o", "name"], "ed-noop"),
 ]
 
 
