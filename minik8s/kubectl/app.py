@@ -1,6 +1,6 @@
 """``kubectl``: the typer app, global options, argument normalisation and error handling.
 
-One module per verb (``get``, ``describe``, ``apply``/``create``, ``patch``, ``replace``, ``edit``, ``run``,
+One module per verb (``get``, ``describe``, ``apply``/``create``, ``patch``, ``replace``, ``edit``, ``diff``, ``run``,
 ``expose``, ``set``, ``autoscale``, ``delete``,
 ``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
 subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``, ``gpujob``
@@ -30,6 +30,7 @@ from minik8s.kubectl import (
     create,
     delete,
     describe,
+    diff,
     drain,
     edit,
     expose,
@@ -87,6 +88,7 @@ app.command("apply")(apply.apply)
 app.command("patch")(patch.patch)
 app.command("replace")(replace.replace)
 app.command("edit")(edit.edit)
+app.command("diff")(diff.diff)
 app.add_typer(create.app, name="create")
 app.command("run", context_settings={"allow_interspersed_args": True})(run.run)
 app.command("expose")(expose.expose)

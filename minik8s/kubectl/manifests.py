@@ -216,5 +216,6 @@ def applied_config(p: Planned) -> dict[str, Any]:
 
 
 def encode(obj: dict[str, Any]) -> str:
-    """The annotation value: compact JSON with sorted keys (what Go's json.Marshal of a map gives)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    """The annotation value: compact JSON with sorted keys and a final newline (kubectl encodes it with
+    its JSON serializer, Go's ``json.Encoder``, which ends what it writes with ``\\n``)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n"

@@ -40,8 +40,7 @@ def body_of(p: Planned, save_config: bool) -> Obj:
     if p.namespace:
         meta["namespace"] = p.namespace
     if save_config or LAST_APPLIED in (meta.get("annotations") or {}):
-        # kubectl encodes it with its JSON serializer (Go's json.Encoder): a newline ends it
-        annotation = manifests.encode(manifests.applied_config(p)) + "\n"
+        annotation = manifests.encode(manifests.applied_config(p))
         meta["annotations"] = {**(meta.get("annotations") or {}), LAST_APPLIED: annotation}
     return obj
 

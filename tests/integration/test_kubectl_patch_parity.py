@@ -1,5 +1,6 @@
 """minik8s' kubectl against the official kubectl (v1.32 and v1.37, :mod:`tests.realkubectl`) for the verbs
-that change objects: ``patch``, ``replace`` (and ``edit``, driven by an ``$EDITOR`` script).
+that change objects: ``patch``, ``replace``, ``apply --dry-run``, ``diff`` and ``edit`` (driven by ``$EDITOR``
+scripts).
 
 Each CLI gets a namespace of its own, holding the same objects, and runs the same steps in the same
 order in it (a step may depend on the previous ones: ``patched (no change)`` follows ``patched``); the
@@ -7,7 +8,8 @@ three sequences run side by side.  Every step compares exit code, stdout and std
 normalising what differs between two namespaces and two moments: the namespace's name becomes ``<ns>``,
 ``uid``s, ``resourceVersion``s and timestamps (``creationTimestamp``, managedFields' ``time``) become
 ``<uid>``, ``<rv>`` and ``<time>``, and kubectl's temporary file names (``/tmp/kubectl-edit-123.yaml``)
-become ``<tmp>``.  Nothing else is rewritten but the differences listed in
+become ``<tmp>``, and ``diff``'s ``LIVE-123``/``MERGED-456`` folders and
+file times ``LIVE-<n>``/``MERGED-<n>`` and ``<mtime>``.  Nothing else is rewritten but the differences listed in
 :data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES` named in :data:`DIFFERENCES`.
 """
 
@@ -62,6 +64,11 @@ def files(tmp_path_factory: pytest.TempPathFactory, apiserver: APIServer) -> Pat
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: r1\n  annotations:\n"
         "    kubectl.kubernetes.io/last-applied-configuration: '{}'\ndata:\n  k: annotated\n")
     (d / "missing.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: missing\n")
+    (d / "ap.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap1\ndata:\n  k: v\n")
+    (d / "brand.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: brandnew\ndata:\n  k: v\n")
+    (d / "brand-bad.yaml").write_text((d / "brand.yaml").read_text() + "---\napiVersion: apps/v1\nkind: Deployment\n"
+                                      "metadata:\n  name: bad\nspec:\n  replicas: 1\n")
+    (d / "ap2.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap1\ndata:\n  k: w\n")
     for name, body in EDITORS.items():
         script = d / name
         script.write_text("#!/bin/sh\n" + body + "\n")
@@ -79,6 +86,7 @@ EDITORS = {
     "ed-badyaml": "sed -i 's/^  k: .*/  k: [/' \"$1\"",
     "ed-image": "sed -i 's/image: nginx.*/image: nginx:3/' \"$1\"",
     "ed-fail": "exit 3",
+    "showdiff": 'echo "$@"; ls "$2" "$3"; exit 1',
 }
 
 
@@ -91,8 +99,13 @@ def _objects(h: httpx.Client, ns: str) -> None:
         assert r.status_code == 201, r.text
 
 
-#: The steps, in order: argv, and for ``edit`` the editor script (else None).
-STEPS: list[tuple[list[str], str | None]] = [
+def ED(script: str) -> dict[str, str]:  # noqa: N802 - reads as a marker in STEPS
+    """The environment of an ``edit`` step: ``$EDITOR`` is one of :data:`EDITORS`."""
+    return {"EDITOR": "{files}/" + script}
+
+
+#: The steps, in order: argv, and the environment variables a step adds (``{files}``: the files' folder).
+STEPS: list[tuple[list[str], dict[str, str] | None]] = [
     # patch
     (["patch", "deploy", "web", "-p", '{"spec":{"replicas":3}}'], None),
     (["patch", "deploy", "web", "-p", '{"spec":{"replicas":3}}'], None),
@@ -148,22 +161,43 @@ STEPS: list[tuple[list[str], str | None]] = [
     (["replace", "-f", "{files}/r1.yaml", "--force", "--dry-run=server"], None),
     (["replace"], None),
     (["replace", "-f", "{files}/nope.yaml"], None),
+    # apply --dry-run
+    (["apply", "-f", "{files}/ap.yaml", "--dry-run=server"], None),
+    (["apply", "-f", "{files}/ap.yaml", "--dry-run=client"], None),
+    (["apply", "-f", "{files}/ap.yaml", "--dry-run=client", "-o", "yaml"], None),
+    (["apply", "-f", "{files}/ap.yaml"], None),
+    (["apply", "-f", "{files}/ap2.yaml", "--dry-run=server"], None),
+    (["apply", "-f", "{files}/ap.yaml", "--dry-run=server"], None),
+    (["apply", "-f", "{files}/ap2.yaml", "--dry-run=server", "-o", "yaml"], None),
+    (["apply", "-f", "{files}/ap2.yaml", "--dry-run=server", "-o", "name"], None),
+    (["apply", "-f", "{files}/ap2.yaml", "--dry-run=bogus"], None),
+    (["get", "cm", "ap1", "-o", "jsonpath={.data}"], None),
+    # diff
+    (["diff", "-f", "{files}/ap2.yaml"], None),
+    (["diff", "-f", "{files}/ap.yaml"], None),
+    (["diff", "-f", "{files}/brand.yaml"], None),
+    (["diff", "-f", "{files}/ap2.yaml"], {"KUBECTL_EXTERNAL_DIFF": "{files}/showdiff -x"}),
+    (["diff", "-f", "{files}/ap2.yaml"], {"KUBECTL_EXTERNAL_DIFF": "false"}),
+    (["get", "cm", "ap1", "brandnew", "-o", "name"], None),
+    (["diff", "-f", "{files}/brand-bad.yaml"], None),
+    (["diff"], None),
+    (["diff", "-f", "{files}/nope.yaml"], None),
     # edit
-    (["edit", "cm", "e1"], "ed-noop"),
-    (["edit", "cm", "e1"], "ed-comment"),
-    (["edit", "cm", "e1"], "ed-change"),
+    (["edit", "cm", "e1"], ED("ed-noop")),
+    (["edit", "cm", "e1"], ED("ed-comment")),
+    (["edit", "cm", "e1"], ED("ed-change")),
     (["get", "cm", "e1", "-o", "jsonpath={.data}"], None),
-    (["edit", "cm/e1"], "ed-change"),
-    (["edit", "cm", "e1", "c1", "-o", "json"], "ed-noop"),
-    (["edit", "deploy", "web"], "ed-image"),
+    (["edit", "cm/e1"], ED("ed-change")),
+    (["edit", "cm", "e1", "c1", "-o", "json"], ED("ed-noop")),
+    (["edit", "deploy", "web"], ED("ed-image")),
     (["get", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"], None),
     # edit: bad input
-    (["edit", "cm", "e1"], "ed-rename"),
-    (["edit", "cm", "e1"], "ed-empty"),
-    (["edit", "cm", "e1"], "ed-badyaml"),
-    (["edit", "cm", "e1"], "ed-fail"),
-    (["edit", "cm", "nope"], "ed-noop"),
-    (["edit", "cm", "e1", "-o", "name"], "ed-noop"),
+    (["edit", "cm", "e1"], ED("ed-rename")),
+    (["edit", "cm", "e1"], ED("ed-empty")),
+    (["edit", "cm", "e1"], ED("ed-badyaml")),
+    (["edit", "cm", "e1"], ED("ed-fail")),
+    (["edit", "cm", "nope"], ED("ed-noop")),
+    (["edit", "cm", "e1", "-o", "name"], ED("ed-noop")),
 ]
 
 
@@ -173,6 +207,8 @@ def _normalise(res: Result, ns: str) -> Result:
         text = re.sub(r'(uid"?: "?)[0-9a-f-]{36}', r"\1<uid>", text)
         text = re.sub(r'(resourceVersion"?: )"\d+"', r"\1<rv>", text)
         text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", text)
+        text = re.sub(r"(?m)^((?:---|\+\+\+) .*)\t\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ [-+]\d{4}$", r"\1\t<mtime>", text)
+        text = re.sub(r"/(LIVE|MERGED)-\d+", r"/\1-<n>", text)
         return re.sub(r"/tmp/kubectl-edit-\d+\.(yaml|json)", "<tmp>", text)
 
     return Result(res.code, clean(res.out), clean(res.err))
@@ -195,8 +231,8 @@ def sequences(apiserver: APIServer, files: Path) -> Iterator[dict[str, list[Resu
                 "COLUMNS": "200"}
         out: list[Result] = []
         path = None if who == "minik8s" else find(who)[0]
-        for step, editor in STEPS:
-            env = {**base, "EDITOR": str(files / editor)} if editor else base
+        for step, extra in STEPS:
+            env = {**base, **{k: v.replace("{files}", str(files)) for k, v in (extra or {}).items()}}
             args = _argv(step, files)
             if path is None:
                 res = runs.run_minik8s(args, env)
