@@ -1,7 +1,7 @@
 """``kubectl``: the typer app, global options, argument normalisation and error handling.
 
-One module per verb (``get``, ``describe``, ``apply``/``create``, ``patch``, ``replace``, ``edit``, ``diff``, ``run``,
-``expose``, ``set``, ``autoscale``, ``delete``,
+One module per verb (``get``, ``describe``, ``apply``/``create``, ``patch``, ``replace``, ``edit``, ``diff``,
+``events``, ``run``, ``expose``, ``set``, ``autoscale``, ``delete``,
 ``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
 subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``, ``gpujob``
 create/script/results; the serverless ``function deploy|invoke|logs``, ``workflow run`` and
@@ -33,6 +33,7 @@ from minik8s.kubectl import (
     diff,
     drain,
     edit,
+    events,
     expose,
     functions,
     get,
@@ -89,6 +90,7 @@ app.command("patch")(patch.patch)
 app.command("replace")(replace.replace)
 app.command("edit")(edit.edit)
 app.command("diff")(diff.diff)
+app.command("events")(events.events)
 app.add_typer(create.app, name="create")
 app.command("run", context_settings={"allow_interspersed_args": True})(run.run)
 app.command("expose")(expose.expose)

@@ -2,14 +2,15 @@
 that change objects: ``patch``, ``replace``, ``apply --dry-run``, ``diff`` and ``edit`` (driven by ``$EDITOR``
 scripts).
 
-Each CLI gets a namespace of its own, holding the same objects, and runs the same steps in the same
-order in it (a step may depend on the previous ones: ``patched (no change)`` follows ``patched``); the
-three sequences run side by side.  Every step compares exit code, stdout and stderr's first line after
-normalising what differs between two namespaces and two moments: the namespace's name becomes ``<ns>``,
-``uid``s, ``resourceVersion``s and timestamps (``creationTimestamp``, managedFields' ``time``) become
-``<uid>``, ``<rv>`` and ``<time>``, and kubectl's temporary file names (``/tmp/kubectl-edit-123.yaml``)
-become ``<tmp>``, and ``diff``'s ``LIVE-123``/``MERGED-456`` folders and
-file times ``LIVE-<n>``/``MERGED-<n>`` and ``<mtime>``.  Nothing else is rewritten but the differences listed in
+Each CLI gets a namespace of its own, holding the same objects and events, and runs the same steps in
+the same order in it (a step may depend on the previous ones: ``patched (no change)`` follows
+``patched``); the three sequences run side by side.  Every step compares exit code, stdout and
+stderr's first line after normalising what differs between two namespaces and two moments: the
+namespace's name becomes ``<ns>``; ``uid``s, ``resourceVersion``s and timestamps
+(``creationTimestamp``, managedFields' ``time``) become ``<uid>``, ``<rv>`` and ``<time>``; ages
+(``events``' ``LAST SEEN``) ``<age>``; kubectl's temporary file names (``/tmp/kubectl-edit-123.yaml``)
+``<tmp>``; ``diff``'s ``LIVE-123``/``MERGED-456`` folders and file times ``LIVE-<n>``/``MERGED-<n>``
+and ``<mtime>``.  Nothing else is rewritten but the differences listed in
 :data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES` named in :data:`DIFFERENCES`.
 """
 
@@ -97,6 +98,15 @@ def _objects(h: httpx.Client, ns: str) -> None:
                          for n in ("c1", "r1", "e1"))):
         r = h.post(path, json=body)
         assert r.status_code == 201, r.text
+    for i, (kind, kind_type, count) in enumerate((("Pod", "Normal", 1), ("Pod", "Warning", 3),
+                                                  ("ConfigMap", "Normal", 1))):
+        r = h.post(f"/api/v1/namespaces/{ns}/events", json={
+            "metadata": {"name": f"ev{i}"}, "involvedObject": {"kind": kind, "name": f"p{i % 2}", "namespace": ns,
+                                                      **({"apiVersion": "v1"} if kind == "Pod" else {})},
+            "reason": "Seen", "message": f" said {i} ", "type": kind_type, "count": count,
+            "source": {"component": "test"}, "firstTimestamp": "2026-01-01T00:00:00Z",
+            "lastTimestamp": f"2026-01-0{1 + i}T00:00:00Z"})
+        assert r.status_code == 201, r.text
 
 
 def ED(script: str) -> dict[str, str]:  # noqa: N802 - reads as a marker in STEPS
@@ -182,6 +192,18 @@ STEPS: list[tuple[list[str], dict[str, str] | None]] = [
     (["diff", "-f", "{files}/brand-bad.yaml"], None),
     (["diff"], None),
     (["diff", "-f", "{files}/nope.yaml"], None),
+    # events
+    (["events"], None),
+    (["events", "--no-headers"], None),
+    (["events", "--for", "pod/p1"], None),
+    (["events", "--for=cm/p0"], None),
+    (["events", "--types=Warning"], None),
+    (["events", "--types", "normal,Warning", "--for", "pod/p0"], None),
+    (["events", "-n", "kube-public"], None),
+    # events: bad input
+    (["events", "--types=Bogus"], None),
+    (["events", "--for", "nopes/x"], None),
+    (["events", "--for", "p1"], None),
     # edit
     (["edit", "cm", "e1"], ED("ed-noop")),
     (["edit", "cm", "e1"], ED("ed-comment")),
@@ -201,12 +223,16 @@ STEPS: list[tuple[list[str], dict[str, str] | None]] = [
 ]
 
 
+AGE = re.compile(r"\b\d+(?:d\d*h?|h\d*m?|m\d*s?|s|y)\b")
+
+
 def _normalise(res: Result, ns: str) -> Result:
     def clean(text: str) -> str:
         text = text.replace(ns, "<ns>")
         text = re.sub(r'(uid"?: "?)[0-9a-f-]{36}', r"\1<uid>", text)
         text = re.sub(r'(resourceVersion"?: )"\d+"', r"\1<rv>", text)
         text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", text)
+        text = AGE.sub("<age>", text)
         text = re.sub(r"(?m)^((?:---|\+\+\+) .*)\t\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ [-+]\d{4}$", r"\1\t<mtime>", text)
         text = re.sub(r"/(LIVE|MERGED)-\d+", r"/\1-<n>", text)
         return re.sub(r"/tmp/kubectl-edit-\d+\.(yaml|json)", "<tmp>", text)
@@ -262,3 +288,22 @@ def test_patch_and_replace_match_official(version: str, sequences: dict[str, lis
         if (ours.code, ours.out, (ours.err.splitlines() or [""])[0]) != (official.code, official.out, first):
             failures.append(f"{step}\nofficial: {official}\nminik8s:  {ours}")
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_events_of_all_namespaces_match_official(version: str, sequences: dict[str, list[Result]],
+                                                 files: Path) -> None:
+    """``events -A`` lists every CLI's namespace: both run once the sequences are done, back to back."""
+    path, why = find(version)
+    if path is None:
+        pytest.skip(why)
+    env = {**os.environ, "HOME": str(files), "KUBECONFIG": str(files / "kubeconfig-minik8s")}
+    runs = Runs(1)
+    try:
+        for args in (["events", "-A", "--types=Warning"], ["events", "-A", "--for", "configmap/p0"]):
+            ours = _normalise(runs.run_minik8s(args, env), "\0")
+            official = _normalise(run_process([str(path), "--cache-dir", str(files / f"cache-{version}"), *args],
+                                              env), "\0")
+            assert (ours.code, ours.out, ours.err) == (official.code, official.out, official.err), args
+    finally:
+        runs.close()
