@@ -9,9 +9,10 @@ stderr's first line after normalising what differs between two namespaces and tw
 namespace's name becomes ``<ns>``; ``uid``s, ``resourceVersion``s and timestamps
 (``creationTimestamp``, managedFields' ``time``) become ``<uid>``, ``<rv>`` and ``<time>``; ages
 (``events``' ``LAST SEEN``) ``<age>``; kubectl's temporary file names (``/tmp/kubectl-edit-123.yaml``)
-``<tmp>``; ``diff``'s ``LIVE-123``/``MERGED-456`` folders and file times ``LIVE-<n>``/``MERGED-<n>``
-and ``<mtime>``.  Nothing else is rewritten but the differences listed in
-:data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES` named in :data:`DIFFERENCES`.
+``<tmp>`` (each CLI's ``$TMPDIR`` is a folder of its own, written ``/tmp``); ``diff``'s ``LIVE-123``/
+``MERGED-456`` folders and file times ``LIVE-<n>``/``MERGED-<n>`` and ``<mtime>``.  Nothing else is
+rewritten but the differences listed in :data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES` named in
+:data:`DIFFERENCES`.
 """
 
 from __future__ import annotations
@@ -226,9 +227,9 @@ STEPS: list[tuple[list[str], dict[str, str] | None]] = [
 AGE = re.compile(r"\b\d+(?:d\d*h?|h\d*m?|m\d*s?|s|y)\b")
 
 
-def _normalise(res: Result, ns: str) -> Result:
+def _normalise(res: Result, ns: str, tmp: str = "\0") -> Result:
     def clean(text: str) -> str:
-        text = text.replace(ns, "<ns>")
+        text = text.replace(tmp, "/tmp").replace(ns, "<ns>")
         text = re.sub(r'(uid"?: "?)[0-9a-f-]{36}', r"\1<uid>", text)
         text = re.sub(r'(resourceVersion"?: )"\d+"', r"\1<rv>", text)
         text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", text)
@@ -253,8 +254,10 @@ def sequences(apiserver: APIServer, files: Path) -> Iterator[dict[str, list[Resu
         ns = namespace_of(who)
         with httpx.Client(base_url=apiserver.url) as h:
             _objects(h, ns)
+        tmp = files / f"tmp-{who}"  # edit's kept files and diff's folders stay in the test's folder
+        tmp.mkdir()
         base = {**os.environ, "HOME": str(files), "KUBECONFIG": str(files / f"kubeconfig-{who}"),
-                "COLUMNS": "200"}
+                "COLUMNS": "200", "TMPDIR": str(tmp)}
         out: list[Result] = []
         path = None if who == "minik8s" else find(who)[0]
         for step, extra in STEPS:
@@ -264,7 +267,7 @@ def sequences(apiserver: APIServer, files: Path) -> Iterator[dict[str, list[Resu
                 res = runs.run_minik8s(args, env)
             else:
                 res = run_process([str(path), "--cache-dir", str(files / f"cache-{who}"), *args], env)
-            out.append(_normalise(res, ns))
+            out.append(_normalise(res, ns, str(tmp)))
         return out
 
     present = [w for w in WHO if w == "minik8s" or find(w)[0] is not None]
