@@ -17,6 +17,7 @@ Errors are :class:`ValueError`; the API server answers them with 422 (Invalid) o
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import jsonpatch
@@ -427,3 +428,74 @@ def create_three_way_merge_patch(
     deletions = _diff(original, modified, deletions=True, changes=False)
     changes = _diff(current, modified, deletions=False, changes=True)
     return _union(deletions, changes)
+
+
+# ------------------------------------------------------------------ strategic two-way diff (client side)
+def _diff_merge_key(field: str, items: list[Any]) -> str | None:
+    if field == "ports":
+        if any(isinstance(i, dict) and "containerPort" in i for i in items):
+            return "containerPort"
+        return "port"
+    return MERGE_KEYS.get(field)
+
+
+def _diff_item_id(item: dict[str, Any], key: str, by_protocol: bool) -> tuple[Any, ...]:
+    return (json.dumps(item.get(key)), (item.get("protocol") or "TCP") if by_protocol else "")
+
+
+def _diff_list_patch(field: str, old: list[Any], new: list[Any]) -> list[Any] | None:
+    """Strategic patch of a merge-keyed list, or None when it cannot be keyed (replace whole)."""
+    key = _diff_merge_key(field, old + new)
+    if key is None or not all(isinstance(i, dict) and key in i for i in old + new):
+        return None
+    by_protocol = field == "ports"
+    olds = {_diff_item_id(i, key, by_protocol): i for i in old}
+    if len(olds) != len(old) or len({_diff_item_id(i, key, by_protocol) for i in new}) != len(new):
+        return None
+    patch: list[Any] = []
+    news = set()
+    for item in new:
+        ident = _diff_item_id(item, key, by_protocol)
+        news.add(ident)
+        if ident not in olds:
+            patch.append(copy.deepcopy(item))
+            continue
+        diff = strategic_diff(olds[ident], item)
+        if diff:
+            entry = {key: item[key], **diff}
+            if by_protocol and item.get("protocol"):
+                entry["protocol"] = item["protocol"]
+            patch.append(entry)
+    for ident, item in olds.items():
+        if ident not in news:
+            entry = {"$patch": "delete", key: item[key]}
+            if by_protocol:
+                entry["protocol"] = item.get("protocol") or "TCP"
+            patch.append(entry)
+    return patch
+
+
+def strategic_diff(original: dict[str, Any], modified: dict[str, Any]) -> dict[str, Any]:
+    """The patch that turns ``original`` into ``modified`` under strategic merge patch.
+
+    Like :func:`minik8s.api.patch.create_merge_patch` (removed keys become ``None``,
+    dicts diff recursively, other changed values replace), except that lists merged by
+    key on the server (containers, env, ports, volumes, ...) are diffed item by item:
+    changed items carry their merge key and the changes, removed items become
+    ``{"$patch": "delete", key: value}``. ``{}`` means no change.
+    """
+    patch = create_merge_patch(original, modified)
+    for field, value in list(patch.items()):
+        old, new = original.get(field), modified.get(field)
+        if isinstance(old, dict) and isinstance(new, dict) and isinstance(value, dict):
+            patch[field] = strategic_diff(old, new)
+            if not patch[field]:
+                del patch[field]
+        elif isinstance(old, list) and isinstance(new, list):
+            items = _diff_list_patch(field, old, new)
+            if items is not None:
+                if items:
+                    patch[field] = items
+                else:
+                    del patch[field]
+    return patch

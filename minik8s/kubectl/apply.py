@@ -14,93 +14,21 @@ import asyncio
 import copy
 import json
 import sys
-from typing import Any
 
 import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.patch import MERGE_KEYS, create_merge_patch
+from minik8s.api.patch import strategic_diff
 from minik8s.client.rest import PATCH_TYPES, ServerUnavailable, resource_path
 from minik8s.kubectl import manifests
 from minik8s.kubectl.creating import DryRunOpt, OutputOpt, check_flags
 from minik8s.kubectl.errors import KubectlError, report_failure
-from minik8s.kubectl.get import structured
 from minik8s.kubectl.manifests import LAST_APPLIED, Planned, applied_config, encode, plan
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.resolve import plural_ref
 from minik8s.kubectl.session import GlobalOptions, Session
-
-
-# ------------------------------------------------------------------ strategic two-way diff
-def _merge_key(field: str, items: list[Any]) -> str | None:
-    if field == "ports":
-        if any(isinstance(i, dict) and "containerPort" in i for i in items):
-            return "containerPort"
-        return "port"
-    return MERGE_KEYS.get(field)
-
-
-def _item_id(item: Obj, key: str, by_protocol: bool) -> tuple[Any, ...]:
-    return (json.dumps(item.get(key)), (item.get("protocol") or "TCP") if by_protocol else "")
-
-
-def _list_patch(field: str, old: list[Any], new: list[Any]) -> list[Any] | None:
-    """Strategic patch of a merge-keyed list, or None when it cannot be keyed (replace whole)."""
-    key = _merge_key(field, old + new)
-    if key is None or not all(isinstance(i, dict) and key in i for i in old + new):
-        return None
-    by_protocol = field == "ports"
-    olds = {_item_id(i, key, by_protocol): i for i in old}
-    if len(olds) != len(old) or len({_item_id(i, key, by_protocol) for i in new}) != len(new):
-        return None
-    patch: list[Any] = []
-    news = set()
-    for item in new:
-        ident = _item_id(item, key, by_protocol)
-        news.add(ident)
-        if ident not in olds:
-            patch.append(copy.deepcopy(item))
-            continue
-        diff = strategic_diff(olds[ident], item)
-        if diff:
-            entry = {key: item[key], **diff}
-            if by_protocol and item.get("protocol"):
-                entry["protocol"] = item["protocol"]
-            patch.append(entry)
-    for ident, item in olds.items():
-        if ident not in news:
-            entry = {"$patch": "delete", key: item[key]}
-            if by_protocol:
-                entry["protocol"] = item.get("protocol") or "TCP"
-            patch.append(entry)
-    return patch
-
-
-def strategic_diff(original: Obj, modified: Obj) -> Obj:
-    """The patch that turns ``original`` into ``modified`` under strategic merge patch.
-
-    Like :func:`minik8s.api.patch.create_merge_patch` (removed keys become ``None``,
-    dicts diff recursively, other changed values replace), except that lists merged by
-    key on the server (containers, env, ports, volumes, ...) are diffed item by item:
-    changed items carry their merge key and the changes, removed items become
-    ``{"$patch": "delete", key: value}``. ``{}`` means no change.
-    """
-    patch = create_merge_patch(original, modified)
-    for field, value in list(patch.items()):
-        old, new = original.get(field), modified.get(field)
-        if isinstance(old, dict) and isinstance(new, dict) and isinstance(value, dict):
-            patch[field] = strategic_diff(old, new)
-            if not patch[field]:
-                del patch[field]
-        elif isinstance(old, list) and isinstance(new, list):
-            items = _list_patch(field, old, new)
-            if items is not None:
-                if items:
-                    patch[field] = items
-                else:
-                    del patch[field]
-    return patch
+from minik8s.kubectl.structured import structured
 
 
 def apply_patch(last_applied: Obj | None, new: Obj, annotation: str) -> Obj:

@@ -12,7 +12,7 @@ import typer
 from minik8s.api import errors
 from minik8s.api.kubejsonpath import go_sprint
 from minik8s.kubectl import printing, resolve
-from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.errors import GENERIC_MESSAGES, KubectlError
 from minik8s.kubectl.session import GlobalOptions, Session
 
 app = typer.Typer(help="Inspect authorization.", no_args_is_help=True, add_completion=False)
@@ -31,8 +31,6 @@ async def _post(s: Session, path: str, body: dict[str, Any]) -> dict[str, Any]:
         data = resp.text
     if resp.status_code >= 400:
         if not (isinstance(data, dict) and data.get("kind") == "Status"):
-            from minik8s.kubectl.get import GENERIC_MESSAGES
-
             data = {"kind": "Status", "message": GENERIC_MESSAGES.get(resp.status_code, f"HTTP {resp.status_code}")}
         raise errors.from_status(resp.status_code, data)
     return data if isinstance(data, dict) else {}

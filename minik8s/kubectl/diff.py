@@ -29,15 +29,14 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.patch import strategic_diff
 from minik8s.client.rest import PATCH_TYPES, resource_path
 from minik8s.kubectl import manifests, printing
-from minik8s.kubectl.apply import strategic_diff
-from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.get import without_managed_fields
+from minik8s.kubectl.errors import KubectlError, failure_line
 from minik8s.kubectl.manifests import LAST_APPLIED, Planned, applied_config
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
-from minik8s.kubectl.patch import failure_line
 from minik8s.kubectl.session import GlobalOptions, Session
+from minik8s.kubectl.structured import without_managed_fields
 
 
 def file_name(p: Planned) -> str:

@@ -31,11 +31,11 @@ from minik8s.api.base import Obj
 from minik8s.client.rest import PATCH_TYPES, ServerUnavailable, resource_path
 from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.get import without_managed_fields
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt, SelectorOpt
 from minik8s.kubectl.resolve import plural_ref
 from minik8s.kubectl.selection import ObjectRef, select
 from minik8s.kubectl.session import GlobalOptions, Session
+from minik8s.kubectl.structured import without_managed_fields
 
 HEADER = ("# Please edit the object below. Lines beginning with a '#' will be ignored,\n"
           "# and an empty file will abort the edit. If an error occurs while saving this file will be\n"
@@ -99,8 +99,7 @@ def preserved(path: Path, message: str) -> KubectlError:
 async def send_edit(s: Session, ref: ObjectRef, original: Obj, edited: Obj) -> None:
     """PATCH the change from ``original`` to ``edited`` (a strategic merge patch; a JSON merge patch for
     custom resources).  Raises the server's APIError."""
-    from minik8s.api.patch import create_merge_patch
-    from minik8s.kubectl.apply import strategic_diff
+    from minik8s.api.patch import create_merge_patch, strategic_diff
 
     custom = getattr(ref.rt, "custom", None) is not None
     patch = create_merge_patch(original, edited) if custom else strategic_diff(original, edited)

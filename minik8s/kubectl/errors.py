@@ -11,6 +11,20 @@ from minik8s.api import errors
 from minik8s.client.kubeconfig import InvalidConfiguration, KubeconfigError
 from minik8s.client.rest import ServerUnavailable
 
+#: client-go's words for an error answer that is not a Status (``NewGenericServerResponse``)
+GENERIC_MESSAGES = {
+    400: "the server rejected our request for an unknown reason",
+    401: "the server has asked for the client to provide credentials",
+    403: "the server does not allow access to the requested resource",
+    404: "the server could not find the requested resource",
+    405: "the server does not allow this method on the requested resource",
+    409: "the server reported a conflict",
+    422: "the server rejected our request due to an error in our request",
+    429: "the server has received too many requests and has asked us to try again later",
+    503: "the server is currently unable to handle the request",
+    504: "the server was unable to return a response in the time allotted, but may still be processing the request",
+}
+
 
 class KubectlError(Exception):
     """A client-side failure, shown as ``error: <message>`` (exit code ``code``, default 1)."""
@@ -92,3 +106,29 @@ def report_failure(exc: errors.APIError, verb: str, source: str) -> None:
     """``Error from server (Reason): error when VERB "FILE": message`` on stderr."""
     prefix = server_error(exc).split(":", 1)[0]
     print(f'{prefix}: error when {verb} "{source}": {exc.message}', file=sys.stderr)
+
+
+def invalid_message(exc: errors.Invalid) -> str:
+    """kubectl's ``CheckErr`` words for a 422 Invalid: ``The request is invalid: MESSAGE`` without
+    details, ``The KIND "NAME" is invalid: cause, ...`` with them (``Error from server`` is not said)."""
+    details = exc.details or {}
+    if not details:
+        return f"The request is invalid: {exc.message}" if exc.message else "The request is invalid"
+    head = "The request is invalid"
+    if details.get("kind") or details.get("name"):
+        head = f'The {details.get("kind", "")} "{details.get("name", "")}" is invalid'
+    causes = [c for c in details.get("causes") or [] if isinstance(c, dict)]
+    if not causes:
+        return head
+    texts = [f'{c["field"]}: {c.get("message", "")}' if c.get("field") else str(c.get("message", ""))
+             for c in causes]
+    if len(texts) == 1:
+        return f"{head}: {texts[0]}"
+    return f"{head}: \n" + "\n".join(f"* {t}" for t in texts)
+
+
+def failure_line(exc: BaseException) -> str:
+    """The stderr line(s) kubectl prints for one object's failure."""
+    if isinstance(exc, errors.Invalid):
+        return invalid_message(exc)
+    return render(exc)[0]

@@ -15,28 +15,16 @@ from minik8s.api.base import Obj
 from minik8s.api.registry import ResourceType
 from minik8s.kubectl import customcolumns, printing, sorting
 from minik8s.kubectl.customcolumns import read_template
-from minik8s.kubectl.errors import KubectlError, server_error
+from minik8s.kubectl.errors import GENERIC_MESSAGES, KubectlError, server_error
 from minik8s.kubectl.resolve import Target, object_ref, parse_targets
 from minik8s.kubectl.session import GlobalOptions, Session
+from minik8s.kubectl.structured import structured
 
 #: the ``-o`` formats, as kubectl lists them in its error (``go-template`` and ``template`` excepted:
 #: not implemented here)
 ALLOWED = ("custom-columns", "custom-columns-file", "json", "jsonpath", "jsonpath-file", "name", "wide", "yaml")
 FORMATS = ALLOWED
 TEMPLATE_FORMATS = ("jsonpath", "jsonpath-file")
-#: client-go's words for an error answer that is not a Status (``NewGenericServerResponse``)
-GENERIC_MESSAGES = {
-    400: "the server rejected our request for an unknown reason",
-    401: "the server has asked for the client to provide credentials",
-    403: "the server does not allow access to the requested resource",
-    404: "the server could not find the requested resource",
-    405: "the server does not allow this method on the requested resource",
-    409: "the server reported a conflict",
-    422: "the server rejected our request due to an error in our request",
-    429: "the server has received too many requests and has asked us to try again later",
-    503: "the server is currently unable to handle the request",
-    504: "the server was unable to return a response in the time allotted, but may still be processing the request",
-}
 #: kubectl's default ``--chunk-size``
 CHUNK_SIZE = 500
 
@@ -126,32 +114,6 @@ def check_output(output: str) -> str:
     return kind
 
 
-def without_managed_fields(data: Any) -> Any:
-    """``data`` (an object or a list of them) without ``metadata.managedFields``, as kubectl prints
-    objects unless ``--show-managed-fields`` is given."""
-    if not isinstance(data, dict):
-        return data
-    if isinstance(data.get("items"), list):
-        data = dict(data, items=[without_managed_fields(item) for item in data["items"]])
-    meta = data.get("metadata")
-    if isinstance(meta, dict) and "managedFields" in meta:
-        data = dict(data, metadata={k: v for k, v in meta.items() if k != "managedFields"})
-    return data
-
-
-def structured(output: str, data: Any) -> str:
-    """``data`` rendered as yaml, json or jsonpath output (without managedFields)."""
-    kind, _, arg = output.partition("=")
-    data = without_managed_fields(data)
-    if kind == "yaml":
-        return printing.to_yaml(data).rstrip("\n")
-    if kind == "json":
-        return printing.to_json(data)
-    template = read_template(arg, "--template") if kind == "jsonpath-file" else arg
-    try:
-        return printing.jsonpath(template, data)
-    except ValueError as exc:
-        raise KubectlError(f"error parsing jsonpath {template}, {exc}") from None
 
 
 async def _fetch(s: Session, target: Target, namespace: str | None, selector: str, field_selector: str,

@@ -24,11 +24,11 @@ from minik8s.api import decoding, errors
 from minik8s.api.base import Obj
 from minik8s.client.rest import PATCH_TYPES, ServerUnavailable, resource_path, warning_texts
 from minik8s.kubectl.creating import DryRunOpt, OutputOpt, check_flags
-from minik8s.kubectl.errors import KubectlError, render
-from minik8s.kubectl.get import structured
+from minik8s.kubectl.errors import KubectlError, failure_line
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.selection import ObjectRef, select
 from minik8s.kubectl.session import GlobalOptions, Session, print_warning
+from minik8s.kubectl.structured import structured
 
 #: ``--type`` values, as kubectl lists them in its error.
 PATCH_KINDS = ("json", "merge", "strategic")
@@ -48,32 +48,6 @@ def patch_body(text: str) -> bytes:
         raise KubectlError(f'unable to parse "{text}": {exc}') from None
     doc = value[0] if value else None
     return json.dumps(doc, separators=(",", ":")).encode()
-
-
-def invalid_message(exc: errors.Invalid) -> str:
-    """kubectl's ``CheckErr`` words for a 422 Invalid: ``The request is invalid: MESSAGE`` without
-    details, ``The KIND "NAME" is invalid: cause, ...`` with them (``Error from server`` is not said)."""
-    details = exc.details or {}
-    if not details:
-        return f"The request is invalid: {exc.message}" if exc.message else "The request is invalid"
-    head = "The request is invalid"
-    if details.get("kind") or details.get("name"):
-        head = f'The {details.get("kind", "")} "{details.get("name", "")}" is invalid'
-    causes = [c for c in details.get("causes") or [] if isinstance(c, dict)]
-    if not causes:
-        return head
-    texts = [f'{c["field"]}: {c.get("message", "")}' if c.get("field") else str(c.get("message", ""))
-             for c in causes]
-    if len(texts) == 1:
-        return f"{head}: {texts[0]}"
-    return f"{head}: \n" + "\n".join(f"* {t}" for t in texts)
-
-
-def failure_line(exc: BaseException) -> str:
-    """The stderr line(s) kubectl prints for one object's failure."""
-    if isinstance(exc, errors.Invalid):
-        return invalid_message(exc)
-    return render(exc)[0]
 
 
 async def send_patch(s: Session, ref: ObjectRef, body: bytes, patch_type: str, subresource: str | None,

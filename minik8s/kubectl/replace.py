@@ -24,12 +24,12 @@ from minik8s.client.rest import ServerUnavailable, resource_path
 from minik8s.kubectl import manifests
 from minik8s.kubectl.creating import DryRunOpt, OutputOpt, SaveConfigOpt, check_flags
 from minik8s.kubectl.errors import KubectlError, report_failure
-from minik8s.kubectl.get import structured
 from minik8s.kubectl.manifests import LAST_APPLIED, Planned
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.resolve import type_ref
 from minik8s.kubectl.selection import ObjectRef
 from minik8s.kubectl.session import GlobalOptions, Session
+from minik8s.kubectl.structured import structured
 
 
 def body_of(p: Planned, save_config: bool) -> Obj:

@@ -590,8 +590,7 @@ def test_tabwriter_and_argv_normalisation() -> None:
 
 
 def test_strategic_diff_removes_list_items_by_merge_key() -> None:
-    from minik8s.api.patch import strategic_merge_patch
-    from minik8s.kubectl.apply import strategic_diff
+    from minik8s.api.patch import strategic_diff, strategic_merge_patch
 
     old = {"spec": {"containers": [{"name": "a", "image": "x", "env": [{"name": "A", "value": "1"},
                                                                        {"name": "B", "value": "2"}]},

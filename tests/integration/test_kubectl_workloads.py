@@ -184,8 +184,11 @@ async def test_rollout_status_waits_and_reports_success(kc: AsyncKubectl, client
         rs_name = (await _replicasets(client, namespace))[0]["metadata"]["name"]
         await kc.fails("rollout", "status", f"rs/{rs_name}",
                        fragments=("error: no status viewer has been implemented for ReplicaSet.apps",))
-        await kc.fails("rollout", "status", "deployment/web", "--timeout", "5x",
-                       fragments=('invalid argument "5x" for "--timeout" flag',))
+        # a bad flag value: the official kubectl's two lines (pflag's error, then where the usage is)
+        bad = await kc("rollout", "status", "deployment/web", "--timeout", "5x")
+        assert bad.code == 1 and bad.err.splitlines() == [
+            'Error: invalid argument "5x" for "--timeout" flag: time: unknown unit "x" in duration "5x"',
+            "See 'kubectl rollout status --help' for usage."], bad.err
 
 
 async def _pods_made(client: Client, namespace: str, count: int) -> bool:

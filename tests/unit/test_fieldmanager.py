@@ -111,7 +111,7 @@ def test_removed_container_item() -> None:
 
 
 def test_kubectl_output_hides_managed_fields() -> None:
-    from minik8s.kubectl.get import structured
+    from minik8s.kubectl.structured import structured
 
     obj = fm.apply(DEPLOY, None, deploy(), "mgr", "apps/v1")
     assert "managedFields" not in structured("json", obj)
