@@ -23,7 +23,7 @@ from minik8s.kubectl.creating import (
     with_namespace,
 )
 from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.resolve import object_ref
+from minik8s.kubectl.resolve import object_ref, one_object
 from minik8s.kubectl.session import GlobalOptions, Session
 
 #: The kinds kubectl autoscales (``CanBeAutoscaled``).
@@ -54,12 +54,10 @@ async def run_autoscale(opts: GlobalOptions, args: list[str], name: str, min_rep
                         cpu_percent: int, dry_run: str, output: str) -> None:
     """Read the target, build its HPA, then print it (client dry run) or create it."""
     check_flags(dry_run, output)
-    if len(args) == 1 and "/" in args[0]:
-        type_name, _, target_name = args[0].partition("/")
-    elif len(args) == 2:
-        type_name, target_name = args
-    else:
+    named = one_object(args)
+    if named is None:
         raise KubectlError("You must provide one or more resources by argument or filename.")
+    type_name, target_name = named
     async with Session(opts) as s:
         rt = s.resource(type_name)
         target = await s.client.get(rt, target_name, s.namespace if rt.namespaced else None)

@@ -26,7 +26,7 @@ from minik8s.kubectl.creating import (
     with_namespace,
 )
 from minik8s.kubectl.errors import KubectlError
-from minik8s.kubectl.resolve import object_ref
+from minik8s.kubectl.resolve import object_ref, one_object
 from minik8s.kubectl.session import GlobalOptions, Session
 
 #: The kinds kubectl exposes (``CanBeExposed``).
@@ -140,12 +140,10 @@ async def run_expose(opts: GlobalOptions, args: list[str], name: str, dry_run: s
         raise KubectlError("You must provide one or more resources by argument or filename.\n"
                            "Example resource specifications include:\n   '-f rsrc.yaml'\n"
                            "   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
-    if len(args) == 1 and "/" in args[0]:
-        type_name, _, obj_name = args[0].partition("/")
-    elif len(args) == 2:
-        type_name, obj_name = args
-    else:
+    named = one_object(args)
+    if named is None:
         raise KubectlError("exactly one resource and name must be specified (TYPE NAME or TYPE/NAME)")
+    type_name, obj_name = named
     async with Session(opts) as s:
         rt = s.resource(type_name)
         obj = await s.client.get(rt, obj_name, s.namespace if rt.namespaced else None)

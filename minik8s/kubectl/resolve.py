@@ -92,6 +92,17 @@ class Target:
     names: list[str] = field(default_factory=list)
 
 
+def one_object(args: list[str]) -> tuple[str, str] | None:
+    """``(type, name)`` of the one object ``args`` name as ``TYPE/NAME`` or ``TYPE NAME`` (kubectl's
+    ``expose`` and ``autoscale``); None for any other shape, for which each verb has its own error."""
+    if len(args) == 1 and "/" in args[0]:
+        type_name, _, name = args[0].partition("/")
+        return type_name, name
+    if len(args) == 2:
+        return args[0], args[1]
+    return None
+
+
 def parse_targets(registry: Registry, args: list[str]) -> list[Target]:
     """Turn ``TYPE[,TYPE...] [NAME...]`` or ``TYPE/NAME...`` arguments into targets.
 
