@@ -9,6 +9,7 @@ import pytest
 
 from minik8s.proxy.ipvs import ipvs_unavailable_reason
 from tests.support.kubectl import Kubectl
+from tests.support.kubectl_parity import Runs
 from tests.support.kubelet import (
     LABEL_FLAGS,
     KubeletProcess,
@@ -71,3 +72,14 @@ def proxy(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Ite
 def kubectl(kubeconfig: Path, namespace: str) -> Kubectl:
     """minik8s' own kubectl against the test apiserver, in the test's namespace."""
     return Kubectl(kubeconfig, namespace)
+
+
+@pytest.fixture(scope="module")
+def runs() -> Iterator[Runs]:
+    """A kubectl differential module's runner (:class:`tests.support.kubectl_parity.Runs`: 4 at a time;
+    minik8s' invocations that change nothing run once each)."""
+    runner = Runs(4)
+    try:
+        yield runner
+    finally:
+        runner.close()

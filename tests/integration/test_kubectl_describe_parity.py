@@ -233,16 +233,6 @@ DIFFERENCES: tuple[str, ...] = ()
 
 
 @pytest.fixture(scope="module")
-def runs() -> Iterator[Runs]:
-    """The module's runner (4 at a time)."""
-    runner = Runs(4)
-    try:
-        yield runner
-    finally:
-        runner.close()
-
-
-@pytest.fixture(scope="module")
 def results(objects: None, apiserver: APIServer, runs: Runs, tmp_path_factory: pytest.TempPathFactory,
             ) -> dict[tuple[str, tuple[str, ...]], Future[Result]]:
     """Every case submitted at once, for minik8s and the official kubectl 1.32."""

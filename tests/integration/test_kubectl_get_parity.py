@@ -180,16 +180,6 @@ Key = tuple[str, str, tuple[str, ...]]  # (suite, "minik8s" or the official vers
 
 
 @pytest.fixture(scope="module")
-def runs() -> Iterator[Runs]:
-    """The module's runner (4 at a time; minik8s' invocations once each)."""
-    runner = Runs(4)
-    try:
-        yield runner
-    finally:
-        runner.close()
-
-
-@pytest.fixture(scope="module")
 def results(objects: None, workdir: Path, runs: Runs) -> dict[Key, Future[Result]]:
     """Every case of every suite (``get``, ``other``, ``merged``) submitted at once, for minik8s and
     each installed official version."""
