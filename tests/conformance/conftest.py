@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conformance.skips import SKIPS
+from tests.conformance.skips import SKIPS, WARNING_FILTERS
 from tests.support.cluster import Cluster
 from tests.support.conformance import Runs
 
@@ -22,7 +22,7 @@ def conformance(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory, requ
         callspec = getattr(item, "callspec", None)
         if suite is not None and callspec is not None and isinstance(callspec.params.get("test_id"), str):
             selected.setdefault(suite.name, []).append(callspec.params["test_id"])
-    runs = Runs(cluster.kubeconfig, tmp_path_factory.mktemp("conformance"), selected, SKIPS)
+    runs = Runs(cluster.kubeconfig, tmp_path_factory.mktemp("conformance"), selected, SKIPS, WARNING_FILTERS)
     request.config.stash[RUNS] = runs
     return runs
 

@@ -216,3 +216,46 @@ def test_short_tls_connections_survive_streams_that_end_early(cluster: Cluster) 
         setup.close()
     print(f"{sum(done.values())} calls in {elapsed:.1f}s: {dict(done)}; failures: {dict(failures)}")
     assert not failures, dict(failures)
+
+
+CLOSE_NOTIFY_ROUNDS = 20
+
+
+def test_a_client_closing_a_watch_gets_close_notify_back(cluster: Cluster) -> None:
+    """TLS shutdown in the middle of a watch: the client sends close_notify while the watch stream is
+    open, and the apiserver must answer with its own close_notify (``SSLSocket.unwrap`` returns)
+    rather than leave the client waiting; no request or FIN from the client comes first.
+
+    An asyncio client that closes a streaming response (aiohttp, so kopf: the watch streams open when
+    an operator stops) waits for exactly this reply before it releases the socket; a server that
+    never answered would leak each such socket in its clients. Figures: how long the reply took."""
+    api = cluster.apiserver
+    ctx = cluster.ctx()
+    port = int(api.url.rsplit(":", 1)[1])
+    took = []
+    for _ in range(CLOSE_NOTIFY_ROUNDS):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, \
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            tls.sendall(b"GET /api/v1/namespaces?watch=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = tls.recv(65536)
+                assert chunk, f"the watch ended before its head: {head!r}"
+                head += chunk
+            assert head.startswith(b"HTTP/1.1 200"), head[:200]
+            # The stream's first events (ADDED for each namespace) come at once; read them off so
+            # that unwrap's reads meet only the close_notify.
+            tls.settimeout(0.2)
+            try:
+                while tls.recv(65536):
+                    pass
+            except TimeoutError:
+                pass
+            tls.settimeout(10)
+            start = time.perf_counter()
+            tls.unwrap()  # sends close_notify, returns when the server's close_notify arrives
+            took.append(time.perf_counter() - start)
+    took.sort()
+    print(f"\nclose_notify answered in p50 {took[len(took) // 2] * 1000:.2f} ms, "
+          f"max {took[-1] * 1000:.2f} ms ({len(took)} watches)")
+    assert took[-1] < 5, f"the apiserver took {took[-1]:.1f}s to answer close_notify"

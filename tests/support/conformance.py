@@ -189,10 +189,11 @@ class SuiteRun:
 
 
 def run(suite: Suite, kubeconfig: Path, workdir: Path, test_ids: Iterable[str] | None = None,
-        deselect: Iterable[str] = ()) -> SuiteRun:
-    """Run the suite once (all of it, or only ``test_ids``; never ``deselect``) against the cluster
-    of ``kubeconfig``, in ``workdir``. The run is bounded by ``suite.timeout`` and each test by
-    ``suite.test_timeout`` (pytest-timeout); a run cut off reports the tests it finished."""
+        deselect: Iterable[str] = (), warning_filters: Iterable[str] = ()) -> SuiteRun:
+    """Run the suite once (all of it, or only ``test_ids``; never ``deselect``; with pytest's ``-W``
+    for each of ``warning_filters``) against the cluster of ``kubeconfig``, in ``workdir``. The run
+    is bounded by ``suite.timeout`` and each test by ``suite.test_timeout`` (pytest-timeout); a run
+    cut off reports the tests it finished."""
     suite.check_available()
     cwd, args = suite.prepare(workdir)
     junit = workdir / "junit.xml"
@@ -202,7 +203,7 @@ def run(suite: Suite, kubeconfig: Path, workdir: Path, test_ids: Iterable[str] |
         args = [a for a in args if a != str(suite.source / suite.tests)] + [str(base / i) for i in test_ids]
     cmd = [str(suite.python), "-m", "pytest", *suite.plugin_args(), *args, f"--junitxml={junit}",
            f"--timeout={suite.test_timeout:g}", "-o", "junit_logging=all", "-rA", "-v",
-           *(f"--deselect={i}" for i in deselect)]
+           *(f"--deselect={i}" for i in deselect), *(f"-W{f}" for f in warning_filters)]
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, cwd=cwd, env=suite.environment(kubeconfig), capture_output=True, text=True,
@@ -293,14 +294,17 @@ def suite_params(suite: Suite) -> list[Any]:
 class Runs:
     """The suites' runs of one pytest session against one cluster: each suite runs once, when the
     first of its tests asks (:meth:`outcome`), with the tests of it that this session selected
-    (all, or those ``-k`` left), less its recorded ``skips`` (suite → test id → reason)."""
+    (all, or those ``-k`` left), less its recorded ``skips`` (suite → test id → reason), with its
+    recorded ``warning_filters`` (suite → filter → reason)."""
 
     def __init__(self, kubeconfig: Path, workdir: Path, selected: Mapping[str, list[str]],
-                 skips: Mapping[str, Mapping[str, str]]) -> None:
+                 skips: Mapping[str, Mapping[str, str]],
+                 warning_filters: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.kubeconfig = kubeconfig
         self.workdir = workdir
         self.selected = selected
         self.skips = skips
+        self.warning_filters = warning_filters or {}
         self.runs: dict[str, SuiteRun] = {}
 
     def outcome(self, suite: Suite, test_id: str) -> tuple[Outcome | None, SuiteRun]:
@@ -310,7 +314,8 @@ class Runs:
             wanted = [i for i in self.selected.get(suite.name, []) if i not in skips]
             everything = [i for i in collect(suite) if i not in skips]
             ids = None if set(wanted) >= set(everything) else wanted
-            self.runs[suite.name] = run(suite, self.kubeconfig, self.workdir / suite.name, ids, deselect=skips)
+            self.runs[suite.name] = run(suite, self.kubeconfig, self.workdir / suite.name, ids, deselect=skips,
+                                        warning_filters=self.warning_filters.get(suite.name, {}))
         run_ = self.runs[suite.name]
         return outcome(run_, test_id), run_
 
