@@ -23,7 +23,8 @@ from minik8s.kubelet.node import read_meminfo
 from minik8s.kubelet.runtime import DockerRuntime, RuntimeErrorBase
 
 CGROUP = Path("/sys/fs/cgroup")
-SAMPLE_GAP = 1.0  # seconds between two samples when a container has no earlier one
+SAMPLE_GAP = 1.0  # seconds: the shortest window a CPU rate is averaged over
+MAX_WINDOW = 300.0  # seconds: an older sample is too old to average over
 
 
 def _read_int(path: Path) -> int | None:
@@ -88,7 +89,9 @@ def node_cpu_nanoseconds() -> int | None:
 
 
 class StatsProvider:
-    """Builds the Summary API document; remembers the previous CPU sample per container."""
+    """Builds the Summary API document; remembers recent CPU samples per container (and the node), so
+    that each rate is averaged over at least :data:`SAMPLE_GAP`: over a shorter window the CFS
+    quota's period boundaries and the timing of the reads make up too much of it."""
 
     def __init__(self, runtime: DockerRuntime, node_name: str, pods: Callable[[], list[Obj]],
                  pod_status: Callable[[Obj], Obj]) -> None:
@@ -96,15 +99,17 @@ class StatsProvider:
         self.node_name = node_name
         self.pods = pods
         self.pod_status = pod_status
-        self._prev: dict[str, tuple[float, int]] = {}
+        self._prev: dict[str, list[tuple[float, int]]] = {}
 
     async def _usage(self, container_id: str) -> tuple[int | None, int | None, int | None, float]:
         """``(cpu ns, memory bytes, working set bytes, when)``: ``when`` is the monotonic time the
-        counters were read, so a rate divides by the time between two reads (not by when a busy
-        event loop got round to them)."""
+        counters were read (the middle of the read), so a rate divides by the time between two reads
+        (not by when a busy event loop or thread got round to them)."""
 
         def read() -> tuple[int | None, int | None, int | None, float]:
-            return (*cgroup_usage(container_id), time.monotonic())
+            before = time.monotonic()
+            usage = cgroup_usage(container_id)
+            return (*usage, (before + time.monotonic()) / 2)
 
         cpu, mem, ws, when = await asyncio.to_thread(read)
         if cpu is None and mem is None:
@@ -122,13 +127,19 @@ class StatsProvider:
         return cpu, mem, ws, when
 
     def _rate(self, key: str, now: float, cpu: int | None) -> int | None:
+        """Nanocores of ``key`` from its sample ``(now, cpu)``: averaged since the newest earlier
+        sample at least :data:`SAMPLE_GAP` old (else the oldest one); None without an earlier sample
+        (or when the counter went back: a new container under the same key)."""
         if cpu is None:
             return None
-        prev = self._prev.get(key)
-        self._prev[key] = (now, cpu)
-        if prev is None or now - prev[0] <= 0 or now - prev[0] > 300 or cpu < prev[1]:
+        samples = [(t, c) for t, c in self._prev.get(key, []) if 0 < now - t <= MAX_WINDOW and c <= cpu]
+        old_enough = [(t, c) for t, c in samples if now - t >= SAMPLE_GAP]
+        base = old_enough[-1] if old_enough else (samples[0] if samples else None)
+        # Keep the base and what is newer: the next rate's base is among them.
+        self._prev[key] = [s for s in samples if base is not None and s[0] >= base[0]] + [(now, cpu)]
+        if base is None:
             return None
-        return int((cpu - prev[1]) / (now - prev[0]))
+        return int((cpu - base[1]) / (now - base[0]))
 
     async def summary(self) -> Obj:
         """``{"node": {...}, "pods": [...]}`` in the Summary API's shape (times RFC 3339)."""

@@ -366,3 +366,19 @@ def test_cgroup_usage_v1_and_v2(tmp_path: Path) -> None:
     (v2 / "memory.stat").write_text("anon 1024\ninactive_file 48\n")
     assert cgroup_usage("def", tmp_path / "v2") == (5_000_000, 2048, 2000)
     assert cgroup_usage("nope", tmp_path / "v2") == (None, None, None)
+
+
+def test_cpu_rates_average_over_at_least_the_sample_gap() -> None:
+    from minik8s.kubelet.stats import SAMPLE_GAP, StatsProvider
+
+    stats = StatsProvider(None, "n", lambda: [], lambda pod: {})  # type: ignore[arg-type]
+    ms = 1_000_000  # nanoseconds of CPU
+    assert stats._rate("c", 100.0, 0) is None  # no earlier sample
+    # 0.2 s later no sample is SAMPLE_GAP old yet: the oldest one is the base (100 ms in 0.2 s)
+    assert stats._rate("c", 100.2, 100 * ms) == pytest.approx(500 * ms, rel=1e-6)
+    # a sample SAMPLE_GAP old exists (100.0): it is the base, not the newer one at 100.2
+    assert stats._rate("c", 100.0 + SAMPLE_GAP, 300 * ms) == pytest.approx(300 * ms, rel=1e-6)
+    # 101.2: the base is 100.2, the newest sample at least SAMPLE_GAP old
+    assert stats._rate("c", 101.2, 400 * ms) == pytest.approx(300 * ms, rel=1e-6)
+    # a counter that went back (a new container under the same key) starts again
+    assert stats._rate("c", 102.5, 5) is None
