@@ -25,6 +25,7 @@ from links to the pinned files (nothing is copied or edited):
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import subprocess
@@ -35,8 +36,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: The pinned suites: ``../shared/conformance`` relative to the repository root.
@@ -144,9 +147,9 @@ class Suite:
         return env
 
     def plugin_args(self) -> list[str]:
-        """``-p`` for the suite's plugins (kubernetes_asyncio: mounting ``e2e_test``), without pytest's
-        cache (the pinned folders are read-only)."""
-        args = ["-p", "no:cacheprovider"]
+        """``-p`` for the suite's plugins (the recorded warning filters; kubernetes_asyncio: mounting
+        ``e2e_test``), without pytest's cache (the pinned folders are read-only)."""
+        args = ["-p", "no:cacheprovider", "-p", "recorded_warning_filters"]
         if self.name == "kubernetes_asyncio":
             args += ["-p", "kubernetes_asyncio_e2e_mount"]
         return args
@@ -189,11 +192,12 @@ class SuiteRun:
 
 
 def run(suite: Suite, kubeconfig: Path, workdir: Path, test_ids: Iterable[str] | None = None,
-        deselect: Iterable[str] = (), warning_filters: Iterable[str] = ()) -> SuiteRun:
-    """Run the suite once (all of it, or only ``test_ids``; never ``deselect``; with pytest's ``-W``
-    for each of ``warning_filters``) against the cluster of ``kubeconfig``, in ``workdir``. The run
-    is bounded by ``suite.timeout`` and each test by ``suite.test_timeout`` (pytest-timeout); a run
-    cut off reports the tests it finished."""
+        deselect: Iterable[str] = (), warning_filters: Iterable[tuple[str, str]] = ()) -> SuiteRun:
+    """Run the suite once (all of it, or only ``test_ids``; never ``deselect``; ignoring the warnings
+    of ``warning_filters``, ``(message regex, category)`` with ``{apiserver_port}`` in the message
+    standing for the cluster's) against the cluster of ``kubeconfig``, in ``workdir``. The run is
+    bounded by ``suite.timeout`` and each test by ``suite.test_timeout`` (pytest-timeout); a run cut
+    off reports the tests it finished."""
     suite.check_available()
     cwd, args = suite.prepare(workdir)
     junit = workdir / "junit.xml"
@@ -203,11 +207,14 @@ def run(suite: Suite, kubeconfig: Path, workdir: Path, test_ids: Iterable[str] |
         args = [a for a in args if a != str(suite.source / suite.tests)] + [str(base / i) for i in test_ids]
     cmd = [str(suite.python), "-m", "pytest", *suite.plugin_args(), *args, f"--junitxml={junit}",
            f"--timeout={suite.test_timeout:g}", "-o", "junit_logging=all", "-rA", "-v",
-           *(f"--deselect={i}" for i in deselect), *(f"-W{f}" for f in warning_filters)]
+           *(f"--deselect={i}" for i in deselect)]
+    env = suite.environment(kubeconfig)
+    port = str(urlsplit(kubeconfig_server(kubeconfig)).port)
+    env["MINIK8S_CONFORMANCE_WARNING_FILTERS"] = json.dumps(
+        [[message.replace("{apiserver_port}", port), category] for message, category in warning_filters])
     start = time.monotonic()
     try:
-        proc = subprocess.run(cmd, cwd=cwd, env=suite.environment(kubeconfig), capture_output=True, text=True,
-                              timeout=suite.timeout)
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=suite.timeout)
         returncode, output = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
         returncode, output = -1, f"{suite.name}: the run took longer than {suite.timeout:g}s\n{_text(exc.stdout)}"
@@ -215,6 +222,13 @@ def run(suite: Suite, kubeconfig: Path, workdir: Path, test_ids: Iterable[str] |
     (workdir / "output.txt").write_text(output)
     outcomes = read_junit(junit) if junit.exists() else {}
     return SuiteRun(suite, outcomes, returncode, output, seconds)
+
+
+def kubeconfig_server(kubeconfig: Path) -> str:
+    """The server URL of the current context's cluster of a kubeconfig file."""
+    config = yaml.safe_load(kubeconfig.read_text())
+    context = next(c["context"] for c in config["contexts"] if c["name"] == config["current-context"])
+    return next(c["cluster"]["server"] for c in config["clusters"] if c["name"] == context["cluster"])
 
 
 def _text(data: bytes | str | None) -> str:
@@ -295,11 +309,11 @@ class Runs:
     """The suites' runs of one pytest session against one cluster: each suite runs once, when the
     first of its tests asks (:meth:`outcome`), with the tests of it that this session selected
     (all, or those ``-k`` left), less its recorded ``skips`` (suite → test id → reason), with its
-    recorded ``warning_filters`` (suite → filter → reason)."""
+    recorded ``warning_filters`` (suite → ``(message regex, category)`` → reason)."""
 
     def __init__(self, kubeconfig: Path, workdir: Path, selected: Mapping[str, list[str]],
                  skips: Mapping[str, Mapping[str, str]],
-                 warning_filters: Mapping[str, Mapping[str, str]] | None = None) -> None:
+                 warning_filters: Mapping[str, Mapping[tuple[str, str], str]] | None = None) -> None:
         self.kubeconfig = kubeconfig
         self.workdir = workdir
         self.selected = selected
