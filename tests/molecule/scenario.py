@@ -2,9 +2,10 @@
 
 The appliance scenario is the suite's longest test (15-25 minutes on 2 cores) and shares nothing
 with the other tests: its own systemd containers, internal Docker network and images.
-``tests/molecule/conftest.py`` starts it as soon as the session has collected its tests (when the
-scenario's test is among them), so it overlaps them instead of adding to them;
-``test_molecule_default_scenario`` then waits for it and checks it. Its controller (molecule,
+``tests/molecule/conftest.py`` starts it in the session (when the scenario's test is among the
+session's tests), before the first test that does not use the shared cluster, so it overlaps the
+tests after that instead of adding to them; ``test_molecule_default_scenario`` then waits for it
+and checks it. Its controller (molecule,
 Ansible) runs at a lower CPU priority (``nice``) so that the foreground tests' timings are
 disturbed as little as possible.
 """
@@ -60,13 +61,19 @@ class Scenario:
         self.env["PATH"] = f"{Path(molecule).parent}{os.pathsep}{self.env['PATH']}"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log: IO[str] | None = None
-        self.started = 0.0
+        self.start_time = 0.0
         self.seconds = 0.0
         self.returncode: int | None = None
 
+    @property
+    def started(self) -> bool:
+        return self.proc is not None
+
     def start(self) -> None:
+        if self.proc is not None:
+            return
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in _finish
-        self.started = time.monotonic()
+        self.start_time = time.monotonic()
         self.proc = subprocess.Popen(["nice", "-n", str(NICENESS), self.molecule, "test"], cwd=ROOT, env=self.env,
                                      stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
@@ -76,7 +83,7 @@ class Scenario:
         if self.log is None:  # already finished
             return self.returncode
         try:
-            self.returncode = self.proc.wait(timeout=max(1.0, self.started + TIMEOUT - time.monotonic()))
+            self.returncode = self.proc.wait(timeout=max(1.0, self.start_time + TIMEOUT - time.monotonic()))
         except subprocess.TimeoutExpired:
             self._kill_and_destroy()
             self.returncode = None
@@ -101,7 +108,7 @@ class Scenario:
                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=300, check=False)
 
     def _finish(self) -> None:
-        self.seconds = time.monotonic() - self.started
+        self.seconds = time.monotonic() - self.start_time
         if self.log is not None:
             self.log.close()
             self.log = None

@@ -8,9 +8,9 @@ node failure and recovery, a fourth host joining, the matmul GPUJob on the Slurm
 node, Functions and a Workflow through the gateway, ``playbooks/remove-node.yml``), and the
 containers are destroyed.  The figures (``benchmarks/appliance.py``) are printed.
 
-The scenario runs in the background from the moment the session's tests are collected
-(``tests/molecule/scenario.py``, started by ``tests/molecule/conftest.py``), beside the rest of
-the suite; this test waits for it and checks its outcome.
+The scenario runs in the background beside the integration and unit tests
+(``tests/molecule/scenario.py``, started by ``tests/molecule/conftest.py`` before the first test
+that does not use the shared cluster); this test waits for it and checks its outcome.
 
 Needs Docker (skipped without it), root (debootstrap builds the host image once), and
 molecule, molecule-plugins[docker] and ansible in this interpreter's environment.
@@ -23,7 +23,7 @@ import pytest
 from benchmarks.appliance import figures, playbook_times
 from tests.molecule.scenario import TIMEOUT, Scenario, docker_unavailable, molecule_tool
 
-# The scenario started with the session (tests/molecule/conftest.py); this test waits for the rest.
+# The scenario started in the session (tests/molecule/conftest.py); this test waits for the rest.
 pytestmark = [pytest.mark.molecule, pytest.mark.timeout(TIMEOUT + 420)]
 
 
