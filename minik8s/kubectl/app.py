@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Annotated
 
 import click
@@ -41,6 +42,7 @@ from minik8s.kubectl import (
     label,
     logs,
     patch,
+    plugin,
     replace,
     rollout,
     run,
@@ -119,6 +121,59 @@ app.add_typer(gpujob.app, name="gpujob")
 app.add_typer(functions.function_app, name="function")
 app.add_typer(functions.workflow_app, name="workflow")
 app.add_typer(functions.event_app, name="event")
+plugin_app = typer.Typer(help="Provides utilities for interacting with plugins.", no_args_is_help=True)
+app.add_typer(plugin_app, name="plugin")
+
+
+@plugin_app.command("list")
+def plugin_list(
+    name_only: Annotated[bool, typer.Option("--name-only", help="print only each plugin's file name")] = False,
+) -> None:
+    """All the plugin executables (``kubectl-*``) on PATH, with kubectl's warnings about each."""
+    found = plugin.listing(_command_path)
+    if not found:
+        raise click.ClickException("unable to find any kubectl plugins in your PATH")
+    print("The following compatible plugins are available:\n", flush=True)
+    count = 0
+    for path, warnings in found:
+        print(path.name if name_only else path, flush=True)
+        for warning in warnings:
+            print(f"  - {warning}", file=sys.stderr, flush=True)
+        count += len(warnings)
+    if count:
+        raise click.ClickException("one plugin warning was found" if count == 1 else
+                                   f"{count} plugin warnings were found")
+
+
+def _command_path(words: list[str]) -> str | None:
+    """The deepest kubectl command that ``words`` name (``kubectl config view``), as cobra finds a
+    command; None when the first word is no command."""
+    command = typer.main.get_command(app)
+    path = ["kubectl"]
+    for word in words:
+        sub = (getattr(command, "commands", None) or {}).get(word)  # typer's click or click's Group
+        if sub is None:
+            break
+        command, path = sub, [*path, word]
+    return " ".join(path) if len(path) > 1 else None
+
+
+def _run_plugin(argv: list[str]) -> None:
+    """Runs the ``PATH`` plugin a command line names when its verb is no kubectl command (this process
+    is replaced); returns when it names none. Flags before a plugin's name are refused, as kubectl
+    refuses them."""
+    verb = _verb(argv)
+    if not verb or verb in {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}:
+        return
+    start = argv.index(verb)
+    found = plugin.find(argv[start:])
+    if found is None:
+        return
+    if start:
+        print(f"Error: flags cannot be placed before plugin name: {argv[0]}", file=sys.stderr)
+        sys.exit(1)
+    path, used = found
+    plugin.run(path, argv[used:])
 
 #: Global flags that take a value; they may appear anywhere before ``--`` (as with kubectl).
 GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout",
@@ -192,7 +247,9 @@ def _verb(argv: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run kubectl and exit with its code (no tracebacks)."""
-    args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
+    raw = list(sys.argv[1:] if argv is None else argv)
+    _run_plugin(raw)
+    args = normalize_argv(raw)
     if not args:
         args = ["--help"]
     try:
@@ -227,6 +284,20 @@ def main(argv: list[str] | None = None) -> None:
         print(line, file=sys.stderr)
     _flush()
     sys.exit(code)
+
+
+def _as_plugin(verb: str) -> Callable[[], None]:
+    def run() -> None:
+        main([verb, *sys.argv[1:]])
+
+    run.__doc__ = f"``kubectl-{verb}``: ``kubectl {verb}`` as a kubectl plugin (minik8s.kubectl.plugin)."
+    return run
+
+
+function_plugin = _as_plugin("function")
+workflow_plugin = _as_plugin("workflow")
+event_plugin = _as_plugin("event")
+gpujob_plugin = _as_plugin("gpujob")
 
 
 def _server_hint(args: list[str]) -> str:
