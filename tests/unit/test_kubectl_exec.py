@@ -9,7 +9,7 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.client.kubeconfig import ClientConfig
-from minik8s.kubectl import exec as kexec
+from minik8s.kubectl import channels as kexec
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.logquery import log_params
 
