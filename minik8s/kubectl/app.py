@@ -24,10 +24,12 @@ from minik8s.kubectl import (
     api_resources,
     api_versions,
     apply,
+    attach,
     auth,
     autoscale,
     cluster_info,
     config,
+    cp,
     create,
     delete,
     describe,
@@ -43,6 +45,7 @@ from minik8s.kubectl import (
     logs,
     patch,
     plugin,
+    port_forward,
     replace,
     rollout,
     run,
@@ -107,6 +110,9 @@ app.add_typer(auth.app, name="auth")
 app.command("version")(version.version)
 app.command("logs")(logs.logs)
 app.command("exec")(exec_cmd.exec_)
+app.command("cp")(cp.cp)
+app.command("attach")(attach.attach)
+app.command("port-forward")(port_forward.port_forward)
 app.command("scale")(scale.scale)
 app.command("wait")(wait.wait)
 app.add_typer(rollout.app, name="rollout")

@@ -1,7 +1,9 @@
 """The official kubectl's streaming and convenience verbs (v1.32 and v1.37, see :mod:`tests.realkubectl`)
 against the real apiserver, a real scheduler and a real kubelet running Docker containers:
 ``port-forward``, ``cp`` (both ways), ``attach``, ``logs -f``, ``exec -i`` and ``events``, each checked
-by its output.  One cluster and a few long-running pods serve the whole module."""
+by its output; minik8s' own kubectl passes the same checks where it has the verb (``cp``,
+``attach``, ``port-forward``), and its errors are the official one's (differences only as listed in
+``tests/support/kubectl_parity.py``).  One cluster and a few long-running pods serve the whole module."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import pytest
 
 from minik8s.client.kubeconfig import render
 from tests.realkubectl import CANDIDATES, RealKubectl, find
+from tests.support.kubectl_parity import tolerate
 from tests.support.kubelet import BUSYBOX, KubeletProcess, running_kubelet
 from tests.support.processes import ROOT, APIServer, free_port, stop_process
 from tests.support.waiting import wait_for_sync
@@ -60,7 +63,11 @@ def _pods(node: str, scheduler: str) -> list[dict]:
         _pod("talker", node, scheduler, 'echo ready; while read line; do echo "got $line"; done; sleep 3600',
              stdin=True),
     ]
-    for version in VERSIONS:  # logs -f ends when its container ends: one each
+    for version in [*VERSIONS, "minik8s"]:  # logs -f ends when its container ends: one each
+        # One talker each too: after two earlier attach -i sessions to one talker, a third saw no echo
+        # (not yet understood; see the closing note of the session that split them).
+        pods.append(_pod(f"talker-{version.replace('.', '')}", node, scheduler,
+                         'echo ready; while read line; do echo "got $line"; done; sleep 3600', stdin=True))
         pods.append(_pod(f"ticker-{version.replace('.', '')}", node, scheduler,
                          "i=0; while [ ! -f /tmp/stop ]; do i=$((i+1)); echo tick $i; sleep 0.2; done; echo bye"))
     return pods
@@ -97,6 +104,25 @@ def cluster(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> I
 
 @pytest.fixture(params=VERSIONS, ids=lambda v: f"kubectl-{v}")
 def kubectl(request: pytest.FixtureRequest, cluster: Cluster) -> RealKubectl:
+    path, why = find(request.param)
+    if path is None:
+        pytest.skip(why)
+    return RealKubectl(path, request.param, cluster.kubeconfig, cluster.namespace)
+
+
+class MineKubectl(RealKubectl):
+    """minik8s' own kubectl, run as :class:`RealKubectl` runs an official one."""
+
+    def argv(self, args: tuple[str, ...], ns: bool) -> list[str]:
+        cmd = [sys.executable, "-m", "minik8s.kubectl", "--kubeconfig", str(self.kubeconfig)]
+        return cmd + (["-n", self.namespace] if ns else []) + list(args)
+
+
+@pytest.fixture(params=[*VERSIONS, "minik8s"], ids=lambda v: f"kubectl-{v}")
+def any_kubectl(request: pytest.FixtureRequest, cluster: Cluster) -> RealKubectl:
+    """Each official kubectl and minik8s' own."""
+    if request.param == "minik8s":
+        return MineKubectl(Path(sys.executable), "minik8s", cluster.kubeconfig, cluster.namespace)
     path, why = find(request.param)
     if path is None:
         pytest.skip(why)
@@ -166,7 +192,8 @@ def test_exec_with_stdin(kubectl: RealKubectl) -> None:
     assert "command terminated with exit code 3" in res.err
 
 
-def test_cp_both_ways(kubectl: RealKubectl, tmp_path: Path) -> None:
+def test_cp_both_ways(any_kubectl: RealKubectl, tmp_path: Path) -> None:
+    kubectl = any_kubectl
     data = "".join(f"line {i} {os.urandom(8).hex()}\n" for i in range(200))
     src = tmp_path / "src.txt"
     src.write_text(data)
@@ -185,9 +212,46 @@ def test_cp_both_ways(kubectl: RealKubectl, tmp_path: Path) -> None:
     assert kubectl.ok("exec", "box", "--", "cat", f"/tmp/tree-{kubectl.version}/sub/b.txt").out == "b\n"
     kubectl.ok("cp", f"box:/tmp/tree-{kubectl.version}", str(tmp_path / "tree-back"))
     assert (tmp_path / "tree-back" / "sub" / "b.txt").read_text() == "b\n"
+    assert (tmp_path / "tree-back" / "a.txt").read_text() == "a\n"
+    # Into an existing directory: under the source's own name; with the namespace in the spec.
+    kubectl.ok("cp", str(src), f"{kubectl.namespace}/box:/tmp/tree-{kubectl.version}")
+    assert kubectl.ok("exec", "box", "--", "cat", f"/tmp/tree-{kubectl.version}/src.txt").out == data
 
 
-def test_port_forward(kubectl: RealKubectl) -> None:
+CP_ERRORS = [
+    ["box:/tmp/a", "box:/tmp/b"],  # both remote
+    ["{tmp}/a", "{tmp}/b"],  # both local
+    ["a/b/c:/tmp/x", "{tmp}/x"],  # not a file spec
+    [":/tmp/x", "{tmp}/x"],
+    ["{tmp}/missing.txt", "box:/tmp/x"],  # no such local file
+    ["box:", "{tmp}/x"],  # an empty path
+    ["nosuchpod:/etc/hostname", "{tmp}/x"],
+    ["box:/etc/hostname", "{tmp}/x", "-c", "nope"],
+]
+
+
+ERRORS = [["cp", *args] for args in CP_ERRORS] + [
+    ["attach", "nosuchpod"],
+    ["attach", "box", "-c", "nope"],
+    ["attach", "deployment/nosuch"],
+    ["port-forward", "nosuchpod", "8080:80"],
+    ["port-forward", "web"],
+    ["port-forward", "web", "8080:http"],
+    ["port-forward", "web", "x:80"],
+]
+
+
+@pytest.mark.parametrize("args", ERRORS, ids=lambda a: " ".join(a))
+def test_errors_are_the_official_ones(kubectl: RealKubectl, cluster: Cluster, tmp_path: Path,
+                                      args: list[str]) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    mine = MineKubectl(Path(sys.executable), "minik8s", cluster.kubeconfig, cluster.namespace)
+    theirs, ours = tolerate(["1.37-container-not-valid"], kubectl.version, kubectl(*argv), mine(*argv))
+    assert (ours.code, ours.out, ours.err) == (theirs.code, theirs.out, theirs.err)
+
+
+def test_port_forward(any_kubectl: RealKubectl) -> None:
+    kubectl = any_kubectl
     port, port2 = free_port(), free_port()
     pf = Proc(kubectl, "port-forward", "pod/web", f"{port}:8080", f"{port2}:9000", "--address", "127.0.0.1")
     try:
@@ -210,8 +274,9 @@ def test_port_forward(kubectl: RealKubectl) -> None:
     assert pf.proc.returncode is not None
 
 
-def test_attach(kubectl: RealKubectl) -> None:
-    att = Proc(kubectl, "attach", "-i", "talker", stdin=True)
+def test_attach(any_kubectl: RealKubectl) -> None:
+    kubectl = any_kubectl
+    att = Proc(kubectl, "attach", "-i", f"talker-{kubectl.version.replace('.', '')}", stdin=True)
     try:
         assert att.proc.stdin is not None
         word = f"hello-{kubectl.version}"
@@ -280,7 +345,8 @@ def test_events(kubectl: RealKubectl) -> None:
     assert {row[3] for row in rows[1:]} == {"pod/box"}
 
 
-def test_port_forward_to_a_closed_port(kubectl: RealKubectl) -> None:
+def test_port_forward_to_a_closed_port(any_kubectl: RealKubectl) -> None:
+    kubectl = any_kubectl
     port = free_port()
     pf = Proc(kubectl, "port-forward", "pod/web", f"{port}:8081", "--address", "127.0.0.1")
     try:

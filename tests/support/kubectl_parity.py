@@ -107,6 +107,13 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         "kubectl 1.37 reports a deleted namespaced object as `configmap \"x\" deleted from NS namespace`; "
         "1.32, which minik8s follows, as `configmap \"x\" deleted`",
         _sub(r'(?m)^(\S+ "[^"]+" deleted) from \S+ namespace$', r"\1")),
+    "1.37-container-not-valid": Difference(
+        V137,
+        "kubectl 1.37 says which containers a pod has when -c names none of them (`container X is not valid "
+        "for pod P out of: c1, c2`) and attach says it the same way; 1.32, which minik8s follows, says "
+        "`container X is not valid for pod P` (cp, exec) and `container X not found in pod P` (attach)",
+        lambda text: re.sub(r"(cannot attach to the container: container \S+) is not valid for pod (\S+)",
+                            r"\1 not found in pod \2", re.sub(r"(is not valid for pod \S+) out of: .*", r"\1", text))),
     "apply-creationTimestamp-null": Difference(
         V132,
         "applying kubectl 1.32's own `create --dry-run=client -o yaml` twice: the official kubectl's "
