@@ -21,15 +21,18 @@ import typer
 
 from minik8s.api import errors, jsonpath
 from minik8s.api.base import Obj
-from minik8s.api.durations import parse_duration
 from minik8s.api.registry import ResourceType
 from minik8s.kubectl.errors import KubectlError
+from minik8s.kubectl.options import duration_flag
 from minik8s.kubectl.resolve import object_ref, parse_targets, plural_ref
 from minik8s.kubectl.session import GlobalOptions, Session
 
 
 @dataclass
 class Waited:
+    """One object waited for; ``uid`` once it has been seen (an object never seen is not reported
+    deleted, as kubectl reports nothing for it)."""
+
     rt: ResourceType
     name: str
     namespace: str | None
@@ -117,7 +120,8 @@ async def run_wait(opts: GlobalOptions, args: list[str], for_: str, timeout: flo
             still: list[Waited] = []
             for w in pending:
                 if await _met(s, w, check):
-                    print(f"{object_ref(w.rt, w.name)} condition met", flush=True)
+                    if check is not None or w.uid:  # an object that never was is not reported deleted
+                        print(f"{object_ref(w.rt, w.name)} condition met", flush=True)
                 else:
                     still.append(w)
             pending = still
@@ -140,7 +144,10 @@ async def _met(s: Session, w: Waited, check: Callable[[Obj], bool] | None) -> bo
             return True
         raise KubectlError(f'{plural_ref(w.rt)} "{w.name}" not found') from None
     if check is None:
-        return bool(w.uid) and obj["metadata"].get("uid") != w.uid
+        if not w.uid:  # seen for the first time: its uid tells a replacement from it
+            w.uid = obj["metadata"].get("uid")
+            return False
+        return obj["metadata"].get("uid") != w.uid
     return check(obj)
 
 
@@ -156,10 +163,7 @@ def wait(
     """Wait for a specific condition on one or many resources."""
     if not for_:
         raise KubectlError("--for must be specified")
-    try:
-        seconds = parse_duration(timeout)
-    except ValueError as exc:
-        raise KubectlError(str(exc)) from None
+    seconds = duration_flag(timeout, "--timeout")
     code = asyncio.run(run_wait(ctx.obj, list(args or []), for_, seconds, selector, all_))
     if code:
         raise typer.Exit(code)

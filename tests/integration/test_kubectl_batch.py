@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from minik8s.api.base import Obj
 from minik8s.client import Client
 from minik8s.client.kubeconfig import render
+from minik8s.kubectl import wait as kwait
+from minik8s.kubectl.session import GlobalOptions
 from tests.support.controllers import controller_manager, finish
 from tests.support.kubectl import Kubectl, Result, assert_one_error_line
 from tests.support.processes import APIServer
@@ -95,3 +98,29 @@ async def test_create_cronjob_and_job_from_it(client: Client, namespace: str, ku
     assert_one_error_line(res, 'cronjobs.batch "missing" not found')
     res = await run(kubectl_ns, "create", "cronjob", "bad", "--image=minik8s/busybox", "--schedule=@every 1m")
     assert res.code == 1 and "spec.schedule" in res.err
+
+
+async def test_wait_for_delete_reports_what_was_deleted_and_not_what_never_was(
+        client: Client, namespace: str, kubectl_ns: Kubectl, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    cm = client.kind("v1", "ConfigMap")
+    await client.create(cm, {"metadata": {"name": "doomed"}}, namespace)
+    looked = asyncio.Event()
+    real_met = kwait._met
+
+    async def met(*args: Any) -> bool:
+        done = await real_met(*args)
+        looked.set()
+        return done
+
+    # In process, so that the object goes only after the waiter has looked at it once.
+    monkeypatch.setattr(kwait, "_met", met)
+    opts = GlobalOptions(kubeconfig=str(kubectl_ns.kubeconfig), namespace=namespace)
+    waiter = asyncio.create_task(kwait.run_wait(opts, ["configmap/doomed"], "delete", 30, "", False))
+    await asyncio.wait_for(looked.wait(), 30)
+    await client.delete(cm, "doomed", namespace)
+    assert await waiter == 0
+    assert capsys.readouterr().out == "configmap/doomed condition met\n"
+    # An object that never was: nothing to report, as kubectl reports nothing.
+    res = await run(kubectl_ns, "wait", "--for=delete", "configmap/never", "--timeout=1s")
+    assert (res.code, res.out, res.err) == (0, "", "")

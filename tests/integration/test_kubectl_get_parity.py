@@ -170,6 +170,9 @@ OTHER_CASES = [
     ["auth", "whoami"],
     ["auth", "whoami", "-o", "json"],
     ["auth", "whoami", "-o", "yaml"],
+    ["wait", "pod/nope", "--for=delete", "--timeout=5"],  # a duration without its unit
+    ["wait", "pod/nope", "--for=delete", "--timeout=1s"],
+    ["plugin", "list"],
 ]
 
 VERSIONS = sorted(CANDIDATES)
