@@ -1,10 +1,12 @@
 """Runs the appliance scenario (:mod:`tests.molecule.scenario`) in the background, when the session
 has ``test_molecule_default_scenario`` among its tests and Docker and molecule are there.
 
-It starts once the session's tests are collected, beside the tests that use the session's shared
-cluster (the ``cluster`` fixture of ``tests/conformance`` and ``tests/e2e``), and the first test
-that does not use it waits until the scenario has ended, so that no other test runs beside it.
-A session that ends first stops it and destroys its instances."""
+It starts with the first test after the third-party client suites (``tests/conformance``: their
+clients' own races, a TLS shutdown or a stale reader thread, come out on a loaded machine), beside the
+other tests of the session's shared cluster (``tests/e2e``, whose waits are a real cluster's); the
+first test that does not use that cluster (the ``cluster`` fixture) waits until the scenario has
+ended, so that the integration tests' tighter timings run alone. A session that ends first stops it
+and destroys its instances."""
 
 from __future__ import annotations
 
@@ -19,10 +21,12 @@ from tests.molecule.scenario import Scenario, docker_unavailable, molecule_tool
 
 SCENARIO = pytest.StashKey[Scenario]()
 TEST_NAME = "test_molecule_default_scenario"
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 
 
 class _Joiner:
-    """Waits for the scenario before the first test that does not use the shared cluster."""
+    """Starts the scenario before the first test outside ``tests/conformance`` and waits for it before
+    the first test that does not use the shared cluster."""
 
     def __init__(self, scenario: Scenario, config: pytest.Config) -> None:
         self.scenario = scenario
@@ -32,6 +36,8 @@ class _Joiner:
     # Outside pytest-timeout's wrapper (tryfirst: the outermost), so the wait is not the test's time.
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
+        if not self.scenario.started and CONFORMANCE not in item.path.parents:
+            self.scenario.start()
         if not self.joined and "cluster" not in getattr(item, "fixturenames", ()):
             self.joined = True
             self._join()
@@ -56,7 +62,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     log_path = Path(os.environ.get("MINIK8S_MOLECULE_LOG") or
                     tempfile.mkstemp(prefix="minik8s-molecule-test-", suffix=".log")[1])
     scenario = Scenario(molecule, log_path)
-    scenario.start()
     session.config.stash[SCENARIO] = scenario
     session.config.pluginmanager.register(_Joiner(scenario, session.config), "minik8s-molecule-joiner")
 

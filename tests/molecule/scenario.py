@@ -3,11 +3,11 @@ the session's cluster.
 
 The appliance scenario is the suite's longest test (15-25 minutes on 2 cores) and shares nothing
 with the other tests: its own systemd containers, internal Docker network and images.
-``tests/molecule/conftest.py`` starts it as soon as the session's tests are collected (when the
-scenario's test is among them), so it runs beside ``tests/conformance`` and ``tests/e2e`` (the
-shared cluster's tests, whose waits are a real cluster's), and waits for it to end before the first
-test that does not use that cluster: the integration tests' tighter timings (a leader election with
-3-second leases, a Job's suspend and resume) failed with the scenario beside them (tried).
+``tests/molecule/conftest.py`` starts it after the third-party client suites, so it runs beside
+``tests/e2e`` (the shared cluster's tests, whose waits are a real cluster's), and waits for it to end
+before the first test that does not use that cluster. Tried and given up: beside the integration
+tests, their tighter timings (a leader election with 3-second leases, a Job's suspend and resume)
+failed; beside the client suites, lightkube's exec met its client's stale-reader TLS race.
 ``test_molecule_default_scenario`` then checks its outcome. Its controller (molecule, Ansible)
 runs at a lower CPU priority (``nice``).
 """
@@ -66,6 +66,10 @@ class Scenario:
         self.start_time = 0.0
         self.seconds = 0.0
         self.returncode: int | None = None
+
+    @property
+    def started(self) -> bool:
+        return self.proc is not None
 
     def elapsed(self) -> float:
         """Seconds since the start."""

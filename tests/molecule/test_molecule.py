@@ -8,8 +8,8 @@ node failure and recovery, a fourth host joining, the matmul GPUJob on the Slurm
 node, Functions and a Workflow through the gateway, ``playbooks/remove-node.yml``), and the
 containers are destroyed.  The figures (``benchmarks/appliance.py``) are printed.
 
-The scenario runs in the background beside the tests of the shared cluster (``tests/conformance``,
-``tests/e2e``), and the first test after them waits for its end (``tests/molecule/scenario.py``,
+The scenario runs in the background beside ``tests/e2e`` (after ``tests/conformance``), and the
+first test after them waits for its end (``tests/molecule/scenario.py``,
 ``tests/molecule/conftest.py``); this test checks its outcome.
 
 Needs Docker (skipped without it), root (debootstrap builds the host image once), and
@@ -23,7 +23,7 @@ import pytest
 from benchmarks.appliance import figures, playbook_times
 from tests.molecule.scenario import TIMEOUT, Scenario, docker_unavailable, molecule_tool
 
-# The scenario started with the session (tests/molecule/conftest.py); this test checks it.
+# The scenario runs in the background (tests/molecule/conftest.py); this test checks its outcome.
 pytestmark = [pytest.mark.molecule, pytest.mark.timeout(TIMEOUT + 420)]
 
 
