@@ -10,6 +10,7 @@ a message), :func:`find` evaluates it to every value it names.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -215,7 +216,11 @@ def _path_values(data: Any, path: str) -> list[Any]:
 
 def go_json(value: Any) -> str:
     """``value`` as Go's ``json.Marshal`` writes it: compact, map keys sorted, ``<>&`` escaped."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _html_escaped(json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True))
+
+
+def _html_escaped(text: str) -> str:
+    """JSON text with ``<>&`` escaped, as Go's encoder writes them."""
     for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(char, escape)
     return text
@@ -237,15 +242,37 @@ def go_sprint(value: Any) -> str:
 
 
 def go_float(value: float) -> str:
-    """A float64 as Go's ``%v`` writes it (``1e+21``, ``0.5``, ``3``)."""
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
+    """A float64 as Go's ``%v`` writes it: the shortest digits that read back the same, in ``%e`` form
+    when the exponent is below -4 or at least 6 (``1e+06``, ``123456``, ``1e-05``, ``0.5``, ``3``)."""
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if math.isnan(value):
+        return "NaN"
+    if value == 0:
+        return "0" if math.copysign(1, value) > 0 else "-0"
+    digits, exp = _shortest(value)
+    sign = "-" if value < 0 else ""
+    if exp < -4 or exp >= 6:  # strconv's 'g' with the shortest digits
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    whole, frac = digits[:exp + 1].ljust(exp + 1, "0"), digits[exp + 1:]
+    return f"{sign}{whole}{'.' + frac if frac else ''}"
+
+
+def _shortest(value: float) -> tuple[str, int]:
+    """The shortest decimal digits of ``abs(value)`` (Python's ``repr``) and the exponent of the first."""
+    text = repr(abs(value))
     if "e" in text:
-        mantissa, exp = text.split("e")
-        sign = "-" if exp.startswith("-") else "+"
-        text = f"{mantissa}e{sign}{exp.lstrip('+-').zfill(2)}"
-    return text
+        mantissa, _, exp = text.partition("e")
+        return mantissa.replace(".", "").lstrip("0").rstrip("0") or "0", int(exp)
+    whole, _, frac = text.partition(".")
+    frac = frac.rstrip("0")
+    if whole != "0":
+        return (whole + frac).rstrip("0") or "0", len(whole) - 1
+    stripped = frac.lstrip("0")
+    return stripped, -(len(frac) - len(stripped)) - 1
 
 
 def _text(value: Any) -> str:
@@ -275,6 +302,33 @@ def execute(nodes: list[Node], data: Any) -> str:
             for value in _path_values(data, path or "."):
                 out.append(execute(body, value))
     return "".join(out)
+
+
+def result_sets(nodes: list[Node], data: Any) -> list[list[Any]]:
+    """What each node of a parsed template gives for ``data``, as kubectl's ``-o jsonpath-as-json``
+    prints them one JSON array each: a text node its text, a path its values, a range its body's
+    sets once per value."""
+    out: list[list[Any]] = []
+    for kind, arg in nodes:
+        if kind == "text":
+            out.append([arg])
+        elif kind == "path":
+            out.append(_path_values(data, arg))
+        else:
+            path, body = arg
+            for value in _path_values(data, path or "."):
+                out += result_sets(body, value)
+    return out
+
+
+def go_json_compact(value: Any) -> str:
+    """``value`` as Go's ``json.Marshal`` writes a value in its own field order (``<>&`` escaped)."""
+    return _html_escaped(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def go_json_indent(value: Any) -> str:
+    """``value`` as Go's ``json.MarshalIndent(value, "", "    ")`` writes it (keys sorted, ``<>&`` escaped)."""
+    return _html_escaped(json.dumps(value, ensure_ascii=False, indent=4, sort_keys=True))
 
 
 def template(text: str, data: Any) -> str:

@@ -28,7 +28,7 @@ from minik8s.kubectl.manifests import LAST_APPLIED, Planned, applied_config, enc
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.resolve import plural_ref
 from minik8s.kubectl.session import GlobalOptions, Session
-from minik8s.kubectl.structured import structured
+from minik8s.kubectl.structured import prints_object, write_object
 
 
 def apply_patch(last_applied: Obj | None, new: Obj, annotation: str) -> Obj:
@@ -135,8 +135,8 @@ async def run_apply(opts: GlobalOptions, files: list[str], recursive: bool, dry_
                 report_failure(exc.error, exc.verb, p.manifest.source)
                 failed += 1
                 continue
-            if output in ("yaml", "json"):
-                print(structured(output, obj), flush=True)
+            if prints_object(output):
+                write_object(output, obj)
             elif output == "name":
                 print(p.ref, flush=True)
             else:

@@ -179,10 +179,10 @@ def config_map(name: str, entries: list[tuple[str, bytes]]) -> Obj:
         except UnicodeDecodeError:
             binary[key] = b64encode(value)
     obj = new_object("v1", "ConfigMap", name)
-    if data:
-        obj["data"] = data
+    if data:  # Go maps: written in key order
+        obj["data"] = dict(sorted(data.items()))
     if binary:
-        obj["binaryData"] = binary
+        obj["binaryData"] = dict(sorted(binary.items()))
     return obj
 
 
@@ -191,7 +191,7 @@ def secret(name: str, entries: list[tuple[str, bytes]], secret_type: str) -> Obj
     _check_keys(entries, "Secret", name)
     obj = new_object("v1", "Secret", name)
     if entries:
-        obj["data"] = {key: b64encode(value) for key, value in entries}
+        obj["data"] = {key: b64encode(value) for key, value in sorted(entries)}  # Go's map: in key order
     if secret_type:
         obj["type"] = secret_type
     return obj

@@ -21,9 +21,10 @@ from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.resolve import object_ref
 from minik8s.kubectl.session import GlobalOptions, Session
+from minik8s.kubectl.structured import TEMPLATE_FORMATS, prints_object, write_object
 
 DRY_RUN_MODES = ("none", "client", "server")
-#: The output formats the generator verbs print (kubectl's printers, less the templates).
+#: The output formats the generator verbs print (kubectl's printers).
 OUTPUT_FORMATS = ("", "yaml", "json", "name")
 
 DryRunOpt = Annotated[str, typer.Option("--dry-run", help="none, client (send nothing) or server (validate only)")]
@@ -36,6 +37,11 @@ def check_flags(dry_run: str, output: str) -> None:
     """Refuse a ``--dry-run`` or ``-o`` value kubectl refuses, in its words (KubectlError)."""
     if dry_run not in DRY_RUN_MODES:
         raise KubectlError(f'Invalid dry-run value ({dry_run}). Must be "none", "server", or "client".')
+    kind, eq, template = output.partition("=")
+    if kind in TEMPLATE_FORMATS and eq:
+        return
+    if kind in TEMPLATE_FORMATS:
+        raise KubectlError("template format specified but no template given")
     if output not in OUTPUT_FORMATS:
         raise KubectlError(f'unable to match a printer suitable for the output format "{output}", '
                            "allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,"
@@ -89,6 +95,8 @@ def print_result(ref: str, obj: Obj, output: str, dry_run: str, verb: str = "cre
     ``kind/name <verb>`` with `` (dry run)`` / `` (server dry run)``."""
     if output in ("yaml", "json"):
         print_object(obj, output)
+    elif prints_object(output):
+        write_object(output, obj)
     elif output == "name":
         print(ref)
     else:

@@ -18,13 +18,12 @@ from minik8s.kubectl.customcolumns import read_template
 from minik8s.kubectl.errors import GENERIC_MESSAGES, KubectlError, server_error
 from minik8s.kubectl.resolve import Target, object_ref, parse_targets
 from minik8s.kubectl.session import GlobalOptions, Session
-from minik8s.kubectl.structured import structured
+from minik8s.kubectl.structured import TEMPLATE_FORMATS, structured
 
-#: the ``-o`` formats, as kubectl lists them in its error (``go-template`` and ``template`` excepted:
-#: not implemented here)
-ALLOWED = ("custom-columns", "custom-columns-file", "json", "jsonpath", "jsonpath-file", "name", "wide", "yaml")
+#: the ``-o`` formats, as kubectl lists them in its error
+ALLOWED = ("custom-columns", "custom-columns-file", "go-template", "go-template-file", "json", "jsonpath",
+           "jsonpath-as-json", "jsonpath-file", "name", "template", "templatefile", "wide", "yaml")
 FORMATS = ALLOWED
-TEMPLATE_FORMATS = ("jsonpath", "jsonpath-file")
 #: kubectl's default ``--chunk-size``
 CHUNK_SIZE = 500
 

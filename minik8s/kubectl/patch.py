@@ -28,7 +28,7 @@ from minik8s.kubectl.errors import KubectlError, failure_line
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.selection import ObjectRef, select
 from minik8s.kubectl.session import GlobalOptions, Session, print_warning
-from minik8s.kubectl.structured import structured
+from minik8s.kubectl.structured import prints_object, write_object
 
 #: ``--type`` values, as kubectl lists them in its error.
 PATCH_KINDS = ("json", "merge", "strategic")
@@ -127,8 +127,8 @@ async def run_patch(opts: GlobalOptions, args: list[str], files: list[str], recu
                 failed = True
                 continue
             ref_text = result_ref(patched, ref.ref)
-            if output in ("yaml", "json"):
-                print(structured(output, patched))
+            if prints_object(output):
+                write_object(output, patched)
             elif output == "name":
                 print(ref_text, flush=True)
             else:

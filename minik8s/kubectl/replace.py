@@ -29,7 +29,7 @@ from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.resolve import type_ref
 from minik8s.kubectl.selection import ObjectRef
 from minik8s.kubectl.session import GlobalOptions, Session
-from minik8s.kubectl.structured import structured
+from minik8s.kubectl.structured import prints_object, write_object
 
 
 def body_of(p: Planned, save_config: bool) -> Obj:
@@ -47,8 +47,8 @@ def body_of(p: Planned, save_config: bool) -> Obj:
 
 def print_result(p: Planned, obj: Obj, output: str, dry_run: str) -> None:
     """``configmap/x replaced`` (`` (server dry run)``), the name, or the object."""
-    if output in ("yaml", "json"):
-        print(structured(output, obj))
+    if prints_object(output):
+        write_object(output, obj)
     elif output == "name":
         print(p.ref, flush=True)
     else:

@@ -93,7 +93,7 @@ def _normalise(res: Result) -> Result:
 
 
 #: The listed differences (:data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES`) these cases meet.
-DIFFERENCES = ("output-formats-list", "1.37-flag-error-case", "1.37-config-preferences", "1.37-whoami-metadata")
+DIFFERENCES = ("1.37-kyaml", "1.37-flag-error-case", "1.37-config-preferences", "1.37-whoami-metadata")
 
 
 def assert_same(version: str, official: Result, ours: Result, args: list[str]) -> None:
@@ -130,6 +130,9 @@ GET_CASES = [
     ["get", "pods", "-o", "jsonpath={.items[0].metadata.labels}"],
     ["get", "pods", "-o", "jsonpath={range .items[*]}{range .spec.containers[*]}[{.name}]{end};{end}"],
     ["get", "deploy", "front", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0]}"],
+    ["get", "pods", "-o", "go-template={{range .items}}{{.metadata.name}}:{{len .spec.containers}} {{end}}"],
+    ["get", "pod", "db", "-o", "template={{.kind}}/{{.metadata.name}} {{.metadata.labels}}"],
+    ["get", "pods", "-o", "jsonpath-as-json={.items[*].metadata.name}"],
     ["get", "--raw", "/api/v1/namespaces/parity/configmaps/cm1"],
     ["get", "--raw", "/nope"],
     ["get", "--raw", "/version", "pods"],

@@ -35,7 +35,7 @@ from tests.support.processes import APIServer
 VERSIONS = sorted(CANDIDATES)
 WHO = ["minik8s", *VERSIONS]
 #: The listed differences (:data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES`) these steps meet.
-DIFFERENCES = ("output-formats-list", "1.37-flag-error-case", "1.37-deleted-from-namespace")
+DIFFERENCES = ("1.37-kyaml", "1.37-flag-error-case", "1.37-deleted-from-namespace")
 
 DEPLOYMENT = {
     "metadata": {"name": "web", "labels": {"app": "web"}},
