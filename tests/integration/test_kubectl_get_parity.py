@@ -3,7 +3,8 @@ invocations, against the same apiserver and objects, must print the same.
 
 One apiserver and one namespace of objects for the module; each case runs through both CLIs with the
 same kubeconfig and compares exit code, stdout and stderr's first line.  Ages (``AGE`` cells and
-durations like ``12s``, ``3m4s``) become ``<age>`` in both, as the runs happen moments apart; the
+durations like ``12s``, ``3m4s``) become ``<age>`` in both, as the runs happen moments apart (and the
+padding after an age or the ``AGE`` header one space, as its width follows the age's); the
 apiserver URL's port is kept (both read the same kubeconfig); uids, resourceVersions and timestamps
 are printed by neither in the compared invocations.  Nothing else is rewritten but the differences
 listed in :data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES` named in :data:`DIFFERENCES`.
@@ -36,6 +37,8 @@ from tests.support.processes import APIServer
 
 NS = "parity"
 AGE = re.compile(r"\b\d+(?:d\d*h?|h\d*m?|m\d*s?|s)\b")
+#: An age cell or the AGE header with the padding after it: its width follows the age's (``59s``, ``1m``).
+AGE_PADDED = re.compile(r"(\b\d+(?:d\d*h?|h\d*m?|m\d*s?|s)\b|\bAGE) +(?=\S)")
 
 
 def _post(h: httpx.Client, path: str, body: dict) -> None:
@@ -89,7 +92,9 @@ def workdir(tmp_path_factory: pytest.TempPathFactory, apiserver: APIServer) -> P
 
 
 def _normalise(res: Result) -> Result:
-    return Result(res.code, AGE.sub("<age>", res.out), AGE.sub("<age>", res.err))
+    def ages(text: str) -> str:
+        return AGE.sub("<age>", AGE_PADDED.sub(lambda m: m.group(1) + " ", text))
+    return Result(res.code, ages(res.out), ages(res.err))
 
 
 #: The listed differences (:data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES`) these cases meet.
