@@ -3,6 +3,8 @@ cluster (``tests/conftest.py``, shared with ``tests/e2e``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conformance.skips import SKIPS, WARNING_FILTERS
@@ -10,6 +12,20 @@ from tests.support.cluster import Cluster
 from tests.support.conformance import Runs
 
 RUNS = pytest.StashKey[Runs]()
+#: The order the suites run in: kopf last, so that the appliance scenario (tests/molecule/conftest.py)
+#: can start beside it without loading the machine under the others (lightkube's sync exec has a
+#: client-side TLS race that load brings out).
+ORDER = ("test_lightkube.py", "test_kubernetes_asyncio.py", "test_kopf.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The suites' tests in :data:`ORDER`, every other test where it was."""
+    here = Path(__file__).resolve().parent
+    ranked = [(i, item) for i, item in enumerate(items) if item.path.parent == here and item.path.name in ORDER]
+    slots = [i for i, _ in ranked]
+    ordered = sorted((item for _, item in ranked), key=lambda item: ORDER.index(item.path.name))
+    for slot, item in zip(slots, ordered, strict=True):
+        items[slot] = item
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,13 +49,15 @@ def apply(c: Cluster, manifest: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def examples(cluster: Cluster) -> Cluster:
-    """The main job: the example pods applied to the cluster, all but the crasher Running."""
+def examples(cluster: Cluster) -> Iterator[Cluster]:
+    """The main job: the example pods applied to the cluster, all but the crasher Running; deleted
+    after the module (the crasher and the liveness example restart for ever: load for later tests)."""
     out = cluster.kubectl("apply", "-f", str(EXAMPLES)).stdout
     assert "pod/hello created" in out or "pod/hello unchanged" in out
     for name in ("hello", "web-and-fetcher", "shared-volume", "limited", "liveness-exec"):
         wait_for(lambda n=name: phase(cluster, n) == "Running", 90, what=f"{name} Running")
-    return cluster
+    yield cluster
+    cluster.kubectl("delete", "-f", str(EXAMPLES), "--wait=false", check=False)
 
 
 def test_node_registered_and_ready(cluster: Cluster) -> None:
@@ -141,6 +144,7 @@ spec:
     wait_for(lambda: cstatus(cluster, "live-fail", "app").get("restartCount", 0) >= 1, 60,
              what="liveness restart")
     assert "Unhealthy" in cluster.kubectl("describe", "pod", "live-fail").stdout
+    cluster.kubectl("delete", "pod", "live-fail", "--wait=false")  # it would restart for ever
 
 
 def test_readiness_drives_ready_condition(cluster: Cluster) -> None:

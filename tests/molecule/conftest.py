@@ -1,9 +1,10 @@
 """Runs the appliance scenario (:mod:`tests.molecule.scenario`) in the background, when the session
 has ``test_molecule_default_scenario`` among its tests and Docker and molecule are there.
 
-It starts with the first test after the third-party client suites (``tests/conformance``: their
-clients' own races, a TLS shutdown or a stale reader thread, come out on a loaded machine), beside the
-other tests of the session's shared cluster (``tests/e2e``, whose waits are a real cluster's); the
+It starts with the first test after lightkube's and kubernetes_asyncio's suites (``tests/conformance``
+runs them first: lightkube's sync exec has a stale-reader TLS race that a loaded machine brings out),
+beside kopf's suite and the other tests of the session's shared cluster (``tests/e2e``, whose waits
+are a real cluster's); the
 first test that does not use that cluster (the ``cluster`` fixture) waits until the scenario has
 ended, so that the integration tests' tighter timings run alone. A session that ends first stops it
 and destroys its instances."""
@@ -21,12 +22,14 @@ from tests.molecule.scenario import Scenario, docker_unavailable, molecule_tool
 
 SCENARIO = pytest.StashKey[Scenario]()
 TEST_NAME = "test_molecule_default_scenario"
-CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
+#: The tests that run before the scenario starts (they run first: tests/conformance/conftest.py).
+QUIET = tuple(Path(__file__).resolve().parents[1] / "conformance" / name
+              for name in ("test_lightkube.py", "test_kubernetes_asyncio.py"))
 
 
 class _Joiner:
-    """Starts the scenario before the first test outside ``tests/conformance`` and waits for it before
-    the first test that does not use the shared cluster."""
+    """Starts the scenario before the first test that is not one of :data:`QUIET`'s and waits for it
+    before the first test that does not use the shared cluster."""
 
     def __init__(self, scenario: Scenario, config: pytest.Config) -> None:
         self.scenario = scenario
@@ -36,7 +39,7 @@ class _Joiner:
     # Outside pytest-timeout's wrapper (tryfirst: the outermost), so the wait is not the test's time.
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
-        if not self.scenario.started and CONFORMANCE not in item.path.parents:
+        if not self.scenario.started and item.path not in QUIET:
             self.scenario.start()
         if not self.joined and "cluster" not in getattr(item, "fixturenames", ()):
             self.joined = True

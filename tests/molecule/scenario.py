@@ -3,8 +3,9 @@ the session's cluster.
 
 The appliance scenario is the suite's longest test (15-25 minutes on 2 cores) and shares nothing
 with the other tests: its own systemd containers, internal Docker network and images.
-``tests/molecule/conftest.py`` starts it after the third-party client suites, so it runs beside
-``tests/e2e`` (the shared cluster's tests, whose waits are a real cluster's), and waits for it to end
+``tests/molecule/conftest.py`` starts it after lightkube's and kubernetes_asyncio's suites, so it runs
+beside kopf's suite and ``tests/e2e`` (the shared cluster's tests, whose waits are a real cluster's),
+and waits for it to end
 before the first test that does not use that cluster. Tried and given up: beside the integration
 tests, their tighter timings (a leader election with 3-second leases, a Job's suspend and resume)
 failed; beside the client suites, lightkube's exec met its client's stale-reader TLS race.

@@ -8,8 +8,8 @@ node failure and recovery, a fourth host joining, the matmul GPUJob on the Slurm
 node, Functions and a Workflow through the gateway, ``playbooks/remove-node.yml``), and the
 containers are destroyed.  The figures (``benchmarks/appliance.py``) are printed.
 
-The scenario runs in the background beside ``tests/e2e`` (after ``tests/conformance``), and the
-first test after them waits for its end (``tests/molecule/scenario.py``,
+The scenario runs in the background beside kopf's suite and ``tests/e2e`` (after lightkube's and
+kubernetes_asyncio's suites), and the first test after them waits for its end (``tests/molecule/scenario.py``,
 ``tests/molecule/conftest.py``); this test checks its outcome.
 
 Needs Docker (skipped without it), root (debootstrap builds the host image once), and
