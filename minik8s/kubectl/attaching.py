@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import sys
 from typing import Any
 
 from minik8s.api import errors
@@ -78,6 +79,19 @@ def default_container(pod: Obj, for_logs: bool = True) -> tuple[str, str | None]
         defaulted = f'Defaulted container "{first}" out of: {all_container_names(pod)}'
         notice = f"{notice}\n{defaulted}" if notice else defaulted
     return first, notice
+
+
+def exec_container(pod: Obj, container: str | None) -> str:
+    """The container ``exec`` and ``cp`` run in: ``container`` (KubectlError, in kubectl's words, when
+    the pod has none of that name), else the default one, announced on stderr as kubectl does."""
+    if not container:
+        container, notice = default_container(pod, for_logs=False)
+        if notice:
+            print(notice, file=sys.stderr, flush=True)
+        return container
+    if container not in container_names(pod):
+        raise KubectlError(f"container {container} is not valid for pod {(pod.get('metadata') or {}).get('name')}")
+    return container
 
 
 def selector_of(rt: ResourceType, obj: Obj) -> str:

@@ -32,7 +32,7 @@ from typing import Annotated
 
 import typer
 
-from minik8s.kubectl.attaching import container_names, default_container
+from minik8s.kubectl.attaching import exec_container
 from minik8s.kubectl.channels import exec_url, run_stream
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.session import GlobalOptions, Session
@@ -134,13 +134,7 @@ async def _target(opts: GlobalOptions, spec: FileSpec, container: str | None) ->
     async with Session(opts) as s:
         namespace = spec.namespace or s.namespace
         pod = await s.client.get(s.resource("pods"), str(spec.pod), namespace)
-    if not container:
-        container, notice = default_container(pod, for_logs=False)
-        if notice:
-            print(notice, file=sys.stderr, flush=True)
-    elif container not in container_names(pod):
-        raise KubectlError(f"container {container} is not valid for pod {spec.pod}")
-    return namespace, str(spec.pod), container
+    return namespace, str(spec.pod), exec_container(pod, container)
 
 
 def _run(opts: GlobalOptions, target: tuple[str, str, str], command: list[str], stdin: bytes | None = None,

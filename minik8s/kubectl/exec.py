@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from minik8s.kubectl.attaching import container_names, default_container, resolve_pod
+from minik8s.kubectl.attaching import exec_container, resolve_pod
 from minik8s.kubectl.channels import exec_url, raw_terminal, run_stream
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.options import duration_flag
@@ -37,13 +37,7 @@ async def exec_target(opts: GlobalOptions, arg: str, container: str | None, time
     phase = (pod.get("status") or {}).get("phase")
     if phase in ("Succeeded", "Failed"):
         raise KubectlError(f"cannot exec into a container in a completed pod; current phase is {phase}")
-    if not container:
-        container, notice = default_container(pod, for_logs=False)
-        if notice:
-            print(notice, file=sys.stderr, flush=True)
-    elif container not in container_names(pod):
-        raise KubectlError(f"container {container} is not valid for pod {meta.get('name')}")
-    return str(meta.get("namespace")), str(meta.get("name")), container
+    return str(meta.get("namespace")), str(meta.get("name")), exec_container(pod, container)
 
 
 def exec_(
