@@ -4,10 +4,9 @@ has ``test_molecule_default_scenario`` among its tests and Docker and molecule a
 It starts with the first test after lightkube's and kubernetes_asyncio's suites (``tests/conformance``
 runs them first: lightkube's sync exec has a stale-reader TLS race that a loaded machine brings out),
 beside kopf's suite and the other tests of the session's shared cluster (``tests/e2e``, whose waits
-are a real cluster's); the
-first test that does not use that cluster (the ``cluster`` fixture) waits until the scenario has
-ended, so that the integration tests' tighter timings run alone. A session that ends first stops it
-and destroys its instances."""
+are a real cluster's); the first test that does not use that cluster (the ``cluster`` fixture) waits
+until the scenario has ended, so that the integration tests' tighter timings run alone. A session
+that ends first stops it and destroys its instances."""
 
 from __future__ import annotations
 
@@ -62,8 +61,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if molecule is None:
         return  # the test reports it
     # MINIK8S_MOLECULE_LOG keeps the log where asked.
-    log_path = Path(os.environ.get("MINIK8S_MOLECULE_LOG") or
-                    tempfile.mkstemp(prefix="minik8s-molecule-test-", suffix=".log")[1])
+    wanted = os.environ.get("MINIK8S_MOLECULE_LOG")
+    if wanted:
+        log_path = Path(wanted)
+    else:
+        fd, name = tempfile.mkstemp(prefix="minik8s-molecule-test-", suffix=".log")
+        os.close(fd)
+        log_path = Path(name)
     scenario = Scenario(molecule, log_path)
     session.config.stash[SCENARIO] = scenario
     session.config.pluginmanager.register(_Joiner(scenario, session.config), "minik8s-molecule-joiner")
