@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -40,10 +41,9 @@ def find(words: Sequence[str]) -> tuple[Path, int] | None:
             break
         names.append(word.replace("-", "_"))
     for n in range(len(names), 0, -1):
-        filename = PREFIX + "-".join(names[:n])
-        for directory in _path_dirs():
-            if _executable(directory / filename):
-                return directory / filename, n
+        found = shutil.which(PREFIX + "-".join(names[:n]))
+        if found is not None:
+            return Path(found), n
     return None
 
 
