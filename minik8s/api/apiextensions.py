@@ -11,8 +11,9 @@ from typing import Any
 
 from pydantic import Field
 
-from minik8s.api.base import Model, Obj
+from minik8s.api.base import Obj
 from minik8s.api.meta import TypedObject
+from minik8s.api.model import Model
 
 GROUP = "apiextensions.k8s.io"
 #: The finalizer the apiserver puts on every CRD: its custom resources are deleted before it goes.

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minik8s.api.base import Model
 from minik8s.api.core import IntOrString, PersistentVolumeClaim, PodTemplateSpec, ReplicationControllerStatus
 from minik8s.api.meta import Condition, LabelSelector, MetaView, TypedObject
+from minik8s.api.model import Model
 
 
 class ReplicaSetSpec(Model):

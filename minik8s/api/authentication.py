@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from minik8s.api.base import Model
 from minik8s.api.meta import TypedObject
+from minik8s.api.model import Model
 
 #: TokenRequest's default lifetime (seconds), as kube-apiserver's.
 DEFAULT_EXPIRATION_SECONDS = 3600

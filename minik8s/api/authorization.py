@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from minik8s.api.base import Model
 from minik8s.api.meta import TypedObject
+from minik8s.api.model import Model
 
 
 class ResourceAttributes(Model):

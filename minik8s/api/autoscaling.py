@@ -34,8 +34,8 @@ entry, same order), ``lastScaleTime`` and the conditions ``AbleToScale``,
 
 from __future__ import annotations
 
-from minik8s.api.base import Model
 from minik8s.api.meta import TypedObject
+from minik8s.api.model import Model
 
 API_VERSION = "autoscaling/v2"
 #: A quantity as written (``"100Mi"``, ``"250m"``, ``2``); the apiserver stores it as a string.

@@ -18,8 +18,9 @@ import copy
 from typing import Any
 
 from minik8s.api.autoscaling import CrossVersionObjectReference
-from minik8s.api.base import Model, Obj
+from minik8s.api.base import Obj
 from minik8s.api.meta import TypedObject
+from minik8s.api.model import Model
 
 API_VERSION = "autoscaling/v1"
 V2_API_VERSION = "autoscaling/v2"

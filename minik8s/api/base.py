@@ -1,20 +1,15 @@
-"""Base classes for API objects: camelCase on the wire, snake_case in Python.
+"""The plain-JSON form of API objects and their timestamps, without pydantic.
 
-Every model accepts both spellings on input (``populate_by_name``) and drops
-unknown fields, as kube-apiserver does with its default field validation.
-Use :func:`to_dict` to serialise for the wire (aliases, ``None`` omitted).  :data:`Obj` is the
-plain-JSON form of an object that the components pass around.
+:data:`Obj` is the plain-JSON form of an object that the components pass around; the
+timestamp helpers write and read Kubernetes' RFC 3339 times.  The pydantic base of the
+validation models is :mod:`minik8s.api.model` (kept apart so that what imports only this
+module -- kubectl -- starts without pydantic).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
-
-M = TypeVar("M", bound="Model")
+from typing import Any
 
 #: An API object, or a part of one, as plain JSON (what travels on the wire and sits in
 #: informer caches): ``{"apiVersion": ..., "kind": ..., "metadata": {...}, ...}``.
@@ -23,24 +18,11 @@ Obj = dict[str, Any]
 ObjList = list[Obj]
 
 
-class Model(BaseModel):
-    """A Kubernetes-style structure: camelCase aliases, unknown fields ignored."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="ignore",
-        validate_assignment=False,
-    )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready wire form (camelCase keys, unset/None fields omitted)."""
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-    @classmethod
-    def from_dict(cls: type[M], data: Any) -> M:
-        """Parse wire data; raises ``pydantic.ValidationError`` on type errors."""
-        return cls.model_validate(data)
+def object_key(obj: dict[str, Any]) -> str:
+    """``namespace/name`` (or ``name``) of a wire-form object dict."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
 def now_rfc3339() -> str:

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minik8s.api.base import Model
 from minik8s.api.core import PodTemplateSpec
 from minik8s.api.meta import Condition, LabelSelector, MetaView, ObjectMeta, ObjectReference, TypedObject
+from minik8s.api.model import Model
 
 #: Kubernetes' defaults of ``spec.parallelism``, ``spec.backoffLimit`` and of a CronJob's history limits.
 DEFAULT_PARALLELISM = 1

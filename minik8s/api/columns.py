@@ -22,8 +22,7 @@ from typing import Any
 
 from minik8s.api import kubejsonpath
 from minik8s.api.base import Obj, parse_time
-from minik8s.api.metrics import cpu_nanocores, format_nanocores
-from minik8s.api.quantity import format_memory, parse_memory
+from minik8s.api.quantity import cpu_nanocores, format_memory, format_nanocores, parse_memory
 from minik8s.api.storage import access_modes_text, is_default_class
 
 Cell = str | int

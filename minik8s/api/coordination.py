@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from minik8s.api.base import Model
 from minik8s.api.meta import TypedObject
+from minik8s.api.model import Model
 
 
 class LeaseSpec(Model):

@@ -13,7 +13,6 @@ from typing import Any
 
 from pydantic import Field
 
-from minik8s.api.base import Model
 from minik8s.api.meta import (
     Condition,
     LabelSelector,
@@ -21,6 +20,7 @@ from minik8s.api.meta import (
     ObjectReference,
     TypedObject,
 )
+from minik8s.api.model import Model
 
 IntOrString = int | str
 #: The protocols of container ports and Service ports.

@@ -61,8 +61,8 @@ from typing import Any
 
 from pydantic import Field
 
-from minik8s.api.base import Model
 from minik8s.api.meta import Condition, MetaView, TypedObject
+from minik8s.api.model import Model
 
 GROUP = "minik8s.io"
 API_VERSION = f"{GROUP}/v1"

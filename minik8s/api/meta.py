@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from minik8s.api.base import Model
+from minik8s.api.model import Model
 
 
 class OwnerReference(Model):
@@ -116,13 +116,6 @@ class TypedObject(Model):
     def key(self) -> str:
         """The cache key Kubernetes uses: ``namespace/name``, or ``name`` for cluster-scoped."""
         return f"{self.metadata.namespace}/{self.metadata.name}" if self.metadata.namespace else self.name
-
-
-def object_key(obj: dict[str, Any]) -> str:
-    """``namespace/name`` (or ``name``) of a wire-form object dict."""
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace")
-    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
 @dataclass(frozen=True, slots=True)

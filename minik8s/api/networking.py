@@ -32,8 +32,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from minik8s.api.base import Model, Obj
+from minik8s.api.base import Obj
 from minik8s.api.meta import Condition, TypedObject
+from minik8s.api.model import Model
 
 #: minik8s' own API group (DNS, and later Function, Workflow, GPU Job).
 GROUP = "minik8s.io"

@@ -26,9 +26,14 @@ from decimal import ROUND_HALF_EVEN, ROUND_UP, Context, Decimal, InvalidOperatio
 __all__ = [
     "FORMAT_ERROR",
     "SUFFIX_ERROR",
+    "cpu_nanocores",
     "format_cpu",
+    "format_decimal",
+    "format_milli",
+    "format_nanocores",
     "format_memory",
     "is_negative",
+    "milli_value",
     "parse_cpu",
     "parse_memory",
     "parse_millicpu",
@@ -260,3 +265,51 @@ def format_memory(n_bytes: int) -> str:
         if n_bytes % (1 << power) == 0:
             return f"{n_bytes >> power}{suffix}"
     return str(n_bytes)
+
+
+#: Decimal SI suffixes by power of ten (Kubernetes' ``DecimalSI`` format).
+_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+
+
+def format_decimal(value: int, exponent: int) -> str:
+    """``value × 10**exponent`` as Kubernetes' canonical decimal quantity string.
+
+    The largest SI suffix that keeps the number an integer is chosen, as
+    ``resource.Quantity`` does for ``DecimalSI``: ``format_decimal(12_000_000, -9)`` →
+    ``"12m"``, ``format_decimal(1_500, -3)`` → ``"1500m"``, ``format_decimal(2_000_000, -3)``
+    → ``"2k"``, ``0`` → ``"0"``.  ``exponent`` must be a multiple of 3 between -9 and 18.
+
+    Raises ValueError for another exponent.
+    """
+    if exponent not in _DECIMAL_SUFFIXES:
+        raise ValueError(f"exponent {exponent} is not a multiple of 3 between -9 and 18")
+    if value == 0:
+        return "0"
+    while exponent < 18 and value % 1000 == 0:
+        value //= 1000
+        exponent += 3
+    return f"{value}{_DECIMAL_SUFFIXES[exponent]}"
+
+
+def format_nanocores(nanocores: int) -> str:
+    """A CPU rate in nanocores as the metrics API writes it (``"12345n"``, ``"250m"``, ``"2"``)."""
+    return format_decimal(int(nanocores), -9)
+
+
+def format_milli(milli: int) -> str:
+    """An amount in thousandths as Kubernetes prints ``resource.NewMilliQuantity(milli, DecimalSI)``:
+    ``250`` → ``"250m"``, ``2000`` → ``"2"``, ``52_428_800_000`` → ``"52428800"``."""
+    return format_decimal(int(milli), -3)
+
+
+def milli_value(quantity: str | int | float) -> int:
+    """``Quantity.MilliValue()``: the amount in thousandths, rounded up (``"250m"`` → 250,
+    ``"1Ki"`` → 1_024_000, ``"12345678n"`` → 13).  Raises ValueError for a malformed quantity."""
+    amount = parse_quantity(quantity) * 1000
+    return int(amount.to_integral_value(rounding=ROUND_UP))
+
+
+def cpu_nanocores(quantity: str | int | float) -> int:
+    """A CPU quantity in nanocores (``"250m"`` → 250_000_000), rounded up."""
+    amount = parse_quantity(quantity) * Decimal(10**9)
+    return int(amount.to_integral_value(rounding=ROUND_UP))

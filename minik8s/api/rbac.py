@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from minik8s.api.base import Model
 from minik8s.api.meta import LabelSelector, TypedObject
+from minik8s.api.model import Model
 
 GROUP = "rbac.authorization.k8s.io"
 

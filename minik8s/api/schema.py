@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from minik8s.api.base import Obj
 from minik8s.api.meta import ObjectMeta
 from minik8s.api.patch import MERGE_KEYS
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 
 REF_PREFIX = "#/definitions/"
 DOCS = Path(__file__).with_name("k8s-docs.json")
@@ -151,7 +151,11 @@ class Schemas:
 
     def _add_kind(self, rt: ResourceType) -> None:
         self._package = group_package(rt.group, rt.version)
-        name = self._custom_kind(rt) if rt.custom is not None else self._ref_name(rt.model)
+        if rt.custom is not None:
+            name = self._custom_kind(rt)
+        else:
+            assert rt.model is not None, f"{rt.kind}: the apiserver's rows carry their model"
+            name = self._ref_name(rt.model)
         schema = self.definitions[name]
         kinds = schema.setdefault("x-kubernetes-group-version-kind", [])
         if gvk(rt) not in kinds:

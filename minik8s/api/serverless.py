@@ -37,9 +37,10 @@ from typing import Any
 
 from pydantic import Field
 
-from minik8s.api.base import Model, Obj
+from minik8s.api.base import Obj
 from minik8s.api.core import EnvVar, ResourceRequirements
 from minik8s.api.meta import Condition, MetaView, TypedObject
+from minik8s.api.model import Model
 
 GROUP = "minik8s.io"
 API_VERSION = f"{GROUP}/v1"

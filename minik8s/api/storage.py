@@ -1,9 +1,9 @@
-"""Storage: ``storage.k8s.io/v1`` StorageClass, and the rules that bind claims to volumes.
+"""Storage: the rules that bind claims to volumes, and the storage annotations.
 
 The PersistentVolume and PersistentVolumeClaim models are core ``v1`` kinds
-(:mod:`minik8s.api.core`); this module holds the StorageClass model, the well-known
-annotations and finalizers, and the pure matching rules the PV controller and the scheduler's
-VolumeBinding plugin share (Kubernetes' ``pkg/controller/volume/persistentvolume/util``:
+(:mod:`minik8s.api.core`), the StorageClass model is :mod:`minik8s.api.storageclass`'s; this
+module holds the well-known annotations and finalizers, and the pure matching rules the PV
+controller and the scheduler's VolumeBinding plugin share (Kubernetes' ``pkg/controller/volume/persistentvolume/util``:
 ``FindMatchingVolume``, ``CheckVolumeModeMismatches``, ``CheckNodeAffinity``).
 All functions take wire-form dicts.
 """
@@ -16,7 +16,6 @@ from typing import Any
 
 from minik8s.api import nodeaffinity
 from minik8s.api.base import Obj
-from minik8s.api.meta import TypedObject
 from minik8s.api.quantity import parse_quantity
 from minik8s.api.selectors import LabelSelector
 
@@ -59,21 +58,6 @@ LOCAL_PATH_PROVISIONER = "minik8s.io/local-path"
 ANN_LOCAL_PATH_NODE = "minik8s.io/local-path-node"
 #: where provisioned directories live on each node: ``<root>/<pv-name>``
 DEFAULT_LOCAL_PATH_ROOT = "/var/lib/minik8s/local-path"
-
-
-class StorageClass(TypedObject):
-    """``storage.k8s.io/v1`` StorageClass (cluster-scoped, no spec): ``provisioner`` makes the
-    volumes of its claims; ``reclaimPolicy`` (Delete by default) goes to those volumes;
-    ``volumeBindingMode`` Immediate (default) or WaitForFirstConsumer (bind once a pod using the
-    claim is scheduled, on that pod's node)."""
-
-    provisioner: str
-    parameters: dict[str, str] | None = None
-    reclaim_policy: str | None = None
-    mount_options: list[str] | None = None
-    allow_volume_expansion: bool | None = None
-    volume_binding_mode: str | None = None
-    allowed_topologies: list[dict[str, Any]] | None = None
 
 
 # ---------------------------------------------------------------- small readers

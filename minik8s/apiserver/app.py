@@ -23,7 +23,8 @@ from fastapi.responses import Response, StreamingResponse
 
 from minik8s.api import errors
 from minik8s.api.encoding import encode_json
-from minik8s.api.registry import METRICS_TYPES, Registry, ResourceType, default_registry
+from minik8s.api.registry import METRICS_TYPES, default_registry
+from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
 from minik8s.apiserver.admission import AdmissionConfig
 from minik8s.apiserver.apiextensions.controller import CRDController

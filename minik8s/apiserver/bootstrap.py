@@ -20,7 +20,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.registry import Registry
+from minik8s.api.resourcetypes import Registry
 
 log = logging.getLogger("apiserver")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minik8s.api.registry import Registry
+from minik8s.api.resourcetypes import Registry
 
 VERSION_INFO = {
     "major": "1",

@@ -50,7 +50,7 @@ import yaml
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from minik8s.api.registry import storage_base
+from minik8s.api.resourcetypes import storage_base
 
 API_VERSION = "apiserver.config.k8s.io/v1"
 KIND = "EncryptionConfiguration"

@@ -31,7 +31,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, now_rfc3339_micro, parse_time
-from minik8s.api.registry import Registry
+from minik8s.api.resourcetypes import Registry
 from minik8s.apiserver.resources import DeleteOptions, ListOptions
 from minik8s.host.addresses import publishable
 

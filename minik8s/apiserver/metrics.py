@@ -47,8 +47,8 @@ from fastapi.responses import Response
 from minik8s.api import errors
 from minik8s.api.base import Obj, now_rfc3339, parse_time
 from minik8s.api.durations import format_duration
-from minik8s.api.metrics import API_VERSION, GROUP, VERSION, format_nanocores
-from minik8s.api.quantity import format_memory
+from minik8s.api.metrics import API_VERSION, GROUP, VERSION
+from minik8s.api.quantity import format_memory, format_nanocores
 from minik8s.apiserver import negotiation
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_address
 from minik8s.apiserver.resources import ListOptions, ResourceAPI

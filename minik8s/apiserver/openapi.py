@@ -27,7 +27,7 @@ import json
 from typing import Any
 
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.api.schema import REF_PREFIX, Schemas, gvk
 
 TITLE = "Kubernetes"

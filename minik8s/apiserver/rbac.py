@@ -29,7 +29,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.registry import Registry
+from minik8s.api.resourcetypes import Registry
 from minik8s.api.selectors import LabelSelector
 from minik8s.apiserver.requestinfo import RequestInfo
 from minik8s.auth import UserInfo

@@ -1,6 +1,6 @@
 """The generic REST verbs over storage: create, get, list, update, patch, delete, watch.
 
-Driven by a :class:`~minik8s.api.registry.ResourceType` row and its
+Driven by a :class:`~minik8s.api.resourcetypes.ResourceType` row and its
 :class:`~minik8s.apiserver.strategies.base.Strategy`, so a new kind needs no new code
 here.  Semantics follow kube-apiserver's generic registry (``genericregistry.Store``):
 resourceVersion preconditions (stale → 409 Conflict), no-op updates are not
@@ -30,7 +30,7 @@ from minik8s.api import errors
 from minik8s.api.base import Obj, ObjList, now_rfc3339
 from minik8s.api.meta import ObjectMeta
 from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
-from minik8s.api.registry import Registry, ResourceType
+from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.api.schema import Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
 from minik8s.apiserver import admission, cacher, fieldmanager, podsecurity
@@ -300,6 +300,7 @@ class ResourceAPI:
         if causes:
             raise errors.invalid(rt.kind, str(meta.get("name") or meta.get("generateName") or ""), causes)
         self.check_fields(rt, body, validation, patch)
+        assert rt.model is not None, f"{rt.kind}: the apiserver's rows carry their model"
         try:
             model = rt.model.model_validate(body)
         except pydantic.ValidationError as exc:

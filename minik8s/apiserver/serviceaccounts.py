@@ -48,7 +48,7 @@ from minik8s.api.authentication import (
     TokenRequest,
 )
 from minik8s.api.base import Obj
-from minik8s.api.registry import Registry
+from minik8s.api.resourcetypes import Registry
 
 #: kube-apiserver's default ``--service-account-issuer`` for a cluster of domain ``cluster.local``.
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"

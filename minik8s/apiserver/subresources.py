@@ -30,7 +30,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from minik8s.api import errors, kubejsonpath
 from minik8s.api.base import now_rfc3339
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.apiserver import fieldmanager, spdy
 from minik8s.apiserver.httpio import KubeJSONResponse, read_body, status_json
 from minik8s.apiserver.kubelet_client import KubeletClient, kubelet_error

@@ -18,7 +18,7 @@ from typing import Any
 
 from minik8s.api import autoscaling_v1
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.client.informer import IndexFunc, Informer
 from minik8s.client.rest import Client
 

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from minik8s.api import errors
-from minik8s.api.base import Obj, ObjList
-from minik8s.api.meta import object_key
-from minik8s.api.registry import ResourceType
+from minik8s.api.base import Obj, ObjList, object_key
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.client.rest import Client
 
 log = logging.getLogger("informer")

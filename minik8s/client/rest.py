@@ -26,7 +26,7 @@ from urllib.parse import quote
 import httpx
 
 from minik8s.api import errors
-from minik8s.api.registry import Registry, ResourceType, default_registry, from_discovery
+from minik8s.api.resourcetypes import Registry, ResourceType, from_discovery
 from minik8s.client.kubeconfig import ClientConfig, load
 
 log = logging.getLogger("client")
@@ -80,7 +80,12 @@ class Client:
         self._inflight = asyncio.Semaphore(max_inflight)
         #: called with the text of each ``Warning`` header of a response (kubectl prints them)
         self.warning_handler = warning_handler
-        self.registry = registry or default_registry()
+        if registry is None:
+            # the apiserver's own table, with its pydantic models: imported only when needed, so
+            # that kubectl (which builds its registry from discovery) starts without them
+            from minik8s.api.registry import default_registry
+            registry = default_registry()
+        self.registry = registry
         self.retries = retries
         self.backoff = backoff
         self._server = 0  # index into config.servers

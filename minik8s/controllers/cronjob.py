@@ -30,9 +30,9 @@ import datetime as dt
 from collections.abc import Callable
 
 from minik8s.api import cron, errors
-from minik8s.api.base import Obj, parse_time
+from minik8s.api.base import Obj, object_key, parse_time
 from minik8s.api.batch import CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION, CronJobView, JobView
-from minik8s.api.meta import MetaView, object_key
+from minik8s.api.meta import MetaView
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace

@@ -48,8 +48,8 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.apps import DaemonSetView
-from minik8s.api.base import Obj, parse_time
-from minik8s.api.meta import MetaView, object_key
+from minik8s.api.base import Obj, object_key, parse_time
+from minik8s.api.meta import MetaView
 from minik8s.api.nodeaffinity import pod_spec_matches_node
 from minik8s.api.taints import (
     NO_EXECUTE,

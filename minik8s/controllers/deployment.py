@@ -31,8 +31,7 @@ from __future__ import annotations
 import copy
 
 from minik8s.api import errors
-from minik8s.api.base import Obj
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory

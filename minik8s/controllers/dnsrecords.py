@@ -34,8 +34,7 @@ import copy
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import Obj
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, object_key
 from minik8s.api.networking import (
     FRONTEND_LABEL,
     Frontend,

@@ -35,8 +35,7 @@ import httpx
 
 from minik8s.api import errors
 from minik8s.api import serverless as s
-from minik8s.api.base import Obj
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, object_key
 from minik8s.api.serverless import DEFAULT_GATEWAY_URL, FUNCTION_INDEX, by_function
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory

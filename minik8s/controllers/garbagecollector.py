@@ -29,9 +29,9 @@ from __future__ import annotations
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import Obj
-from minik8s.api.meta import object_key
-from minik8s.api.registry import ResourceType, crd_resource
+from minik8s.api.base import Obj, object_key
+from minik8s.api.registry import crd_resource
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import Informer

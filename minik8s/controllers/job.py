@@ -42,9 +42,9 @@ from collections.abc import Callable
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import Obj, parse_time
+from minik8s.api.base import Obj, object_key, parse_time
 from minik8s.api.batch import COMPLETION_INDEX_ANNOTATION, JobView
-from minik8s.api.meta import MetaView, object_key
+from minik8s.api.meta import MetaView
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.api.selectors import LabelSelector, workload_selector
 from minik8s.client.informer import NAMESPACE_INDEX, Informer
 from minik8s.client.rest import Client

@@ -27,9 +27,8 @@ import datetime as dt
 from typing import ClassVar
 
 from minik8s.api import errors
-from minik8s.api.base import Obj
-from minik8s.api.meta import object_key
-from minik8s.api.registry import ResourceType
+from minik8s.api.base import Obj, object_key
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.client.informer import Informer
 from minik8s.controllers.base import Controller
 from minik8s.controllers.expectations import Expectations

@@ -30,8 +30,7 @@ import copy
 import datetime as dt
 
 from minik8s.api import errors
-from minik8s.api.base import Obj, now_rfc3339
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, now_rfc3339, object_key
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory

@@ -11,8 +11,7 @@ makes a second one.  Tokens and their Secrets are not issued (there is no token 
 from __future__ import annotations
 
 from minik8s.api import errors
-from minik8s.api.base import Obj
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, object_key
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client

@@ -43,8 +43,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.apps import StatefulSetView
-from minik8s.api.base import Obj
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, object_key
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace

@@ -37,8 +37,7 @@ from croniter import croniter
 
 from minik8s.api import errors
 from minik8s.api import serverless as s
-from minik8s.api.base import Obj, now_rfc3339
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, now_rfc3339, object_key
 from minik8s.client.events import EventRecorder
 from minik8s.client.informer import Informer
 from minik8s.client.rest import Client

@@ -44,8 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import Obj, now_rfc3339
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, now_rfc3339, object_key
 from minik8s.client.informer import Informer, pods_by_node
 from minik8s.client.nodeheartbeat import DEFAULT_LEASE_DURATION_SECONDS, NodeLease, condition
 from minik8s.client.rest import Client

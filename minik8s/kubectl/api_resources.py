@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.session import GlobalOptions, Session

@@ -1,17 +1,14 @@
 """``kubectl``: the typer app, global options, argument normalisation and error handling.
 
-One module per verb (``get``, ``describe``, ``apply``/``create``, ``patch``, ``replace``, ``edit``, ``diff``,
-``events``, ``run``, ``expose``, ``set``, ``autoscale``, ``delete``,
-``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
-subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``, ``gpujob``
-create/script/results; the serverless ``function deploy|invoke|logs``, ``workflow run`` and
-``event send``).
-Every failure ends as one line on stderr and exit code 1 (``exec`` exits with the
-remote command's code).
+One module per verb (:data:`VERBS`: ``get``, ``describe``, ``apply``, ``create``, ``logs``, ``exec``,
+``rollout`` and its subcommands, ... and minik8s' own ``gpujob``, ``function``, ``workflow`` and
+``event``); a command line imports only its verb's module.  Every failure ends as one line on
+stderr and exit code 1 (``exec`` exits with the remote command's code).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -20,43 +17,7 @@ from typing import Annotated
 import click
 import typer
 
-from minik8s.kubectl import (
-    api_resources,
-    api_versions,
-    apply,
-    attach,
-    auth,
-    autoscale,
-    cluster_info,
-    config,
-    cp,
-    create,
-    delete,
-    describe,
-    diff,
-    drain,
-    edit,
-    events,
-    expose,
-    functions,
-    get,
-    gpujob,
-    label,
-    logs,
-    patch,
-    plugin,
-    port_forward,
-    replace,
-    rollout,
-    run,
-    scale,
-    taint,
-    top,
-    version,
-    wait,
-)
-from minik8s.kubectl import exec as exec_cmd
-from minik8s.kubectl import set as set_cmd
+from minik8s.kubectl import plugin
 from minik8s.kubectl.errors import render
 from minik8s.kubectl.session import GlobalOptions
 
@@ -88,47 +49,79 @@ def _global(
                             request_timeout=request_timeout, user=user, cluster=cluster)
 
 
-app.command("get")(get.get)
-app.command("describe")(describe.describe)
-app.command("apply")(apply.apply)
-app.command("patch")(patch.patch)
-app.command("replace")(replace.replace)
-app.command("edit")(edit.edit)
-app.command("diff")(diff.diff)
-app.command("events")(events.events)
-app.add_typer(create.app, name="create")
-app.command("run", context_settings={"allow_interspersed_args": True})(run.run)
-app.command("expose")(expose.expose)
-app.add_typer(set_cmd.app, name="set")
-app.command("autoscale")(autoscale.autoscale)
-app.command("delete")(delete.delete)
-app.command("api-resources")(api_resources.api_resources)
-app.command("api-versions")(api_versions.api_versions)
-app.command("cluster-info")(cluster_info.cluster_info)
-app.add_typer(config.app, name="config")
-app.add_typer(auth.app, name="auth")
-app.command("version")(version.version)
-app.command("logs")(logs.logs)
-app.command("exec")(exec_cmd.exec_)
-app.command("cp")(cp.cp)
-app.command("attach")(attach.attach)
-app.command("port-forward")(port_forward.port_forward)
-app.command("scale")(scale.scale)
-app.command("wait")(wait.wait)
-app.add_typer(rollout.app, name="rollout")
-app.command("cordon")(drain.cordon)
-app.command("uncordon")(drain.uncordon)
-app.command("drain")(drain.drain)
-app.command("taint")(taint.taint)
-app.command("label")(label.label)
-app.command("annotate")(label.annotate)
-app.add_typer(top.app, name="top")
-app.add_typer(gpujob.app, name="gpujob")
-app.add_typer(functions.function_app, name="function")
-app.add_typer(functions.workflow_app, name="workflow")
-app.add_typer(functions.event_app, name="event")
+#: Every verb: the module of ``minik8s.kubectl`` that implements it and the attribute there (a
+#: function for a command, a ``typer.Typer`` for a group of subcommands), in ``--help``'s order.
+#: A command line imports only its own verb's module (:func:`build`), so that start-up stays
+#: short: kubectl's answer to ``get`` should not wait for ``gpujob``'s imports.
+VERBS: dict[str, tuple[str, str]] = {
+    "get": ("get", "get"),
+    "describe": ("describe", "describe"),
+    "apply": ("apply", "apply"),
+    "patch": ("patch", "patch"),
+    "replace": ("replace", "replace"),
+    "edit": ("edit", "edit"),
+    "diff": ("diff", "diff"),
+    "events": ("events", "events"),
+    "create": ("create", "app"),
+    "run": ("run", "run"),
+    "expose": ("expose", "expose"),
+    "set": ("set", "app"),
+    "autoscale": ("autoscale", "autoscale"),
+    "delete": ("delete", "delete"),
+    "api-resources": ("api_resources", "api_resources"),
+    "api-versions": ("api_versions", "api_versions"),
+    "cluster-info": ("cluster_info", "cluster_info"),
+    "config": ("config", "app"),
+    "auth": ("auth", "app"),
+    "version": ("version", "version"),
+    "logs": ("logs", "logs"),
+    "exec": ("exec", "exec_"),
+    "cp": ("cp", "cp"),
+    "attach": ("attach", "attach"),
+    "port-forward": ("port_forward", "port_forward"),
+    "scale": ("scale", "scale"),
+    "wait": ("wait", "wait"),
+    "rollout": ("rollout", "app"),
+    "cordon": ("drain", "cordon"),
+    "uncordon": ("drain", "uncordon"),
+    "drain": ("drain", "drain"),
+    "taint": ("taint", "taint"),
+    "label": ("label", "label"),
+    "annotate": ("label", "annotate"),
+    "top": ("top", "app"),
+    "gpujob": ("gpujob", "app"),
+    "function": ("functions", "function_app"),
+    "workflow": ("functions", "workflow_app"),
+    "event": ("functions", "event_app"),
+}
+#: click settings of the verbs that need their own
+VERB_SETTINGS: dict[str, dict[str, object]] = {"run": {"allow_interspersed_args": True}}
+
+
+def _register(verb: str) -> None:
+    """Import ``verb``'s module and add its command (or group) to :data:`app`."""
+    if verb == "plugin":
+        app.add_typer(plugin_app, name="plugin")
+        return
+    module, attribute = VERBS[verb]
+    target = getattr(importlib.import_module(f"minik8s.kubectl.{module}"), attribute)
+    if isinstance(target, typer.Typer):
+        app.add_typer(target, name=verb)
+    else:
+        app.command(verb, context_settings=VERB_SETTINGS.get(verb))(target)
+
+
+def build(verb: str = "") -> typer.Typer:
+    """:data:`app` with ``verb`` registered, or with every verb (``plugin`` last) when ``verb`` is
+    none of them (``--help``, an unknown verb's error, the plugin lookup)."""
+    registered = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
+    for name in ([verb] if verb in VERBS or verb == "plugin" else [*VERBS, "plugin"]):
+        if name not in registered:
+            _register(name)
+    return app
+
+
 plugin_app = typer.Typer(help="Provides utilities for interacting with plugins.", no_args_is_help=True)
-app.add_typer(plugin_app, name="plugin")
 
 
 @plugin_app.command("list")
@@ -154,7 +147,7 @@ def plugin_list(
 def _command_path(words: list[str]) -> str | None:
     """The deepest kubectl command that ``words`` name (``kubectl config view``), as cobra finds a
     command; None when the first word is no command."""
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(build())
     path = ["kubectl"]
     for word in words:
         sub = (getattr(command, "commands", None) or {}).get(word)  # typer's click or click's Group
@@ -169,7 +162,7 @@ def _run_plugin(argv: list[str]) -> None:
     is replaced); returns when it names none. Flags before a plugin's name are refused, as kubectl
     refuses them."""
     verb = _verb(argv)
-    if not verb or verb in {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}:
+    if not verb or verb in VERBS or verb == "plugin":
         return
     start = argv.index(verb)
     found = plugin.find(argv[start:])
@@ -259,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args:
         args = ["--help"]
     try:
-        result = app(args=args, prog_name="kubectl", standalone_mode=False, obj=None)
+        result = build(_verb(args))(args=args, prog_name="kubectl", standalone_mode=False, obj=None)
         code = result if isinstance(result, int) else 0
     except click.exceptions.NoArgsIsHelpError as exc:
         print(exc.ctx.get_help() if exc.ctx else str(exc))

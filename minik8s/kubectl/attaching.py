@@ -19,7 +19,7 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.columns import format_selector
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.resolve import resource_type
 from minik8s.kubectl.session import Session

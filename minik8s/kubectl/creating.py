@@ -16,7 +16,8 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType, default_registry
+from minik8s.api.registry import default_registry
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.resolve import object_ref

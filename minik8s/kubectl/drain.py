@@ -29,7 +29,7 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.options import SelectorOpt, duration_flag
 from minik8s.kubectl.selection import ObjectRef, for_each

@@ -12,7 +12,7 @@ import typer
 from minik8s.api import columns as cols
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl import customcolumns, printing, sorting
 from minik8s.kubectl.customcolumns import read_template
 from minik8s.kubectl.errors import GENERIC_MESSAGES, KubectlError, server_error

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from minik8s.api import decoding
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.resolve import object_ref
 from minik8s.kubectl.session import Session

@@ -1,7 +1,7 @@
 """Resource name resolution through the server's discovery documents.
 
 kubectl knows no kinds of its own: it reads ``/api/v1``, ``/apis`` and
-``/apis/{group}/{version}`` and builds :class:`~minik8s.api.registry.ResourceType`
+``/apis/{group}/{version}`` and builds :class:`~minik8s.api.resourcetypes.ResourceType`
 rows from them, so kinds the server adds later (ReplicaSet, Service, ...) work
 without changes here.  Users may name a type by plural, singular, short name,
 Kind, or ``name.group`` / ``name.version.group``; objects as ``TYPE NAME...``,
@@ -14,7 +14,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from minik8s.api import errors
-from minik8s.api.registry import Registry, ResourceType, from_discovery
+from minik8s.api.resourcetypes import Registry, ResourceType, from_discovery
 from minik8s.client.rest import Client
 from minik8s.kubectl.errors import KubectlError
 

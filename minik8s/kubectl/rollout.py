@@ -35,7 +35,7 @@ import typer
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.columns import NONE
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.api.selectors import LabelSelector
 from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError

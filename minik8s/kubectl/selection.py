@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from minik8s.api import errors
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.client.rest import ServerUnavailable
 from minik8s.kubectl import manifests
 from minik8s.kubectl.errors import KubectlError, render

@@ -8,7 +8,7 @@ from types import TracebackType
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.registry import Registry, ResourceType
+from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.client.kubeconfig import ClientConfig, KubeconfigError, load
 from minik8s.client.rest import Client
 from minik8s.kubectl import resolve
@@ -75,9 +75,9 @@ class Session:
         self.opts = opts
         self.discover = discover
         self.namespace = opts.default_namespace()
-        self.client = Client(opts.config(), retries=1, backoff=0.2,
+        self.registry: Registry = Registry([])  # filled from the server's discovery
+        self.client = Client(opts.config(), self.registry, retries=1, backoff=0.2,
                              timeout=opts.request_timeout or 30.0, warning_handler=print_warning)
-        self.registry: Registry = Registry([])
 
     async def __aenter__(self) -> Session:
         try:

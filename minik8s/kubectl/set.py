@@ -19,7 +19,7 @@ import typer
 
 from minik8s.api.base import Obj
 from minik8s.api.patch import create_merge_patch
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.client.rest import PATCH_TYPES, resource_path
 from minik8s.kubectl.creating import DryRunOpt, OutputOpt, check_flags, print_result
 from minik8s.kubectl.errors import KubectlError

@@ -21,7 +21,8 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.metrics import GROUP, VERSION, milli_value
+from minik8s.api.metrics import GROUP, VERSION
+from minik8s.api.quantity import milli_value
 from minik8s.api.registry import METRICS_TYPES
 from minik8s.client.rest import resource_path
 from minik8s.kubectl import printing

@@ -21,7 +21,7 @@ import typer
 
 from minik8s.api import errors, jsonpath
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.options import duration_flag
 from minik8s.kubectl.resolve import object_ref, parse_targets, plural_ref

@@ -23,9 +23,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from minik8s.api.base import Obj
+from minik8s.api.base import Obj, object_key
 from minik8s.api.config import decoded_data
-from minik8s.api.meta import object_key
 from minik8s.api.validation import env_var_name_errors
 from minik8s.client.informer import NAMESPACE_INDEX, Informer, by_namespace
 from minik8s.client.rest import Client

@@ -32,8 +32,7 @@ from typing import Any
 from urllib.parse import quote
 
 from minik8s.api import errors
-from minik8s.api.base import Obj
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, object_key
 from minik8s.api.storage import pod_claim_names
 from minik8s.client.events import EventRecorder
 from minik8s.client.informer import Informer

@@ -23,7 +23,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from minik8s.api.registry import ResourceType, default_registry
+from minik8s.api.registry import default_registry
+from minik8s.api.resourcetypes import ResourceType
 from tests.support.processes import APIServer
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "400"))

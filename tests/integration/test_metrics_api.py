@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from minik8s.api.base import Obj
-from minik8s.api.metrics import milli_value
+from minik8s.api.quantity import milli_value
 from minik8s.client import Client
 from minik8s.kubectl import top
 from minik8s.kubectl.session import GlobalOptions

@@ -12,14 +12,15 @@ import pytest
 from minik8s.api.base import Obj
 from minik8s.api.columns import hpa_targets
 from minik8s.api.durations import format_duration, parse_duration
-from minik8s.api.metrics import (
+from minik8s.api.quantity import (
     cpu_nanocores,
     format_decimal,
     format_milli,
     format_nanocores,
     milli_value,
 )
-from minik8s.api.registry import METRICS_TYPES, Registry, default_registry
+from minik8s.api.registry import METRICS_TYPES, default_registry
+from minik8s.api.resourcetypes import Registry
 from minik8s.apiserver import discovery
 from minik8s.apiserver.kubelet_client import kubelet_address
 from minik8s.apiserver.metrics import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from minik8s.api.meta import TypedObject
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.attaching import (
     NoSelector,
     all_container_names,

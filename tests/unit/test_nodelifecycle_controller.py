@@ -16,7 +16,7 @@ import pytest
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.patch import json_merge_patch
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.apiserver.defaulttolerationseconds import DefaultTolerationSeconds
 from minik8s.client import Client, ClientConfig
 from minik8s.client.factory import SharedInformerFactory

@@ -12,7 +12,7 @@ apiservers over one etcd agree:
   ``InitialNamesAccepted`` once the names are accepted; False ``NotAccepted`` otherwise);
   ``status.acceptedNames`` and ``status.storedVersions`` (the storage version added).
 - *Serving*: a CRD whose stored status says Established gets one
-  :class:`~minik8s.api.registry.ResourceType` per served version in the apiserver's registry, so
+  :class:`~minik8s.api.resourcetypes.ResourceType` per served version in the apiserver's registry, so
   discovery, the OpenAPI documents and the REST routes see it at once; the rows go when the CRD goes.
 - *Deletion* (``customresourcecleanup.apiextensions.k8s.io``): a CRD being deleted gets
   ``Terminating`` True (``InstanceDeletionInProgress``), its custom resources are deleted (their
@@ -31,7 +31,7 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.apiextensions import CLEANUP_FINALIZER, is_established
 from minik8s.api.base import Obj, now_rfc3339
-from minik8s.api.registry import CustomResource, Registry, ResourceType
+from minik8s.api.resourcetypes import CustomResource, Registry, ResourceType
 from minik8s.apiserver.resources import DeleteOptions, ListOptions, ResourceAPI
 
 log = logging.getLogger("apiserver")

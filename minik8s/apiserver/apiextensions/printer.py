@@ -9,7 +9,7 @@ and numbers as numbers, ``date`` as an age (``5m``), objects and lists as JSON, 
 from __future__ import annotations
 
 from minik8s.api import columns
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 
 
 def custom_columns(rt: ResourceType) -> list[columns.Column] | None:

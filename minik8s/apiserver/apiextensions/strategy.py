@@ -19,7 +19,7 @@ from minik8s.api import kubejsonpath
 from minik8s.api import validation as v
 from minik8s.api.apiextensions import CLEANUP_FINALIZER
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.apiserver.apiextensions import structural
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Strategy, unsupported
 

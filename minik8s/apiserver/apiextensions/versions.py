@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.apiserver.versions import ServedVersion
 
 

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from minik8s.api.base import Obj
-from minik8s.api.metrics import format_milli, milli_value
+from minik8s.api.quantity import format_milli, milli_value
 from minik8s.api.selectors import LabelSelector
 from minik8s.controllers.podautoscaler.behavior import (
     History,

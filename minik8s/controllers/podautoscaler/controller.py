@@ -10,8 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.base import Obj
-from minik8s.api.meta import object_key
+from minik8s.api.base import Obj, object_key
 from minik8s.api.metrics import API_VERSION as METRICS_API_VERSION
 from minik8s.api.registry import METRICS_TYPES
 from minik8s.client.events import EventRecorder

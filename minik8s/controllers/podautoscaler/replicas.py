@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from minik8s.api.base import Obj, parse_time
 from minik8s.api.durations import parse_duration
-from minik8s.api.metrics import milli_value
+from minik8s.api.quantity import milli_value
 from minik8s.controllers.podautoscaler.options import AutoscalerOptions
 
 

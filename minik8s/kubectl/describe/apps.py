@@ -9,7 +9,7 @@ from minik8s.api import columns as cols
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.columns import NONE
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.describe.shared import controlled_by, fetch_events
 from minik8s.kubectl.printing import describe_time
 from minik8s.kubectl.sections import Writer, meta_of, write_annotations, write_events, write_labels, write_pod_template

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.describe.shared import fetch_events
 from minik8s.kubectl.printing import describe_time
 from minik8s.kubectl.sections import Writer, meta_of, write_annotations, write_events, write_labels

@@ -7,7 +7,7 @@ import datetime as dt
 from minik8s.api import columns as cols
 from minik8s.api.base import Obj
 from minik8s.api.columns import NONE
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.describe.shared import controlled_by, fetch_events, write_conditions
 from minik8s.kubectl.printing import describe_time
 from minik8s.kubectl.sections import (

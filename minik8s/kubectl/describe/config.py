@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from minik8s.api.base import Obj
 from minik8s.api.config import b64decode
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.describe.shared import fetch_events
 from minik8s.kubectl.sections import header, meta_of, write_events
 from minik8s.kubectl.session import Session

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from minik8s.api.base import Obj
 from minik8s.api.columns import NONE
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.describe.shared import fetch_events, write_conditions
 from minik8s.kubectl.printing import describe_time
 from minik8s.kubectl.sections import Writer, header, meta_of, write_events

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from minik8s.api.base import Obj
 from minik8s.api.columns import NONE, since
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.describe.shared import controlled_by, fetch_events
 from minik8s.kubectl.printing import describe_time
 from minik8s.kubectl.sections import (

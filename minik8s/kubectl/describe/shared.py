@@ -14,7 +14,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.api.registry import ResourceType
+from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.sections import Writer, meta_of, text_of, write_annotations, write_events, write_labels
 from minik8s.kubectl.session import Session
 
