@@ -186,3 +186,27 @@ def from_discovery(doc: dict[str, Any], group: str, version: str) -> list[Resour
             subresources=frozenset(subs.get(name, set())), verbs=tuple(res.get("verbs") or ()),
             categories=tuple(res.get("categories") or ())))
     return rows
+
+
+def from_aggregated(doc: dict[str, Any]) -> list[ResourceType]:
+    """The rows of an aggregated discovery document (``apidiscovery.k8s.io/v2``
+    ``APIGroupDiscoveryList``, from ``/api`` or ``/apis``): every version of every group, the
+    preferred version first, as :func:`from_discovery` reads them from the per-version documents.
+    Versions marked ``Stale`` (an aggregated API that did not answer) are left out, as client-go
+    leaves them out."""
+    rows = []
+    for item in doc.get("items") or []:
+        group = str((item.get("metadata") or {}).get("name") or "")
+        for ver in item.get("versions") or []:
+            if ver.get("freshness") == "Stale":
+                continue
+            version = str(ver.get("version") or "")
+            for res in ver.get("resources") or []:
+                kind = str((res.get("responseKind") or {}).get("kind") or "")
+                rows.append(ResourceType(
+                    group, version, kind, str(res.get("resource") or ""),
+                    str(res.get("singularResource") or kind.lower()), res.get("scope") == "Namespaced", None,
+                    short_names=tuple(res.get("shortNames") or ()),
+                    subresources=frozenset(str(sub.get("subresource")) for sub in res.get("subresources") or []),
+                    verbs=tuple(res.get("verbs") or ()), categories=tuple(res.get("categories") or ())))
+    return rows

@@ -246,10 +246,17 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     async def version() -> dict[str, str]:
         return discovery.VERSION_INFO
 
+    def aggregated(request: Request, core: bool) -> Response | None:
+        """Aggregated discovery when the request prefers it (client-go does), else None."""
+        if not negotiation.wants_aggregated_discovery(request.headers.get("accept")):
+            return None
+        return Response(encode_json(discovery.aggregated(served(), core)), media_type=negotiation.AGGREGATED_DISCOVERY,
+                        headers={"Vary": "Accept"})
+
     @app.get("/api")
     @app.get("/api/")
-    async def api_root() -> dict[str, Any]:
-        return discovery.api_versions(server_address)
+    async def api_root(request: Request) -> Any:
+        return aggregated(request, core=True) or discovery.api_versions(server_address)
 
     @app.get("/api/v1")
     @app.get("/api/v1/")
@@ -260,8 +267,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
 
     @app.get("/apis")
     @app.get("/apis/")
-    async def apis_root() -> dict[str, Any]:
-        return discovery.api_group_list(served())
+    async def apis_root(request: Request) -> Any:
+        return aggregated(request, core=False) or discovery.api_group_list(served())
 
     @app.get("/apis/{group}")
     @app.get("/apis/{group}/")

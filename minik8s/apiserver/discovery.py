@@ -1,10 +1,11 @@
-"""API discovery documents (``/api``, ``/api/v1``, ``/apis``, ``/apis/{group}/{version}``)."""
+"""API discovery documents (``/api``, ``/api/v1``, ``/apis``, ``/apis/{group}/{version}``), and aggregated
+discovery (``apidiscovery.k8s.io/v2``) on ``/api`` and ``/apis`` for the clients that ask for it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from minik8s.api.resourcetypes import Registry
+from minik8s.api.resourcetypes import Registry, ResourceType
 
 VERSION_INFO = {
     "major": "1",
@@ -25,12 +26,27 @@ def api_versions(server_address: str) -> dict[str, Any]:
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
 
 
+#: the verbs and kind of each subresource (``log`` answers the Pod's text, ``scale`` a Scale, ...)
+SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "binding": ["create"], "scale": ["get", "patch", "update"],
+                     "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
+                     "portforward": ["create", "get"], "token": ["create"]}
+SUBRESOURCE_KINDS = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions",
+                     "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions", "token": "TokenRequest"}
+#: subresources whose kind is another group's, as kube-apiserver says (group, version)
+SUBRESOURCE_GROUPS = {"token": ("authentication.k8s.io", "v1")}
+
+
+def _subresources(rt: ResourceType) -> list[tuple[str, list[str], str, tuple[str, str]]]:
+    """``(name, verbs, kind, (group, version))`` of each subresource of ``rt``, by name; the group
+    and version are ``("", "")`` where the kind is the resource's own group's."""
+    return [(sub, SUBRESOURCE_VERBS.get(sub, ["get"]), SUBRESOURCE_KINDS.get(sub, rt.kind),
+             SUBRESOURCE_GROUPS.get(sub, ("", ""))) for sub in sorted(rt.subresources)]
+
+
 def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
     """``metav1.APIResourceList`` of one group/version, subresources included; None if not served."""
     resources: list[dict[str, Any]] = []
-    for rt in registry.types:
-        if (rt.group, rt.version) != (group, version):
-            continue
+    for rt in _types_of(registry, group, version):
         entry: dict[str, Any] = {
             "name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced,
             "kind": rt.kind, "verbs": list(rt.verbs),
@@ -40,22 +56,57 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
         if rt.categories:
             entry["categories"] = list(rt.categories)
         resources.append(entry)
-        for sub in sorted(rt.subresources):
-            verbs = {"status": ["get", "patch", "update"], "binding": ["create"], "scale": ["get", "patch", "update"],
-                     "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
-                     "portforward": ["create", "get"], "token": ["create"]}.get(sub, ["get"])
-            kind = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions",
-                    "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions",
-                    "token": "TokenRequest"}.get(sub, rt.kind)
+        for sub, verbs, kind, (sub_group, sub_version) in _subresources(rt):
             sub_entry: dict[str, Any] = {"name": f"{rt.plural}/{sub}", "singularName": "",
                                          "namespaced": rt.namespaced, "kind": kind, "verbs": verbs}
-            if sub == "token":  # a kind of another group, as kube-apiserver says
-                sub_entry.update(group="authentication.k8s.io", version="v1")
+            if sub_group:
+                sub_entry.update(group=sub_group, version=sub_version)
             resources.append(sub_entry)
     if not resources:
         return None
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
+
+
+def _types_of(registry: Registry, group: str, version: str) -> list[ResourceType]:
+    return [rt for rt in registry.types if (rt.group, rt.version) == (group, version)]
+
+
+def aggregated(registry: Registry, core: bool) -> dict[str, Any]:
+    """Aggregated discovery (``apidiscovery.k8s.io/v2`` ``APIGroupDiscoveryList``, GA in Kubernetes
+    1.30): every group with its versions (the preferred one first) and each version's resources
+    and subresources in one document -- ``/api`` for the core group (``core``), ``/apis`` for
+    the named groups.  What client-go (kubectl >= 1.30) asks for first, one request instead of
+    one per group version; it says exactly what the per-version documents say."""
+    groups: dict[str, list[str]] = {}
+    for group, version in registry.group_versions():
+        if (group == "") == core:
+            groups.setdefault(group, []).append(version)
+    items = []
+    for group, versions in groups.items():
+        meta: dict[str, Any] = {"name": group} if group else {}
+        meta["creationTimestamp"] = None  # Go writes ObjectMeta's zero time
+        entries = [{"version": version,
+                    "resources": [_resource_discovery(rt) for rt in _types_of(registry, group, version)],
+                    "freshness": "Current"} for version in versions]
+        items.append({"metadata": meta, "versions": entries})
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+
+
+def _resource_discovery(rt: ResourceType) -> dict[str, Any]:
+    """``apidiscovery.k8s.io/v2`` ``APIResourceDiscovery`` of ``rt``."""
+    entry: dict[str, Any] = {"resource": rt.plural, "responseKind": {"group": "", "version": "", "kind": rt.kind},
+                             "scope": "Namespaced" if rt.namespaced else "Cluster", "singularResource": rt.singular,
+                             "verbs": list(rt.verbs)}
+    if rt.short_names:
+        entry["shortNames"] = list(rt.short_names)
+    if rt.categories:
+        entry["categories"] = list(rt.categories)
+    subs = [{"subresource": sub, "responseKind": {"group": group, "version": version, "kind": kind}, "verbs": verbs}
+            for sub, verbs, kind, (group, version) in _subresources(rt)]
+    if subs:
+        entry["subresources"] = subs
+    return entry
 
 
 def api_group_list(registry: Registry) -> dict[str, Any]:

@@ -100,6 +100,26 @@ def negotiate(accept: str | None, targets: frozenset[str], watch: bool = False) 
     raise errors.NotAcceptable(f"only the following media types are accepted: {accepted}")
 
 
+#: aggregated discovery's media type (``apidiscovery.k8s.io/v2``): the clause client-go asks for
+#: first on ``/api`` and ``/apis``, and the answer's ``Content-Type``
+AGGREGATED_DISCOVERY = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated_discovery(accept: str | None) -> bool:
+    """Whether ``accept`` prefers aggregated discovery v2 to the plain discovery documents: its
+    first clause minik8s can answer asks for ``as=APIGroupDiscoveryList;g=apidiscovery.k8s.io;v=v2``
+    (a clause for another version, such as ``v2beta1``, is skipped, as kube-apiserver skips it)."""
+    for mime, params in _clauses(accept or ""):
+        if mime not in (JSON, "application/*", "*/*"):
+            continue
+        if params.get("as") == "APIGroupDiscoveryList":
+            if params.get("g") == "apidiscovery.k8s.io" and params.get("v") == "v2":
+                return True
+        elif not (params.get("as") or params.get("g") or params.get("v")):
+            return False
+    return False
+
+
 def accepts_json(accept: str | None) -> bool:
     """Whether ``accept`` (None: no header) takes JSON (``application/json``, ``application/*``, ``*/*``)."""
     if not accept or not accept.strip():

@@ -162,10 +162,11 @@ class Client:
     # ------------------------------------------------------------------ transport
     async def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                       body: Any = None, content_type: str = "application/json",
-                      timeout: float | None = None) -> Any:
-        """One API call; returns the decoded JSON body (or text). Raises APIError subclasses."""
+                      timeout: float | None = None, accept: str | None = None) -> Any:
+        """One API call; returns the decoded JSON body (or text). Raises APIError subclasses.
+        ``accept``: the ``Accept`` header, when not the client's ``application/json``."""
         content = None
-        headers = {}
+        headers = {"Accept": accept} if accept else {}
         if body is not None:
             content = json.dumps(body).encode()
             headers["Content-Type"] = content_type

@@ -12,25 +12,34 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from minik8s.api import errors
-from minik8s.api.resourcetypes import Registry, ResourceType, from_discovery
+from minik8s.api.resourcetypes import Registry, ResourceType, from_aggregated, from_discovery
 from minik8s.client.rest import Client
 from minik8s.kubectl.errors import KubectlError
+
+#: what kubectl asks ``/api`` and ``/apis`` for: aggregated discovery, else the plain documents
+AGGREGATED_ACCEPT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
 
 
 async def discover(client: Client) -> Registry:
     """Every kind the server serves: core first, then each group (preferred version first).
 
+    Two requests where the server has aggregated discovery (``/api`` and ``/apis`` as
+    ``APIGroupDiscoveryList``, as kubectl >= 1.30 asks), else one more per group version.
     Raises the client's errors (ServerUnavailable, APIError) when discovery fails.
     """
-    core = await client.request("GET", "/api/v1")
-    try:
-        groups = (await client.request("GET", "/apis")).get("groups") or []
-    except errors.NotFound:
-        groups = []
+    core, named = await asyncio.gather(client.request("GET", "/api", accept=AGGREGATED_ACCEPT),
+                                       _named_groups(client))
+    if _is_aggregated(core):
+        types = from_aggregated(core)
+    else:
+        types = from_discovery(await client.request("GET", "/api/v1"), "", "v1")
+    if _is_aggregated(named):
+        return Registry(types + from_aggregated(named))
     wanted: list[tuple[str, str]] = []
-    for grp in groups:
+    for grp in named.get("groups") or []:
         name = grp.get("name") or ""
         preferred = (grp.get("preferredVersion") or {}).get("version")
         versions = [v.get("version") for v in grp.get("versions") or [] if v.get("version")]
@@ -46,10 +55,20 @@ async def discover(client: Client) -> Registry:
             return []
         return from_discovery(doc, group, version)
 
-    types = from_discovery(core, "", "v1")
     for rows in await asyncio.gather(*(fetch(g, v) for g, v in wanted)):
         types += rows
     return Registry(types)
+
+
+async def _named_groups(client: Client) -> dict[str, Any]:
+    try:
+        return await client.request("GET", "/apis", accept=AGGREGATED_ACCEPT)  # type: ignore[no-any-return]
+    except errors.NotFound:
+        return {}
+
+
+def _is_aggregated(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("kind") == "APIGroupDiscoveryList"
 
 
 def resource_type(registry: Registry, name: str) -> ResourceType:

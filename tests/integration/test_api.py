@@ -47,6 +47,60 @@ async def test_discovery_and_health(apiserver: APIServer) -> None:
         assert missing.status_code == 404 and missing.json()["kind"] == "Status"
 
 
+#: what client-go (kubectl >= 1.30) sends to ``/api`` and ``/apis``
+CLIENT_GO_DISCOVERY = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+                       "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json")
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def split_aggregated(doc: dict) -> dict[str, list[dict]]:
+    """The per-version resource lists an aggregated document stands for, converted as client-go's
+    ``SplitGroupsAndResources`` converts them (subresources become ``plural/sub`` rows)."""
+    lists: dict[str, list[dict]] = {}
+    for item in doc["items"]:
+        group = item["metadata"].get("name", "")
+        for ver in item["versions"]:
+            rows = lists.setdefault(f"{group}/{ver['version']}" if group else ver["version"], [])
+            for res in ver["resources"]:
+                row = {"name": res["resource"], "singularName": res["singularResource"],
+                       "namespaced": res["scope"] == "Namespaced", "kind": res["responseKind"]["kind"],
+                       "verbs": res["verbs"]}
+                row.update({k: res[k] for k in ("shortNames", "categories") if k in res})
+                rows.append(row)
+                for sub in res.get("subresources", []):
+                    sub_row = {"name": f"{res['resource']}/{sub['subresource']}", "singularName": "",
+                               "namespaced": row["namespaced"], "kind": sub["responseKind"]["kind"],
+                               "verbs": sub["verbs"]}
+                    if sub["responseKind"]["group"]:
+                        sub_row.update(group=sub["responseKind"]["group"], version=sub["responseKind"]["version"])
+                    rows.append(sub_row)
+    return lists
+
+
+async def test_aggregated_discovery_says_what_the_per_version_documents_say(apiserver: APIServer) -> None:
+    async with httpx.AsyncClient(base_url=apiserver.url) as h:
+        core, named = [await h.get(path, headers={"Accept": CLIENT_GO_DISCOVERY}) for path in ("/api", "/apis")]
+        for resp in (core, named):
+            assert resp.headers["content-type"] == AGGREGATED and resp.headers["vary"] == "Accept"
+            doc = resp.json()
+            assert (doc["kind"], doc["apiVersion"]) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io/v2")
+        assert core.json()["items"][0]["metadata"] == {"creationTimestamp": None}
+        lists = {**split_aggregated(core.json()), **split_aggregated(named.json())}
+        legacy_groups = (await h.get("/apis")).json()["groups"]
+        expected = ["v1"] + [v["groupVersion"] for g in legacy_groups for v in g["versions"]]
+        assert list(lists) == expected  # the same group versions, the preferred version of each first
+        for gv, rows in lists.items():
+            legacy = (await h.get("/api/v1" if gv == "v1" else f"/apis/{gv}")).json()
+            assert rows == legacy["resources"], gv
+        named_preferred = [item["versions"][0]["version"] for item in named.json()["items"]]
+        assert named_preferred == [g["preferredVersion"]["version"] for g in legacy_groups]
+        # a client that asks for another version of it, or for nothing, gets the plain documents
+        for accept in ("application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+                       "application/json", None):
+            plain = await h.get("/apis", headers={"Accept": accept} if accept else {})
+            assert plain.headers["content-type"] == "application/json" and plain.json()["kind"] == "APIGroupList"
+
+
 async def test_create_defaults_and_get(client: Client, namespace: str) -> None:
     rt = client.kind("v1", "Pod")
     created = await client.create(rt, pod("web"), namespace)
