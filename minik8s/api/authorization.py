@@ -1,11 +1,13 @@
-"""``authorization.k8s.io/v1``: SubjectAccessReview and SelfSubjectAccessReview.
+"""``authorization.k8s.io/v1``: SubjectAccessReview, SelfSubjectAccessReview and SelfSubjectRulesReview.
 
 Questions to the apiserver's authorizer, answered and never stored (Kubernetes' field names):
 ``spec.resourceAttributes`` (``namespace``, ``verb``, ``group``, ``version``, ``resource``,
 ``subresource``, ``name``) or ``spec.nonResourceAttributes`` (``path``, ``verb``).  A
 SubjectAccessReview names the user (``spec.user``, ``groups``, ``uid``, ``extra``); a
 SelfSubjectAccessReview asks about the caller (``kubectl auth can-i``).  The answer's
-``status``: ``allowed``, ``denied``, ``reason`` and ``evaluationError``.
+``status``: ``allowed``, ``denied``, ``reason`` and ``evaluationError``.  A SelfSubjectRulesReview
+asks what the caller may do in ``spec.namespace`` (``kubectl auth can-i --list``): ``status``
+``resourceRules``, ``nonResourceRules``, ``incomplete`` and ``evaluationError``.
 """
 
 from __future__ import annotations
@@ -70,3 +72,40 @@ class SubjectAccessReview(TypedObject):
 class SelfSubjectAccessReview(TypedObject):
     spec: SelfSubjectAccessReviewSpec = Field(default_factory=SelfSubjectAccessReviewSpec)
     status: SubjectAccessReviewStatus | None = None
+
+
+class SelfSubjectRulesReviewSpec(Model):
+    """The namespace whose rules are asked for (required)."""
+
+    namespace: str | None = None
+
+
+class ResourceRule(Model):
+    """What the subject may do to resources: ``verbs`` on ``resources`` of ``apiGroups``, limited
+    to ``resourceNames`` when set (``*`` means all)."""
+
+    verbs: list[str]
+    api_groups: list[str] | None = None
+    resources: list[str] | None = None
+    resource_names: list[str] | None = None
+
+
+class NonResourceRule(Model):
+    """What the subject may do to paths outside the resource tree (``/healthz``, ``/api/*``)."""
+
+    verbs: list[str]
+    non_resource_urls: list[str] | None = Field(default=None, alias="nonResourceURLs")
+
+
+class SubjectRulesReviewStatus(Model):
+    """The rules, ``incomplete`` when an authorizer could not list its own (``evaluationError``)."""
+
+    resource_rules: list[ResourceRule]
+    non_resource_rules: list[NonResourceRule]
+    incomplete: bool
+    evaluation_error: str | None = None
+
+
+class SelfSubjectRulesReview(TypedObject):
+    spec: SelfSubjectRulesReviewSpec = Field(default_factory=SelfSubjectRulesReviewSpec)
+    status: SubjectRulesReviewStatus | None = None

@@ -14,7 +14,7 @@ from typing import Any
 from minik8s.api.apiextensions import CustomResourceDefinition, is_established
 from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from minik8s.api.authentication import SelfSubjectReview, TokenReview
-from minik8s.api.authorization import SelfSubjectAccessReview, SubjectAccessReview
+from minik8s.api.authorization import SelfSubjectAccessReview, SelfSubjectRulesReview, SubjectAccessReview
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.batch import CronJob, Job
 from minik8s.api.config import ConfigMap, Secret
@@ -93,6 +93,8 @@ CORE_TYPES = [
                  "subjectaccessreview", False, SubjectAccessReview, verbs=("create",)),
     ResourceType("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
                  "selfsubjectaccessreview", False, SelfSubjectAccessReview, verbs=("create",)),
+    ResourceType("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
+                 "selfsubjectrulesreview", False, SelfSubjectRulesReview, verbs=("create",)),
     ResourceType("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", "clusterrole", False,
                  ClusterRole),
     ResourceType("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings",

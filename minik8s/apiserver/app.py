@@ -364,7 +364,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             return await scale.handle(request, t.rt, t.namespace, t.name or "")
         user: UserInfo = getattr(request.state, "user", ANONYMOUS)
         if t.rt.custom is None and t.rt.kind in ("SubjectAccessReview", "SelfSubjectAccessReview",
-                                                  "SelfSubjectReview"):
+                                                  "SelfSubjectRulesReview", "SelfSubjectReview"):
             if method != "POST" or t.name is not None:
                 raise errors.MethodNotAllowed(f"{method} is not supported on {t.rt.plural}")
             return KubeJSONResponse(review(authorizer, t.rt.kind, await read_body(request), user), status_code=201)

@@ -12,7 +12,8 @@ Impersonation (``Impersonate-User``, ``Impersonate-Group``, ``Impersonate-Uid``;
 ``system:authenticated`` (and a service account's groups).
 
 Reviews (never stored): ``SubjectAccessReview`` asks about any user, ``SelfSubjectAccessReview``
-about the caller (``kubectl auth can-i``), ``SelfSubjectReview`` says who the caller is
+about the caller (``kubectl auth can-i``), ``SelfSubjectRulesReview`` lists what the caller may do
+in a namespace (``kubectl auth can-i --list``), ``SelfSubjectReview`` says who the caller is
 (``kubectl auth whoami``).
 """
 
@@ -25,7 +26,14 @@ from starlette.types import Scope
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.apiserver import requestinfo
-from minik8s.apiserver.rbac import MASTERS_GROUP, SA_PREFIX, NodeAuthorizer, RBACCache, forbidden_message
+from minik8s.apiserver.rbac import (
+    MASTERS_GROUP,
+    SA_PREFIX,
+    NodeAuthorizer,
+    RBACCache,
+    forbidden_message,
+    node_name,
+)
 from minik8s.apiserver.requestinfo import RequestInfo
 from minik8s.auth import ANONYMOUS, UserInfo
 
@@ -93,6 +101,27 @@ class APIServerAuthorizer:
             if why:
                 reasons.append(why)
         return False, "; ".join(reasons)
+
+    def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[Obj], bool, str]:
+        """(the PolicyRules granted to ``user`` in ``namespace``, incomplete, why): each mode's
+        rules, as Kubernetes' union authorizer gathers them.  AlwaysAllow grants everything; the
+        Node mode cannot list a node's rules (incomplete, as Kubernetes says); RBAC lists its
+        bindings' rules once its caches are ready."""
+        if self.always_allow:
+            return [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+                    {"verbs": ["*"], "nonResourceURLs": ["*"]}], False, ""
+        rules: list[Obj] = []
+        reasons: list[str] = []
+        for mode in self.modes:
+            if mode == "Node":
+                if node_name(user) is not None:
+                    reasons.append("node authorizer does not support user rule resolution")
+            elif self.rbac is not None:
+                if self.rbac.synced.is_set():
+                    rules += self.rbac.rules_for(user, namespace)
+                else:
+                    reasons.append("the RBAC authorizer's caches are not ready yet")
+        return rules, bool(reasons), "; ".join(reasons)
 
     def authorize(self, user: UserInfo, method: str, path: str) -> str | None:
         """:class:`~minik8s.auth.Authorizer`'s question (no query, no impersonation)."""
@@ -168,15 +197,17 @@ def _attributes(spec: Obj) -> RequestInfo:
 
 
 def _user_info(user: UserInfo) -> Obj:
-    out: Obj = {"username": user.name, "groups": list(user.groups)}
+    """``authentication/v1.UserInfo`` in Go's field order (username, uid, groups)."""
+    out: Obj = {"username": user.name}
     if user.uid:
         out["uid"] = user.uid
+    out["groups"] = list(user.groups)
     return out
 
 
 def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserInfo) -> Obj:
-    """Answer a SubjectAccessReview, SelfSubjectAccessReview or SelfSubjectReview (``kind``)
-    posted by ``caller``; 400 for a body of another kind."""
+    """Answer a SubjectAccessReview, SelfSubjectAccessReview, SelfSubjectRulesReview or
+    SelfSubjectReview (``kind``) posted by ``caller``; 400 for a body of another kind."""
     if body is None:
         body = {}
     if not isinstance(body, dict) or body.get("kind") not in (None, kind):
@@ -190,6 +221,10 @@ def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserIn
         out["status"] = {"userInfo": _user_info(caller)}
         return out
     spec = body["spec"] if isinstance(body.get("spec"), dict) else {}
+    if kind == "SelfSubjectRulesReview":
+        out["spec"] = spec
+        out["status"] = _rules_status(authorizer, caller, str(spec.get("namespace") or ""))
+        return out
     info = _attributes(spec)
     if kind == "SubjectAccessReview":
         if not spec.get("user") and not spec.get("groups"):
@@ -207,3 +242,30 @@ def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserIn
         status["reason"] = why
     out["status"] = status
     return out
+
+
+def _rules_status(authorizer: APIServerAuthorizer, caller: UserInfo, namespace: str) -> Obj:
+    """A SelfSubjectRulesReview's ``status``: each granted rule as a ``resourceRules`` entry (it
+    names resources) and/or a ``nonResourceRules`` entry (it names URLs), as kube-apiserver
+    converts them.  400 without a namespace, as kube-apiserver answers."""
+    if not namespace:
+        raise errors.BadRequest("no namespace on request")
+    rules, incomplete, why = authorizer.rules_for(caller, namespace)
+    resource_rules: list[Obj] = []
+    non_resource_rules: list[Obj] = []
+    for rule in rules:
+        verbs = list(rule.get("verbs") or [])
+        if rule.get("resources"):
+            entry: Obj = {"verbs": verbs, "apiGroups": list(rule.get("apiGroups") or []),
+                          "resources": list(rule["resources"])}
+            if rule.get("resourceNames"):
+                entry["resourceNames"] = list(rule["resourceNames"])
+            if not entry["apiGroups"]:
+                del entry["apiGroups"]
+            resource_rules.append(entry)
+        if rule.get("nonResourceURLs"):
+            non_resource_rules.append({"verbs": verbs, "nonResourceURLs": list(rule["nonResourceURLs"])})
+    status: Obj = {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": incomplete}
+    if why:
+        status["evaluationError"] = why
+    return status

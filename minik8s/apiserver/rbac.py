@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from minik8s.api import errors
@@ -179,24 +179,29 @@ class RBACCache:
 
     def allows(self, user: UserInfo, info: RequestInfo) -> bool:
         """Whether a ClusterRoleBinding, or a RoleBinding of the request's namespace, grants it."""
+        return any(rules_allow(rules, info) for rules in self._granted(user, info.namespace))
+
+    def rules_for(self, user: UserInfo, namespace: str) -> list[Obj]:
+        """Every PolicyRule granted to ``user`` cluster-wide or in ``namespace``: those of its
+        ClusterRoleBindings' roles, then of its RoleBindings in ``namespace`` (the rules a
+        SelfSubjectRulesReview lists, Kubernetes' ``RulesFor``)."""
+        return [rule for rules in self._granted(user, namespace) for rule in rules]
+
+    def _granted(self, user: UserInfo, namespace: str | None) -> Iterator[list[Obj]]:
+        """The rules of each binding that names ``user`` (once, however many of its subjects name
+        it): ClusterRoleBindings, then the RoleBindings of ``namespace``."""
         keys = subject_keys(user)
-        for key in keys:
-            for name in self.crb_index.get(key, ()):
-                ref = self.cluster_role_bindings[name].get("roleRef") or {}
-                if rules_allow(self.cluster_role_rules(ref.get("name", "")), info):
-                    return True
-        if info.namespace:
-            for key in keys:
-                for name in self.rb_index.get((info.namespace, key), ()):
-                    ref = self.role_bindings[(info.namespace, name)].get("roleRef") or {}
-                    if ref.get("kind") == "Role":
-                        role = self.roles.get((info.namespace, ref.get("name", "")))
-                        rules = (role or {}).get("rules") or []
-                    else:
-                        rules = self.cluster_role_rules(ref.get("name", ""))
-                    if rules_allow(rules, info):
-                        return True
-        return False
+        for name in {n for key in keys for n in self.crb_index.get(key, ())}:
+            ref = self.cluster_role_bindings[name].get("roleRef") or {}
+            yield self.cluster_role_rules(ref.get("name", ""))
+        if not namespace:
+            return
+        for name in {n for key in keys for n in self.rb_index.get((namespace, key), ())}:
+            ref = self.role_bindings[(namespace, name)].get("roleRef") or {}
+            if ref.get("kind") == "Role":
+                yield list((self.roles.get((namespace, ref.get("name", ""))) or {}).get("rules") or [])
+            else:
+                yield self.cluster_role_rules(ref.get("name", ""))
 
     # ---- writing
     def apply(self, kind: str, event: str, obj: Obj) -> None:

@@ -53,6 +53,27 @@ class ClientConfig:
     source: str | None = None  # the kubeconfig file it came from
     #: further apiservers of the same cluster (same CA and credentials), tried when ``server`` is unreachable
     fallback_servers: list[str] = field(default_factory=list)
+    #: the kubeconfig user (AuthInfo) the credentials are from
+    user_name: str = ""
+    #: impersonation (a user's ``as``, ``as-groups``, ``as-uid``; kubectl's ``--as``, ``--as-group``,
+    #: ``--as-uid``): sent as ``Impersonate-User``, ``Impersonate-Group``, ``Impersonate-Uid``
+    impersonate_user: str = ""
+    impersonate_groups: list[str] = field(default_factory=list)
+    impersonate_uid: str = ""
+
+    def impersonation_headers(self) -> list[tuple[str, str]]:
+        """The ``Impersonate-*`` headers, one ``Impersonate-Group`` per group.  Raises
+        KubeconfigError, in client-go's words, for groups or a uid without a user to impersonate."""
+        if not self.impersonate_user:
+            if self.impersonate_groups or self.impersonate_uid:
+                raise KubeconfigError(f"requesting uid, groups or user-extra for {self.user_name} "
+                                      "without impersonating a user")
+            return []
+        headers = [("Impersonate-User", self.impersonate_user)]
+        headers += [("Impersonate-Group", group) for group in self.impersonate_groups]
+        if self.impersonate_uid:
+            headers.append(("Impersonate-Uid", self.impersonate_uid))
+        return headers
 
     @property
     def servers(self) -> list[str]:
@@ -228,6 +249,10 @@ def load(path: str | os.PathLike[str] | None = None, context: str | None = None,
         insecure_skip_tls_verify=bool(cluster_doc.get("insecure-skip-tls-verify")),
         namespace=ctx.get("namespace") or "default",
         source=str(file),
+        user_name=str(ctx.get("user") or ""),
+        impersonate_user=str(user_doc.get("as") or ""),
+        impersonate_groups=[str(g) for g in user_doc.get("as-groups") or []],
+        impersonate_uid=str(user_doc.get("as-uid") or ""),
     )
 
 

@@ -89,9 +89,10 @@ class Client:
         self.retries = retries
         self.backoff = backoff
         self._server = 0  # index into config.servers
-        headers = {"Accept": "application/json", "User-Agent": "minik8s/0.1"}
+        headers = [("Accept", "application/json"), ("User-Agent", "minik8s/0.1")]
         if self.config.token:
-            headers["Authorization"] = f"Bearer {self.config.token}"
+            headers.append(("Authorization", f"Bearer {self.config.token}"))
+        headers += self.config.impersonation_headers()
         self.http = httpx.AsyncClient(
             base_url=self.config.servers[0], headers=headers, verify=self.config.ssl_context(),
             timeout=httpx.Timeout(timeout, connect=5.0),

@@ -43,10 +43,15 @@ def _global(
                                                           help="seconds to wait for one request")] = None,
     user: Annotated[str | None, typer.Option("--user", help="the kubeconfig user to use")] = None,
     cluster: Annotated[str | None, typer.Option("--cluster", help="the kubeconfig cluster to use")] = None,
+    as_user: Annotated[str | None, typer.Option("--as", help="the user to impersonate for the operation")] = None,
+    as_groups: Annotated[list[str] | None, typer.Option(
+        "--as-group", help="a group to impersonate for the operation (repeat it for several)")] = None,
+    as_uid: Annotated[str | None, typer.Option("--as-uid", help="the UID to impersonate for the operation")] = None,
 ) -> None:
     """kubectl controls the minik8s cluster manager."""
     ctx.obj = GlobalOptions(kubeconfig=kubeconfig, context=context, namespace=namespace, server=server,
-                            request_timeout=request_timeout, user=user, cluster=cluster)
+                            request_timeout=request_timeout, user=user, cluster=cluster, as_user=as_user,
+                            as_groups=list(as_groups or []), as_uid=as_uid)
 
 
 #: Every verb: the module of ``minik8s.kubectl`` that implements it and the attribute there (a
@@ -176,7 +181,7 @@ def _run_plugin(argv: list[str]) -> None:
 
 #: Global flags that take a value; they may appear anywhere before ``--`` (as with kubectl).
 GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout",
-                      "--user", "--cluster"}
+                      "--user", "--cluster", "--as", "--as-group", "--as-uid"}
 #: Boolean flags that also accept ``--flag=true|false``; a ``--no-flag`` form exists for these.
 NEGATABLE = {"--wait", "--recursive", "--watch"}
 BOOL_FLAGS = NEGATABLE | {"--all", "--all-namespaces", "--force", "--now", "--show-labels",

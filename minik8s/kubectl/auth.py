@@ -82,13 +82,17 @@ def can_i(
     subresource: Annotated[str, typer.Option("--subresource", help="the subresource asked about")] = "",
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="only the exit code")] = False,
     list_: Annotated[bool, typer.Option("--list", help="every action allowed in the namespace")] = False,
+    no_headers: Annotated[bool, typer.Option("--no-headers", help="--list without the header row")] = False,
 ) -> None:
     """Check whether an action is allowed."""
     words = list(args or [])
     if list_:
         if words:
             raise KubectlError("list option must be specified with no arguments")
-        code = asyncio.run(_list(ctx.obj, all_namespaces))
+        if quiet or all_namespaces or subresource:
+            raise KubectlError("list option can't be specified with neither quiet, all-namespaces nor subresource "
+                               "options")
+        code = asyncio.run(_list(ctx.obj, all_namespaces, no_headers))
         raise typer.Exit(code)
     if len(words) < 2:
         raise KubectlError("you must specify two arguments: verb resource or verb resource/resourceName.\n"
@@ -106,23 +110,76 @@ def can_i(
         raise typer.Exit(1)
 
 
-async def _list(opts: GlobalOptions, all_namespaces: bool) -> int:
-    """``can-i --list``: the SelfSubjectRulesReview's rules as kubectl's table."""
+async def _list(opts: GlobalOptions, all_namespaces: bool, no_headers: bool) -> int:
+    """``can-i --list``: the SelfSubjectRulesReview's rules as kubectl prints them -- each rule
+    broken down to one resource (or URL) per row, the rows of one resource merged, sorted."""
     async with Session(opts, discover=False) as s:
         body = {"kind": "SelfSubjectRulesReview", "apiVersion": "authorization.k8s.io/v1", "metadata": {},
                 "spec": {"namespace": "" if all_namespaces else s.namespace}}
         answer = await _post(s, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", body)
     status = answer.get("status") or {}
-    rows = [["Resources", "Non-Resource URLs", "Resource Names", "Verbs"]]
-    for rule in status.get("resourceRules") or []:
-        groups = rule.get("apiGroups") or [""]
-        resources = [r if not g else f"{r}.{g}" for g in groups for r in rule.get("resources") or []]
-        rows.append([", ".join(resources) if resources else "", "[]", go_sprint(rule.get("resourceNames") or []),
+    if status.get("incomplete"):
+        print(f"Warning: the list may be incomplete: {status.get('evaluationError') or ''}", file=sys.stderr)
+    rules = [{"verbs": r.get("verbs") or [], "apiGroups": r.get("apiGroups") or [],
+              "resources": r.get("resources") or [], "resourceNames": r.get("resourceNames") or []}
+             for r in status.get("resourceRules") or []]
+    rules += [{"verbs": r.get("verbs") or [], "nonResourceURLs": r.get("nonResourceURLs") or []}
+              for r in status.get("nonResourceRules") or []]
+    rows = [] if no_headers else [["Resources", "Non-Resource URLs", "Resource Names", "Verbs"]]
+    for rule in sorted(_compact([part for each in rules for part in _breakdown(each)]), key=_rule_string):
+        rows.append([_resource_group(rule.get("resources") or [], rule.get("apiGroups") or []),
+                     go_sprint(rule.get("nonResourceURLs") or []), go_sprint(rule.get("resourceNames") or []),
                      go_sprint(rule.get("verbs") or [])])
-    for rule in status.get("nonResourceRules") or []:
-        rows.append(["", go_sprint(rule.get("nonResourceURLs") or []), "[]", go_sprint(rule.get("verbs") or [])])
     printing.write_lines(printing.tabwrite(rows, minwidth=6, padding=3))
     return 0
+
+
+def _breakdown(rule: dict[str, Any]) -> list[dict[str, Any]]:
+    """A rule as rules of one group and resource (and name) or of one URL each (RBAC's
+    ``BreakdownRule``)."""
+    out = []
+    for group in rule.get("apiGroups") or []:
+        for resource in rule.get("resources") or []:
+            names = rule.get("resourceNames") or []
+            out += [{"apiGroups": [group], "resources": [resource], "verbs": rule["verbs"],
+                     **({"resourceNames": [name]} if name is not None else {})} for name in (names or [None])]
+    out += [{"nonResourceURLs": [url], "verbs": rule["verbs"]} for url in rule.get("nonResourceURLs") or []]
+    return out
+
+
+def _compact(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rules of the same single group, resource and name merged into one with both verb lists
+    (RBAC's ``CompactRules``; verbs are appended, not deduplicated, as there)."""
+    out: list[dict[str, Any]] = []
+    merged: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+    for rule in rules:
+        names = rule.get("resourceNames") or []
+        if rule.get("nonResourceURLs") or len(names) > 1:
+            out.append(rule)
+            continue
+        key = (rule["apiGroups"][0], rule["resources"][0], names[0] if names else None)
+        if key in merged:
+            merged[key]["verbs"] = [*merged[key]["verbs"], *rule["verbs"]]
+        else:
+            merged[key] = dict(rule)
+    return out + list(merged.values())
+
+
+def _rule_string(rule: dict[str, Any]) -> str:
+    """``rbac/v1.PolicyRule.String()`` (Go's generated one), what kubectl sorts the rows by: verbs
+    first, each list as Go's ``%v`` writes it."""
+    return "&PolicyRule{" + "".join(f"{label}:{go_sprint(rule.get(key) or [])}," for key, label in (
+        ("verbs", "Verbs"), ("apiGroups", "APIGroups"), ("resources", "Resources"),
+        ("resourceNames", "ResourceNames"), ("nonResourceURLs", "NonResourceURLs"))) + "}"
+
+
+def _resource_group(resources: list[str], groups: list[str]) -> str:
+    """``pods``, ``deployments.apps``, ``deployments.apps/scale`` (kubectl's ``CombineResourceGroup``)."""
+    if not resources:
+        return ""
+    resource, slash, sub = resources[0].partition("/")
+    combined = f"{resource}.{groups[0]}" if groups and groups[0] else resource
+    return f"{combined}/{sub}" if slash else combined
 
 
 @app.command("whoami")

@@ -53,11 +53,14 @@ def exec_url(server: str, namespace: str, pod: str, command: list[str], containe
 
 
 def connect_options(config: ClientConfig) -> dict[str, Any]:
-    """Keyword arguments for ``websockets`` connect: TLS context and bearer token like the REST client."""
+    """Keyword arguments for ``websockets`` connect: TLS context, bearer token and impersonation
+    like the REST client."""
     kwargs: dict[str, Any] = {"subprotocols": list(PROTOCOLS), "max_size": None, "open_timeout": 10,
                               "compression": None}
-    if config.token:
-        kwargs["additional_headers"] = {"Authorization": f"Bearer {config.token}"}
+    headers = [("Authorization", f"Bearer {config.token}")] if config.token else []
+    headers += config.impersonation_headers()
+    if headers:
+        kwargs["additional_headers"] = headers
     if config.server.startswith("https"):
         kwargs["ssl"] = config.ssl_context()
     return kwargs

@@ -9,7 +9,7 @@ from types import TracebackType
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.resourcetypes import Registry, ResourceType
-from minik8s.client.kubeconfig import ClientConfig, KubeconfigError, load
+from minik8s.client.kubeconfig import ClientConfig, InvalidConfiguration, KubeconfigError, load
 from minik8s.client.rest import Client
 from minik8s.kubectl import resolve
 from minik8s.kubectl.errors import KubectlError
@@ -17,7 +17,9 @@ from minik8s.kubectl.errors import KubectlError
 
 @dataclass
 class GlobalOptions:
-    """kubectl's global flags (``--kubeconfig``, ``--context``, ``--user``, ``--cluster``, ``-n``, ``-s``)."""
+    """kubectl's global flags (``--kubeconfig``, ``--context``, ``--user``, ``--cluster``, ``-n``, ``-s``,
+    and the impersonation flags ``--as``, ``--as-group``, ``--as-uid``, which override the
+    kubeconfig user's ``as``, ``as-groups`` and ``as-uid``)."""
 
     kubeconfig: str | None = None
     context: str | None = None
@@ -26,12 +28,17 @@ class GlobalOptions:
     request_timeout: float | None = None
     user: str | None = None
     cluster: str | None = None
+    as_user: str | None = None
+    as_groups: list[str] = field(default_factory=list)
+    as_uid: str | None = None
     _config: ClientConfig | None = field(default=None, repr=False)
 
     def config(self) -> ClientConfig:
-        """The client configuration: the kubeconfig, overridden by ``--server``.
+        """The client configuration: the kubeconfig, overridden by ``--server`` and the
+        impersonation flags.
 
-        Raises KubeconfigError when there is no usable kubeconfig and no ``--server``.
+        Raises KubeconfigError when there is no usable kubeconfig and no ``--server``, or when it
+        asks for groups or a uid without a user to impersonate.
         """
         if self._config is None:
             try:
@@ -42,6 +49,18 @@ class GlobalOptions:
                 cfg = ClientConfig()
             if self.server:
                 cfg.server = self.server.rstrip("/")
+            if self.as_user:
+                cfg.impersonate_user = self.as_user
+            if self.as_groups:
+                cfg.impersonate_groups = list(self.as_groups)
+            if self.as_uid:
+                cfg.impersonate_uid = self.as_uid
+            try:
+                cfg.impersonation_headers()
+            except KubeconfigError as exc:
+                if self.namespace:  # with -n, kubectl checks the whole configuration first
+                    raise InvalidConfiguration(str(exc)) from None
+                raise
             self._config = cfg
         return self._config
 

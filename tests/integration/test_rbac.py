@@ -18,6 +18,8 @@ import pytest
 
 from minik8s.client.kubeconfig import render
 from tests.realkubectl import RealKubectl, find
+from tests.support.kubectl import Kubectl
+from tests.support.kubectl_parity import tolerate
 from tests.support.processes import APIServer, Etcd, wait_http
 from tests.support.waiting import wait_for_sync
 
@@ -211,3 +213,39 @@ def test_real_kubectl_auth_can_i_and_whoami(server: APIServer, ns: str, tmp_path
     wait_for_sync(lambda: kubectl("auth", "can-i", "list", "pods", "--as", "eve").out.strip() == "yes",
                   what="eve may list pods")
     assert kubectl.ok("get", "clusterrole", "view").out.split()[:3] == ["NAME", "CREATED", "AT"]
+
+
+#: ``auth`` invocations whose output minik8s' kubectl must print as the official one does, by user
+CAN_I_RUNS = [
+    ("bob", ["auth", "can-i", "--list"]),
+    ("alice", ["auth", "can-i", "--list", "--no-headers"]),
+    ("dave", ["auth", "can-i", "--list"]),
+    ("admin", ["auth", "can-i", "--list"]),
+    ("admin", ["auth", "can-i", "--list", "--as", "carol"]),
+    ("admin", ["auth", "can-i", "--list", "--as", "dave", "--as-group", "team", "--as-group", "system:authenticated"]),
+    ("admin", ["auth", "whoami", "-o", "json", "--as", "dave", "--as-group", "team", "--as-uid", "42"]),
+    ("admin", ["get", "pods", "--as", "alice"]),
+    ("admin", ["create", "configmap", "x", "--as", "alice"]),
+    ("bob", ["get", "pods", "--as", "alice"]),
+    ("admin", ["get", "pods", "--as-group", "team"]),  # groups without a user to impersonate
+    ("admin", ["auth", "can-i", "--list", "-A"]),
+    ("admin", ["auth", "can-i", "--list", "pods"]),
+]
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.37"])
+def test_can_i_list_and_impersonation_match_the_official_kubectl(server: APIServer, ns: str, tmp_path: Path,
+                                                                  version: str) -> None:
+    """``auth can-i --list`` (a SelfSubjectRulesReview: each user's rules in the namespace, broken
+    down, merged and sorted as kubectl does) and ``--as``/``--as-group``/``--as-uid``: the same
+    output, errors and exit codes from minik8s' kubectl as from the official one."""
+    path, why = find(version)
+    if path is None:
+        pytest.skip(why)
+    for user, args in CAN_I_RUNS:
+        cfg = tmp_path / f"kubeconfig-{user}"
+        cfg.write_text(render(server.url, token=token(user), ca_file=CA[server.url]))
+        official, mine = tolerate(["1.37-whoami-metadata"], version, RealKubectl(path, version, cfg, ns)(*args),
+                                  Kubectl(cfg, ns)(*args))
+        assert (mine.code, mine.out, mine.err) == (official.code, official.out, official.err), (user, args)
+    assert "configmaps" in Kubectl(tmp_path / "kubeconfig-bob", ns).ok("auth", "can-i", "--list").out

@@ -36,8 +36,12 @@ def test_connect_options_carry_token_and_tls() -> None:
     assert "ssl" not in plain and "additional_headers" not in plain
     secure = kexec.connect_options(ClientConfig(server="https://127.0.0.1:6443", token="abc",
                                                 insecure_skip_tls_verify=True))
-    assert secure["additional_headers"] == {"Authorization": "Bearer abc"}
+    assert secure["additional_headers"] == [("Authorization", "Bearer abc")]
     assert secure["ssl"].check_hostname is False
+    acting = kexec.connect_options(ClientConfig(server="https://h:1", token="abc", impersonate_user="alice",
+                                                impersonate_groups=["g1", "g2"], insecure_skip_tls_verify=True))
+    assert acting["additional_headers"] == [("Authorization", "Bearer abc"), ("Impersonate-User", "alice"),
+                                            ("Impersonate-Group", "g1"), ("Impersonate-Group", "g2")]
 
 
 def test_frames() -> None:
