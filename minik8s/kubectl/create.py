@@ -208,7 +208,7 @@ def create_configmap(ctx: typer.Context, name: Annotated[str, typer.Argument(hel
                      dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
     """Create a ConfigMap from literals, files, directories or env files (alias: cm)."""
     obj = config_map(name, gather(from_literal or [], from_file or [], from_env_file or []))
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create configmap: "))
 
 
 app.command("cm", hidden=True)(create_configmap)
@@ -228,7 +228,7 @@ def create_secret_generic(ctx: typer.Context, name: Annotated[str, typer.Argumen
                           dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
     """Create a Secret from literals, files, directories or env files."""
     obj = secret(name, gather(from_literal or [], from_file or [], from_env_file or []), secret_type)
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create secret "))
 
 
 @app.command("namespace")
@@ -307,7 +307,7 @@ def create_job(ctx: typer.Context, name: Annotated[str, typer.Argument(help="the
         raise KubectlError("either --image or --from must be specified")
     else:
         obj = job_object(name, image, command or [])
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create job: "))
 
 
 @app.command("cronjob", context_settings={"allow_interspersed_args": True})
@@ -329,7 +329,7 @@ def create_cronjob(ctx: typer.Context, name: Annotated[str, typer.Argument(help=
             "metadata": {"creationTimestamp": None},
             "spec": {"containers": [container(name, image, command)], "restartPolicy": restart}}}}}
     obj["status"] = {}
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create cronjob: "))
 
 
 app.command("cj", hidden=True, context_settings={"allow_interspersed_args": True})(create_cronjob)
@@ -381,7 +381,7 @@ def create_deployment(ctx: typer.Context,
     if len(image) > 1 and command:
         raise KubectlError("cannot specify multiple --image options and command")
     obj = deployment_object(name, image, replica_count, port_number, command or [])
-    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create deployment"))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create deployment: "))
 
 
 app.command("deploy", hidden=True, context_settings={"allow_interspersed_args": True})(create_deployment)
@@ -470,7 +470,7 @@ def create_service_clusterip(ctx: typer.Context, name: NameArg = None, tcp: TcpO
                              dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
     """Create a ClusterIP Service."""
     obj = service_object(one_name(name, "service clusterip"), "ClusterIP", tcp or [], cluster_ip=clusterip)
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create ClusterIP service: "))
 
 
 @service_app.command("nodeport")
@@ -481,7 +481,7 @@ def create_service_nodeport(ctx: typer.Context, name: NameArg = None, tcp: TcpOp
     """Create a NodePort Service."""
     port = int_flag(node_port, "--node-port")
     obj = service_object(one_name(name, "service nodeport"), "NodePort", tcp or [], node_port=port)
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create NodePort service: "))
 
 
 @service_app.command("loadbalancer")
@@ -489,7 +489,7 @@ def create_service_loadbalancer(ctx: typer.Context, name: NameArg = None, tcp: T
                                 dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
     """Create a LoadBalancer Service."""
     obj = service_object(one_name(name, "service loadbalancer"), "LoadBalancer", tcp or [])
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create LoadBalancer service: "))
 
 
 @service_app.command("externalname")
@@ -502,7 +502,7 @@ def create_service_externalname(ctx: typer.Context, name: NameArg = None, tcp: T
         raise KubectlError('required flag(s) "external-name" not set')
     obj = service_object(one_name(name, "service externalname"), "ExternalName", tcp or [],
                          external_name=external_name)
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create ExternalName service: "))
 
 
 @app.command("serviceaccount")
@@ -510,7 +510,7 @@ def create_serviceaccount(ctx: typer.Context, name: NameArg = None,
                           dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
     """Create a ServiceAccount with the given name (alias: sa)."""
     obj = new_object("v1", "ServiceAccount", one_name(name, "serviceaccount"))
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create serviceaccount: "))
 
 
 app.command("sa", hidden=True)(create_serviceaccount)
@@ -673,7 +673,7 @@ def create_rolebinding(ctx: typer.Context, name: NameArg = None,
         raise KubectlError("exactly one of clusterrole or role must be specified")
     obj = binding_object("RoleBinding", name, "Role" if role else "ClusterRole", role or clusterrole,
                          split_list(user), split_list(group), split_list(serviceaccount))
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create rolebinding: "))
 
 
 @app.command("clusterrolebinding")
@@ -687,4 +687,4 @@ def create_clusterrolebinding(ctx: typer.Context, name: NameArg = None, clusterr
         raise KubectlError('required flag(s) "clusterrole" not set')
     obj = binding_object("ClusterRoleBinding", name, "ClusterRole", clusterrole, split_list(user),
                          split_list(group), split_list(serviceaccount))
-    asyncio.run(send(ctx.obj, obj, dry_run, output))
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create clusterrolebinding: "))

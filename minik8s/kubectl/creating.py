@@ -143,8 +143,8 @@ async def send(opts: GlobalOptions, obj: Obj, dry_run: str, output: str, verb: s
 
     ``--dry-run=client`` sends nothing and works without a server; the object gets a namespace only
     when ``-n`` was given (kubectl's ``EnforceNamespace``).  ``failure``: kubectl's prefix for a
-    server error of this verb (``create deployment``: ``failed to create deployment``), else the
-    server error propagates as ``Error from server (...)``.
+    server error of this verb (``create deployment``: ``"failed to create deployment: "``; ``create
+    secret`` has no colon), else the server error propagates as ``Error from server (...)``.
     """
     check_flags(dry_run, output)
     if dry_run == "client":
@@ -159,7 +159,7 @@ async def send(opts: GlobalOptions, obj: Obj, dry_run: str, output: str, verb: s
             except errors.APIError as exc:
                 if not failure:
                     raise
-                raise KubectlError(f"{failure}: {exc.message}") from None
+                raise KubectlError(f"{failure}{exc.message}") from None
     print_result(object_ref(rt, result["metadata"]["name"]), result, output, dry_run, verb)
 
 

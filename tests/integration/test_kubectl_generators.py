@@ -83,6 +83,13 @@ BAD = [
     ["expose", "deployment", "nosuch", "--port=80"],
     ["set", "image", "deployment/nosuch", "a=b"],
     ["autoscale", "deployment", "x", "--min=2"],
+    # a server error, in each generator's words (``failed to create configmap: ...``)
+    *[["create", *args, "-n", "nosuch"] for args in (
+        ["configmap", "x", "--from-literal=a=b"], ["secret", "generic", "x", "--from-literal=a=b"],
+        ["service", "clusterip", "x", "--tcp=80"], ["service", "nodeport", "x", "--tcp=80"],
+        ["service", "externalname", "x", "--external-name=a.b"], ["service", "loadbalancer", "x", "--tcp=80"],
+        ["serviceaccount", "x"], ["rolebinding", "x", "--role=r", "--user=u"], ["job", "x", "--image=nginx"],
+        ["cronjob", "x", "--image=nginx", "--schedule=* * * * *"], ["deployment", "x", "--image=nginx"])],
 ]
 #: The listed differences the bad-input cases may meet.
 BAD_DIFFERENCES = ("1.32-required-flag-klog", "1.37-flag-error-case", "1.37-restart-policy-list",
