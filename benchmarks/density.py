@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import percentiles
-from minik8s.client import Client
 from minik8s.client.kubeconfig import load, render
+from minik8s.client.rest import Client
 from minik8s.cluster.processes import Process, etcd_command, free_port, minik8s_command, wait_http
 
 NAMESPACE = "density"

@@ -32,8 +32,8 @@ from typing import Any
 from dnslib import RCODE, DNSRecord
 
 from benchmarks.common import control_plane, percentiles
-from minik8s.client import Client, ClientConfig
-from minik8s.client.kubeconfig import render
+from minik8s.client.kubeconfig import ClientConfig, render
+from minik8s.client.rest import Client
 from minik8s.cluster.processes import free_port
 
 NAMESPACE = "bench"

@@ -28,7 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from benchmarks.common import control_plane, percentiles
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from minik8s.controllers.gpujob import GPUJobOptions
 from minik8s.controllers.gpujob.site import SiteConfig, SlurmSite
 from minik8s.controllers.gpujob.ssh import Credentials

@@ -31,8 +31,8 @@ import yaml
 
 from benchmarks.common import local_cluster, percentiles
 from minik8s.api.base import Obj
-from minik8s.client import Client
 from minik8s.client.kubeconfig import load
+from minik8s.client.rest import Client
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "workloads"

@@ -24,8 +24,8 @@ from typing import Any
 import docker
 
 from benchmarks.common import local_cluster, percentiles
-from minik8s.client import Client
 from minik8s.client.kubeconfig import load
+from minik8s.client.rest import Client
 
 IMAGE = "minik8s/busybox:latest"
 PAUSE = "minik8s/pause:latest"

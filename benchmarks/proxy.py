@@ -39,8 +39,8 @@ import docker
 from docker.types import IPAMConfig, IPAMPool
 
 from benchmarks.common import control_plane, percentiles
-from minik8s.client import Client, ClientConfig
-from minik8s.client.kubeconfig import render
+from minik8s.client.kubeconfig import ClientConfig, render
+from minik8s.client.rest import Client
 from minik8s.proxy.config import ProxyConfig
 from minik8s.proxy.iptables import programmed_endpoints
 

@@ -28,8 +28,8 @@ from typing import Any
 from benchmarks.common import local_cluster, percentiles
 from benchmarks.pod_startup import measure
 from minik8s.api.base import Obj
-from minik8s.client import Client
 from minik8s.client.kubeconfig import load
+from minik8s.client.rest import Client
 
 NODE = "bench-rs-node"
 LABELS = {"app": "bench-rs"}

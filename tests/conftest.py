@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from minik8s.client import Client, ClientConfig
-from minik8s.client.kubeconfig import render
+from minik8s.client.kubeconfig import ClientConfig, render
+from minik8s.client.rest import Client
 from tests.support.cluster import Cluster, running_cluster
 from tests.support.processes import APIServer, Etcd, running_apiserver, running_etcd
 

@@ -1,8 +1,5 @@
-"""The client side every component shares: REST client, informer, workqueue, events."""
-
-from minik8s.client.informer import Informer
-from minik8s.client.kubeconfig import ClientConfig
-from minik8s.client.rest import Client, resource_path
-from minik8s.client.workqueue import WorkQueue, run_workers
-
-__all__ = ["Client", "ClientConfig", "Informer", "WorkQueue", "resource_path", "run_workers"]
+"""The client side every component shares: ``rest.py`` (the REST client), ``kubeconfig.py``,
+``informer.py``, ``factory.py`` (shared informers), ``workqueue.py``, ``events.py``,
+``leaderelection.py``, ``flags.py``, ``nodeheartbeat.py``.  Import each from its module
+(``from minik8s.client.rest import Client``): this package imports nothing, so a command that
+needs only the REST client (kubectl) does not pay for the informers."""

@@ -42,7 +42,7 @@ DEFAULT_TTL = 5
 
 
 class Cache(Protocol):
-    """What the zone reads: an informer's ``get``/``list``/``by_index`` (``minik8s.client.Informer``)."""
+    """What the zone reads: an informer's ``get``/``list``/``by_index`` (``minik8s.client.informer.Informer``)."""
 
     def get(self, key: str) -> Obj | None: ...
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.processes import APIServer
 
 POD = {

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from minik8s.api import errors
-from minik8s.client import Client
 from minik8s.client.kubeconfig import load, render
+from minik8s.client.rest import Client
 from minik8s.serving.http import HEADER_TIMEOUT, MAX_HEAD_BYTES
 from tests.support.hostile import oversized_head, trickled_head
 from tests.support.processes import APIServer, Etcd, wait_http

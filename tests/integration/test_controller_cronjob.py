@@ -8,7 +8,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, parse_time
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.controllers.cronjob import CronJobController
 from tests.support.controllers import controller_manager, events_for
 from tests.support.waiting import wait_for

@@ -18,7 +18,8 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.controllers import SimulatedNode, controller_manager, events_for, mark_running, pods
 from tests.support.kubectl import Kubectl

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from minik8s.client import Client, Informer
+from minik8s.client.informer import Informer
+from minik8s.client.rest import Client
 from minik8s.controllers import deploymentutil as du
 from tests.support.controllers import SimulatedNode, controller_manager, deployment, events_for, is_live, is_ready, pods
 from tests.support.waiting import wait_for

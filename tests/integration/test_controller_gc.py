@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.controllers import SimulatedNode, controller_manager, deployment, owner_uids, pods, replicaset
 from tests.support.waiting import wait_for
 

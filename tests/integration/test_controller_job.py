@@ -9,7 +9,7 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.controllers.manager import ControllerOptions
 from tests.support.controllers import controller_manager, events_for, finish, mark_running
 from tests.support.waiting import wait_for

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.controllers import pods, replicaset
 from tests.support.processes import ROOT, APIServer
 from tests.support.waiting import wait_for

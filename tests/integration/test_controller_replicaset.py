@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.controllers.replicaset import ReplicaSetController
 from tests.support.controllers import controller_manager, events_for, mark_running, owner_uids, pods, replicaset
 from tests.support.waiting import wait_for

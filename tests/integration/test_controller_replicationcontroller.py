@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.controllers import controller_manager, mark_running, pod_template, pods
 from tests.support.waiting import wait_for
 

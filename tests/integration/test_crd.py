@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.realkubectl import RealKubectl, real_kubectl  # noqa: F401 - the fixture
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import wait_for
@@ -568,7 +568,7 @@ async def test_hpa_scales_a_custom_resource_through_its_scale_subresource(
 
 async def test_a_second_apiserver_converges_from_the_watch(client: Client, etcd: Any, namespace: str,
                                                            tmp_path: Path) -> None:
-    from minik8s.client import ClientConfig
+    from minik8s.client.kubeconfig import ClientConfig
     from tests.support.processes import APIServer
 
     other = APIServer(etcd, tmp_path)

@@ -10,7 +10,7 @@ import pytest
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.taints import TAINT_NOT_READY, TAINT_UNREACHABLE
-from minik8s.client import Client
+from minik8s.client.rest import Client
 
 NOT_READY_300 = {"key": TAINT_NOT_READY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
 UNREACHABLE_300 = {"key": TAINT_UNREACHABLE, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}

@@ -9,7 +9,7 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.controllers import SimulatedNode, controller_manager
 from tests.support.dns import answers, dns_server, query
 from tests.support.waiting import wait_for

@@ -18,7 +18,7 @@ from typing import Any
 import docker
 import pytest
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.dns import answers, dns_server, query
 from tests.support.proxy import IMAGE, PROXY_MARKS, ProxyProcess, create_network
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from dnslib import QTYPE, RCODE, RR, A, DNSRecord
 
 from minik8s.api import errors
-from minik8s.client import Client
 from minik8s.client.kubeconfig import render
+from minik8s.client.rest import Client
 from minik8s.cluster.processes import free_port
 from tests.support.dns import answers, dns_server, query
 from tests.support.processes import ROOT, APIServer

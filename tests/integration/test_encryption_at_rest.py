@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from minik8s.api import errors
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from minik8s.cluster.processes import wait_http
 from tests.support.processes import APIServer, Etcd
 

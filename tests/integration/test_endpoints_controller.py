@@ -12,7 +12,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.controllers import SimulatedNode, controller_manager, finish_deletion, mark_running, replicaset
 from tests.support.waiting import wait_for
 

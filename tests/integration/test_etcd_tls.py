@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from minik8s.cluster.processes import etcd_command, free_port
 from tests.support.pki import CA, KeyPair
 from tests.support.processes import APIServer, Etcd, wait_http

@@ -17,7 +17,7 @@ import websockets
 from kubernetes import client as k8s
 from kubernetes.stream import stream
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.kubelet import BUSYBOX, KubeletProcess, create_pod, pod_body, wait_phase
 from tests.support.processes import APIServer
 

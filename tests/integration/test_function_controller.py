@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.fnruntime import RUNTIME_FILE
 from tests.support.controllers import SimulatedNode, controller_manager
 from tests.support.waiting import wait_for

@@ -23,8 +23,8 @@ import httpx
 import pytest
 
 from minik8s.api import errors
-from minik8s.client import Client
 from minik8s.client.kubeconfig import render
+from minik8s.client.rest import Client
 from minik8s.cluster.processes import free_port
 from minik8s.controllers.manager import ControllerOptions
 from minik8s.gateway.app import Gateway, GatewayConfig, create_app

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.cluster.processes import free_port
 from minik8s.controllers.functionautoscaler import MetricsScraper
 from tests.support.processes import APIServer, stop_process

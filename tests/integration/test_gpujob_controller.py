@@ -24,7 +24,7 @@ import yaml
 
 from minik8s.api import errors
 from minik8s.api.gpujobs import config_map_files
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.controllers.gpujob import GPUJobOptions
 from minik8s.controllers.manager import ControllerManager, ControllerOptions
 from tests.support.controllers import controller_manager

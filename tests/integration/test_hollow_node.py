@@ -14,7 +14,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from minik8s.api.base import Obj
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from minik8s.hollownode.hollow import HOLLOW_LABEL, HollowConfig, HollowNodes
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.controllers import controller_manager, deployment

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.processes import APIServer
 
 MERGE = "application/merge-patch+json"

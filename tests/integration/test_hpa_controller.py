@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from minik8s.api.base import Obj
-from minik8s.client import Client
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.rest import Client
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
 from tests.support.controllers import SimulatedNode, controller_manager, deployment, events_for, replicaset
 from tests.support.metrics import SummaryStandIn, start_apiserver

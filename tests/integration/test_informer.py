@@ -6,8 +6,8 @@ import asyncio
 
 import aetcd
 
-from minik8s.client import Client, Informer
-from minik8s.client.informer import pods_by_node
+from minik8s.client.informer import Informer, pods_by_node
+from minik8s.client.rest import Client
 from tests.support.processes import APIServer, Etcd
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minik8s.api.base import Obj
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.controllers import controller_manager
 from tests.support.kubelet import BUSYBOX, KubeletProcess
 from tests.support.waiting import wait_for

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from minik8s.client import Client
 from minik8s.client.kubeconfig import render
+from minik8s.client.rest import Client
 from tests.support.kubectl import Kubectl, Result, assert_one_error_line
 from tests.support.processes import ROOT
 

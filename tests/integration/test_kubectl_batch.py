@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from minik8s.api.base import Obj
-from minik8s.client import Client
 from minik8s.client.kubeconfig import render
+from minik8s.client.rest import Client
 from minik8s.kubectl import wait as kwait
 from minik8s.kubectl.session import GlobalOptions
 from tests.support.controllers import controller_manager, finish

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.kubectl import Kubectl, assert_one_error_line
 
 

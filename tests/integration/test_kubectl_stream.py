@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from minik8s.client import Client
 from minik8s.client.kubeconfig import render
+from minik8s.client.rest import Client
 from tests.support.processes import ROOT, APIServer
 from tests.support.stream_kubelet import FakeKubelet, fake_node
 

@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from minik8s.api.base import Obj
-from minik8s.client import Client
 from minik8s.client.kubeconfig import render
+from minik8s.client.rest import Client
 from tests.support.controllers import (
     SimulatedNode,
     controller_manager,

@@ -20,7 +20,7 @@ import docker
 import httpx
 import pytest
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.kubelet import (
     BUSYBOX,
     KubeletProcess,

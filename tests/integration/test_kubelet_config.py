@@ -13,7 +13,7 @@ import stat
 
 import pytest
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.kubelet import (
     BUSYBOX,
     KubeletProcess,

@@ -38,8 +38,8 @@ import httpx
 import pytest
 
 from minik8s.api.base import Obj
-from minik8s.client import Client
 from minik8s.client.informer import Informer
+from minik8s.client.rest import Client
 from minik8s.host.commands import netns_runner
 from minik8s.kubelet.network.podnetwork import PodNetworkAgent
 from tests.support.kubelet import BUSYBOX, KubeletProcess, create_pod, pod_body, wait_phase

@@ -15,7 +15,7 @@ import json
 import pytest
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.kubelet import (
     BUSYBOX,
     KubeletProcess,

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.kubelet import (
     BUSYBOX,
     KubeletProcess,

@@ -22,7 +22,7 @@ import httpx
 import pytest
 import websockets
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.serving.http import MAX_HEAD_BYTES
 from tests.support.hostile import oversized_head
 from tests.support.kubelet import KubeletProcess, create_pod, exec_ws, pod_body, pod_log, running_kubelet, wait_phase

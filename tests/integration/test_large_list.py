@@ -3,7 +3,7 @@ message from etcd), as kube-apiserver does."""
 
 from __future__ import annotations
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 
 
 async def test_unpaginated_list_larger_than_4_mib(client: Client, namespace: str) -> None:

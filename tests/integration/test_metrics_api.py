@@ -18,7 +18,7 @@ import pytest
 
 from minik8s.api.base import Obj
 from minik8s.api.quantity import milli_value
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.kubectl import top
 from minik8s.kubectl.session import GlobalOptions
 from tests.support.kubelet import KubeletProcess, create_pod, pod_body, wait_phase

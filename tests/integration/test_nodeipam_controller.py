@@ -8,7 +8,8 @@ import contextlib
 import pytest
 
 from minik8s.api import errors
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from minik8s.controllers.manager import ControllerManager
 from tests.support.controllers import controller_manager
 from tests.support.processes import APIServer

@@ -24,7 +24,8 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from minik8s.controllers.manager import ControllerManager, ControllerOptions
 from minik8s.controllers.nodelifecycle import TAINT_UNREACHABLE, NodeLifecycleOptions
 from minik8s.scheduler.scheduler import Scheduler

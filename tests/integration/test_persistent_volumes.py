@@ -15,7 +15,8 @@ import pytest
 from minik8s.api import errors
 from minik8s.api import storage as st
 from minik8s.api.base import Obj
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from minik8s.controllers.manager import ControllerOptions
 from minik8s.scheduler.scheduler import Scheduler
 from tests.support.controllers import controller_manager, events_for, mark_running

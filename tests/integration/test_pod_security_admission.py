@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import httpx
 
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from tests.support.processes import APIServer
 
 PSA = "pod-security.kubernetes.io/"

@@ -31,8 +31,8 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.client import Client, ClientConfig
-from minik8s.client.kubeconfig import render
+from minik8s.client.kubeconfig import ClientConfig, render
+from minik8s.client.rest import Client
 from minik8s.proxy.iptables import svc_chain
 from minik8s.proxy.ipvs import ipvs_unavailable_reason
 from minik8s.proxy.routing import default_node_ip

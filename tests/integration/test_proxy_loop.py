@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.host.errors import CommandFailed
 from minik8s.proxy.config import ProxyConfig
 from minik8s.proxy.iptables import SyncResult

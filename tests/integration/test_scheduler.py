@@ -24,8 +24,8 @@ import pytest
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.client import Client, ClientConfig
-from minik8s.client.kubeconfig import render
+from minik8s.client.kubeconfig import ClientConfig, render
+from minik8s.client.rest import Client
 from minik8s.scheduler.nodeinfo import PodInfo
 from minik8s.scheduler.queue import QueuedPodInfo
 from minik8s.scheduler.scheduler import Scheduler

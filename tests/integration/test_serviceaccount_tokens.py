@@ -15,7 +15,7 @@ import pytest
 from kubernetes import client as k8s
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.realkubectl import RealKubectl, real_kubectl  # noqa: F401 - the fixture
 from tests.support.processes import APIServer
 

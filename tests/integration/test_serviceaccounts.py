@@ -8,7 +8,7 @@ import os
 import pytest
 
 from minik8s.api import errors
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.controllers import controller_manager
 from tests.support.waiting import wait_for
 

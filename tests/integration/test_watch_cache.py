@@ -18,7 +18,8 @@ import pytest
 from minik8s.api import errors
 from minik8s.apiserver.cacher import Cacher
 from minik8s.apiserver.storage import Store
-from minik8s.client import Client, ClientConfig
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from tests.support.processes import APIServer, Etcd, running_apiserver
 from tests.support.waiting import wait_for
 

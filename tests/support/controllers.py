@@ -17,7 +17,8 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.client import Client, Informer
+from minik8s.client.informer import Informer
+from minik8s.client.rest import Client
 from minik8s.controllers.manager import ControllerManager, ControllerOptions
 
 

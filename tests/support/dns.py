@@ -11,7 +11,7 @@ from typing import Any
 
 from dnslib import DNSRecord
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from minik8s.dns.app import ClusterDNS, DNSConfig
 
 

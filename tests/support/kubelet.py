@@ -21,8 +21,8 @@ import pytest
 import websockets
 
 from minik8s.api.base import Obj
-from minik8s.client import Client
 from minik8s.client.kubeconfig import render
+from minik8s.client.rest import Client
 from tests.support.processes import ROOT, APIServer, free_port, wait_http
 from tests.support.waiting import wait_for
 

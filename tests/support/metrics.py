@@ -26,7 +26,7 @@ import httpx
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.processes import APIServer, Etcd, free_port, wait_http
 
 

@@ -19,7 +19,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from minik8s.client import Client
+from minik8s.client.rest import Client
 from tests.support.processes import free_port
 
 

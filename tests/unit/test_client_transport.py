@@ -23,7 +23,8 @@ async def test_requests_in_flight_are_bounded() -> None:
 
     import httpx
 
-    from minik8s.client import Client, ClientConfig
+    from minik8s.client.kubeconfig import ClientConfig
+    from minik8s.client.rest import Client
 
     in_flight, peak = 0, 0
 

@@ -18,8 +18,9 @@ from minik8s.api.base import Obj
 from minik8s.api.patch import json_merge_patch
 from minik8s.api.resourcetypes import ResourceType
 from minik8s.apiserver.defaulttolerationseconds import DefaultTolerationSeconds
-from minik8s.client import Client, ClientConfig
 from minik8s.client.factory import SharedInformerFactory
+from minik8s.client.kubeconfig import ClientConfig
+from minik8s.client.rest import Client
 from minik8s.controllers.nodelifecycle import (
     TAINT_UNREACHABLE,
     NodeLifecycleController,
