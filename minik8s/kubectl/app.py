@@ -1,7 +1,7 @@
 """``kubectl``: the typer app, global options, argument normalisation and error handling.
 
-One module per verb (``get``, ``describe``, ``apply``/``create``, ``patch``, ``replace``, ``edit``, ``diff``,
-``events``, ``run``, ``expose``, ``set``, ``autoscale``, ``delete``,
+One module per verb (``get``, ``describe``, ``explain``, ``apply``/``create``, ``patch``, ``replace``, ``edit``,
+``diff``, ``events``, ``run``, ``expose``, ``set``, ``autoscale``, ``delete``,
 ``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
 subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``, ``gpujob``
 create/script/results; the serverless ``function deploy|invoke|logs``, ``workflow run`` and
@@ -37,6 +37,7 @@ from minik8s.kubectl import (
     drain,
     edit,
     events,
+    explain,
     expose,
     functions,
     get,
@@ -90,6 +91,7 @@ def _global(
 
 app.command("get")(get.get)
 app.command("describe")(describe.describe)
+app.command("explain")(explain.explain)
 app.command("apply")(apply.apply)
 app.command("patch")(patch.patch)
 app.command("replace")(replace.replace)
