@@ -5,12 +5,14 @@ the differences listed in :data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES`
 The invocations cover built-in kinds named by plural, singular, short name, kind and
 ``resource.group``; nested field paths through objects, arrays of objects and maps; a custom
 resource of a CRD made for the module (descriptions, an enum, a required field, an array of
-objects, a map); ``--recursive`` on small objects; ``--api-version``; ``-o plaintext-openapiv2``;
-and bad input (a missing field, an unknown type, no argument, two arguments, an unknown format,
-a group/version that does not serve the resource, a malformed ``--api-version``).
+objects, a map) and a second one sharing its short name (kubectl's warning); ``--recursive`` on
+small objects; ``--api-version``; ``-o plaintext-openapiv2``; and bad input (a missing field, an
+unknown type, no argument, two arguments, an unknown format, a group/version that does not serve
+the resource, a malformed ``--api-version``).
 
 Every invocation changes nothing, so minik8s runs each once and all run concurrently
-(:class:`~tests.support.kubectl_parity.Runs`); the CRD is made, and served, before any runs.
+(:class:`~tests.support.kubectl_parity.Runs`); the CRDs are made, and served, before any runs
+(each official kubectl has a cache directory of its own, made afresh).
 """
 
 from __future__ import annotations
@@ -66,6 +68,23 @@ CRD = {
     },
 }
 
+#: A second custom resource sharing the short name ``xtab``: kubectl expands it to the first and
+#: warns about the other (``Warning: short name "xtab" could also match lower priority resource ...``).
+OTHER_GROUP = f"other.{GROUP}"
+OTHER_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": f"explainedtabz.{OTHER_GROUP}"},
+    "spec": {
+        "group": OTHER_GROUP, "scope": "Cluster",
+        "names": {"plural": "explainedtabz", "singular": "explainedtabzz", "kind": "ExplainedTabZ",
+                  "shortNames": ["xtab"]},
+        "versions": [{"name": "v2", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+            "type": "object", "x-kubernetes-preserve-unknown-fields": True,
+            "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}],
+    },
+}
+SERVED = [(GROUP, "v1", "ExplainedTab"), (OTHER_GROUP, "v2", "ExplainedTabZ")]
+
 V2 = ("-o", "plaintext-openapiv2")
 #: The invocations that explain something (arguments after ``kubectl explain``).
 GOOD: list[list[str]] = [
@@ -85,6 +104,8 @@ GOOD: list[list[str]] = [
     ["xtab.spec.ports"],
     [f"explainedtabs.{GROUP}.spec.ports.port"],
     ["explainedtab.spec.extra"],
+    ["explainedtabz"],  # preserved unknown fields
+    ["explainedtabz.spec", *V2],
     ["xtab.spec", "--recursive"],
     ["pods.spec.securityContext.seLinuxOptions", "--recursive"],
     ["deploy.spec.strategy", "--recursive"],
@@ -117,13 +138,13 @@ Key = tuple[str, tuple[str, ...]]
 
 
 def _served(url: str) -> bool:
-    """Whether the CRD's kind is in discovery and in the OpenAPI v3 and v2 documents."""
+    """Whether the CRDs' kinds are in discovery and in the OpenAPI v3 and v2 documents."""
     with httpx.Client(base_url=url) as h:
-        discovery = h.get(f"/apis/{GROUP}/v1")
+        found = [h.get(f"/apis/{group}/{version}").status_code == 200 for group, version, _ in SERVED]
         v3 = h.get("/openapi/v3").json().get("paths") or {}
         v2 = h.get("/openapi/v2").json().get("definitions") or {}
-    return (discovery.status_code == 200 and f"apis/{GROUP}/v1" in v3
-            and any(name.endswith(".ExplainedTab") for name in v2))
+    return all(found) and all(f"apis/{group}/{version}" in v3 and any(name.endswith(f".{kind}") for name in v2)
+                              for group, version, kind in SERVED)
 
 
 @pytest.fixture(scope="module")
@@ -133,8 +154,9 @@ def results(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> I
     kubeconfig = home / "kubeconfig"
     kubeconfig.write_text(render(apiserver.url))
     with httpx.Client(base_url=apiserver.url) as h:
-        r = h.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=CRD)
-        assert r.status_code in (201, 409), r.text
+        for crd in (CRD, OTHER_CRD):
+            r = h.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+            assert r.status_code in (201, 409), r.text
     deadline = time.monotonic() + 30
     while not _served(apiserver.url):
         assert time.monotonic() < deadline, "the CRD is not served"
@@ -155,7 +177,8 @@ def results(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> I
     finally:
         runs.close()
         with httpx.Client(base_url=apiserver.url) as h:
-            h.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}")
+            for crd in (CRD, OTHER_CRD):
+                h.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -176,7 +199,9 @@ def test_explain_explains_or_fails_as_expected(results: dict[Key, Future[Result]
     comparison compares explanations, not the same failure twice)."""
     for args in GOOD:
         ours = results[("minik8s", tuple(args))].result()
-        assert (ours.code, ours.err) == (0, ""), args
+        warning = ('Warning: short name "xtab" could also match lower priority resource '
+                   f"explainedtabz.{OTHER_GROUP}\n" if args[0].startswith("xtab") else "")
+        assert (ours.code, ours.err) == (0, warning), args
         assert "KIND:" in ours.out and "DESCRIPTION:" in ours.out, args
     for args in BAD:
         ours = results[("minik8s", tuple(args))].result()
