@@ -61,6 +61,7 @@ def _global(
 VERBS: dict[str, tuple[str, str]] = {
     "get": ("get", "get"),
     "describe": ("describe", "describe"),
+    "explain": ("explain", "explain"),
     "apply": ("apply", "apply"),
     "patch": ("patch", "patch"),
     "replace": ("replace", "replace"),
