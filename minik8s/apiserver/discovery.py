@@ -43,7 +43,8 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
         for sub in sorted(rt.subresources):
             verbs = {"status": ["get", "patch", "update"], "binding": ["create"], "scale": ["get", "patch", "update"],
                      "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
-                     "portforward": ["create", "get"], "token": ["create"]}.get(sub, ["get"])
+                     "portforward": ["create", "get"], "token": ["create"],
+                     "ephemeralcontainers": ["get", "patch", "update"]}.get(sub, ["get"])
             kind = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions",
                     "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions",
                     "token": "TokenRequest"}.get(sub, rt.kind)
