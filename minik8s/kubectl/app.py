@@ -2,7 +2,7 @@
 
 One module per verb (``get``, ``describe``, ``apply``/``create``, ``patch``, ``replace``, ``edit``, ``diff``,
 ``events``, ``run``, ``expose``, ``set``, ``autoscale``, ``delete``,
-``api-resources``, ``version``, ``logs``, ``exec``, ``scale``, ``rollout`` and its
+``api-resources``, ``version``, ``logs``, ``exec``, ``debug``, ``scale``, ``rollout`` and its
 subcommands, ``cordon``/``uncordon``/``drain``, ``taint``, ``label``/``annotate``, ``gpujob``
 create/script/results; the serverless ``function deploy|invoke|logs``, ``workflow run`` and
 ``event send``).
@@ -31,6 +31,7 @@ from minik8s.kubectl import (
     config,
     cp,
     create,
+    debug,
     delete,
     describe,
     diff,
@@ -112,6 +113,7 @@ app.command("logs")(logs.logs)
 app.command("exec")(exec_cmd.exec_)
 app.command("cp")(cp.cp)
 app.command("attach")(attach.attach)
+app.command("debug")(debug.debug)
 app.command("port-forward")(port_forward.port_forward)
 app.command("scale")(scale.scale)
 app.command("wait")(wait.wait)

@@ -8,6 +8,8 @@ ephemeral containers (they cannot be removed) or its own pods."""
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +19,9 @@ import httpx
 import pytest
 
 from minik8s.client.kubeconfig import render
-from tests.realkubectl import CANDIDATES
+from tests.realkubectl import CANDIDATES, RealKubectl, find
+from tests.support.kubectl import Result
+from tests.support.kubectl_parity import tolerate
 from tests.support.kubelet import BUSYBOX, KubeletProcess, running_kubelet
 from tests.support.processes import APIServer
 from tests.support.waiting import wait_for_sync
@@ -238,3 +242,91 @@ def test_target_container_processes_and_running_state(env: Env) -> None:
     wait_for_sync(running, 60, what="sleeper running")
     st = env.ephemeral_status("app", "sleeper")
     assert st["started"] is True and st["ready"] is False
+
+
+# ---------------------------------------------------------------------------- kubectl debug
+class MineKubectl(RealKubectl):
+    """minik8s' own kubectl, run as :class:`RealKubectl` runs an official one."""
+
+    def argv(self, args: tuple[str, ...], ns: bool) -> list[str]:
+        cmd = [sys.executable, "-m", "minik8s.kubectl", "--kubeconfig", str(self.kubeconfig)]
+        return cmd + (["-n", self.namespace] if ns else []) + list(args)
+
+
+def _kubectl(version: str, env: Env) -> RealKubectl:
+    if version == "minik8s":
+        return MineKubectl(Path(sys.executable), "minik8s", env.kubeconfig, env.namespace)
+    path, why = find(version)
+    if path is None:
+        pytest.skip(why)
+    return RealKubectl(path, version, env.kubeconfig, env.namespace)
+
+
+@pytest.fixture(params=[*VERSIONS, "minik8s"], ids=lambda v: f"kubectl-{v}")
+def any_kubectl(request: pytest.FixtureRequest, env: Env) -> RealKubectl:
+    """Each official kubectl and minik8s' own."""
+    return _kubectl(request.param, env)
+
+
+NAME = re.compile(r"debugger-[bcdfghjklmnpqrstvwxz2456789]{5}")
+TARGETING = ('Targeting container "c". If you don\'t see processes from this container it may be because the '
+             "container runtime doesn't support this feature.\n")
+LEGACY = ('--profile=legacy is deprecated and will be removed in the future. It is recommended to explicitly '
+          'specify a profile, for example "--profile=general".\n')
+
+
+def _names(text: str) -> list[str]:
+    return NAME.findall(text)
+
+
+def _compare(version: str, official: Result, ours: Result) -> None:
+    """Byte for byte, but the random container names and the listed differences."""
+    official, ours = tolerate(["1.37-debug-default-profile", "1.37-attach-recorded-notice"], version, official, ours)
+    assert (NAME.sub("debugger-XXXXX", ours.out), NAME.sub("debugger-XXXXX", ours.err), ours.code) == \
+        (NAME.sub("debugger-XXXXX", official.out), NAME.sub("debugger-XXXXX", official.err), official.code)
+
+
+@pytest.fixture(params=VERSIONS, ids=lambda v: f"kubectl-{v}")
+def official(request: pytest.FixtureRequest, env: Env) -> RealKubectl:
+    return _kubectl(request.param, env)
+
+
+def test_debug_target_ps(official: RealKubectl, env: Env) -> None:
+    mine = _kubectl("minik8s", env)
+    results = []
+    for kubectl in (official, mine):
+        res = kubectl("debug", "app", f"--image={BUSYBOX}", "--target=c", "--", "ps")
+        assert res.code == 0, res.err
+        (name,) = _names(res.out)
+        assert res.out == TARGETING + f"Defaulting debug container name to {name}.\n"
+        assert res.err == ("" if kubectl.version == "1.37" else LEGACY)
+        assert _terminated(env, "app", name)["exitCode"] == 0
+        assert "httpd -f -p 8080" in env.log("app", name)
+        ec = next(c for c in env.pod("app")["spec"]["ephemeralContainers"] if c["name"] == name)
+        assert ec["targetContainerName"] == "c" and ec["command"] == ["ps"] and ec["image"] == BUSYBOX
+        results.append(res)
+    _compare(official.version, *results)
+
+
+def test_debug_interactive_with_piped_input(official: RealKubectl, env: Env) -> None:
+    mine = _kubectl("minik8s", env)
+    results = []
+    for kubectl in (official, mine):
+        name = f"in-{kubectl.version.replace('.', '')}-{official.version.replace('.', '')}"
+        res = kubectl("debug", "app", "-i", f"--image={BUSYBOX}", "-c", name, "--",
+                      "sh", "-c", "read x; echo got $x; wget -qO- localhost:8080", stdin="hello\n")
+        assert res.code == 0, res.err
+        assert res.out == f"got hello\n{PAGE}\n"
+        results.append(res)
+        assert (env.ephemeral_status("app", name).get("state") or {}).get("terminated", {}).get("exitCode") == 0 \
+            or _terminated(env, "app", name)["exitCode"] == 0
+    _compare(official.version, *results)
+
+
+def test_debug_errors(official: RealKubectl, env: Env) -> None:
+    mine = _kubectl("minik8s", env)
+    for argv in (("debug", "app"), ("debug", "app", f"--image={BUSYBOX}", "-t"),
+                 ("debug", "app", f"--image={BUSYBOX}", "--replace"),
+                 ("debug", "nope", f"--image={BUSYBOX}", "--profile=general")):
+        _compare(official.version, official(*argv), mine(*argv))
+
