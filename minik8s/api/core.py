@@ -474,6 +474,7 @@ class PodSpec(Model):
     service_account_name: str | None = None
     node_name: str | None = None
     host_network: bool | None = None
+    share_process_namespace: bool | None = None
     hostname: str | None = None
     subdomain: str | None = None
     set_hostname_as_fqdn: bool | None = Field(default=None, alias="setHostnameAsFQDN")

@@ -620,7 +620,8 @@ class PodSyncer:
     async def _create_app(self, pod: Obj, container: Obj, attempt: int, sandbox: ContainerInfo,
                           paths: dict[str, str], pod_ip: str, pid_of: str | None = None) -> str:
         """Create (not start) one container of the pod; ``pid_of``: a container id whose PID
-        namespace it joins (an ephemeral container's target)."""
+        namespace it joins (an ephemeral container's target), else the sandbox's with
+        ``shareProcessNamespace`` (one PID namespace for the pod, the pause process its PID 1)."""
         meta, spec = pod["metadata"], pod.get("spec") or {}
         warnings: list[str] = []
         env = container_env(pod, container, host_ip=self.cfg.node_ip, pod_ip=pod_ip, lookup=self.volumes.lookup,
@@ -639,7 +640,8 @@ class PodSyncer:
         host_config = self.runtime.host_config(
             network_mode=f"container:{sandbox.id}",
             ipc_mode=f"container:{sandbox.id}",
-            **({"pid_mode": f"container:{pid_of}"} if pid_of else {}),
+            **({"pid_mode": f"container:{pid_of}"} if pid_of else
+               {"pid_mode": f"container:{sandbox.id}"} if spec.get("shareProcessNamespace") else {}),
             binds=VolumeManager.binds(container, paths, VolumeManager.read_only_volumes(pod))
             + PodFiles.binds(container, files) or None,
             log_config=LOG_CONFIG,
