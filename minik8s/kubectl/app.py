@@ -187,7 +187,7 @@ def _run_plugin(argv: list[str]) -> None:
 GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout",
                       "--user", "--cluster"}
 #: Boolean flags that also accept ``--flag=true|false``; a ``--no-flag`` form exists for these.
-NEGATABLE = {"--wait", "--recursive", "--watch"}
+NEGATABLE = {"--wait", "--recursive", "--watch", "--attach", "--share-processes"}
 BOOL_FLAGS = NEGATABLE | {"--all", "--all-namespaces", "--force", "--now", "--show-labels",
                           "--watch-only", "--save-config", "--stdin", "--tty", "--follow", "--timestamps",
                           "--previous", "--client", "--ignore-not-found", "--namespaced", "--overwrite",

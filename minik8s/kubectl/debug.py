@@ -114,7 +114,8 @@ def debug(
     target: Annotated[str, typer.Option("--target", help="share the processes of this container")] = "",
     stdin: Annotated[bool, typer.Option("-i", "--stdin", help="keep stdin open on the container")] = False,
     tty: Annotated[bool, typer.Option("-t", "--tty", help="allocate a TTY for the debugging container")] = False,
-    attach_flag: Annotated[bool | None, typer.Option("--attach", help="wait for the container and attach")] = None,
+    attach_flag: Annotated[bool | None, typer.Option("--attach/--no-attach",
+                                                     help="wait for the container and attach")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="suppress informational messages")] = False,
     profile: Annotated[str, typer.Option("--profile", help="legacy, general, baseline, netadmin, "
                                                            "restricted or sysadmin")] = "legacy",
@@ -125,6 +126,13 @@ def debug(
     copy_to: Annotated[str, typer.Option("--copy-to", help="debug a copy of the pod with this name")] = "",
     replace: Annotated[bool, typer.Option("--replace", help="delete the original pod (with --copy-to)")] = False,
     same_node: Annotated[bool, typer.Option("--same-node", help="the copy on the same node")] = False,
+    share_processes: Annotated[bool | None, typer.Option("--share-processes/--no-share-processes",
+                                                         help="process namespace sharing in the copy")] = None,
+    keep_labels: Annotated[bool, typer.Option("--keep-labels", help="keep the copy's labels")] = False,
+    keep_annotations: Annotated[bool, typer.Option("--keep-annotations", help="keep its annotations")] = False,
+    keep_liveness: Annotated[bool, typer.Option("--keep-liveness", help="keep liveness probes")] = False,
+    keep_readiness: Annotated[bool, typer.Option("--keep-readiness", help="keep readiness probes")] = False,
+    keep_startup: Annotated[bool, typer.Option("--keep-startup", help="keep startup probes")] = False,
     set_image: Annotated[list[str] | None, typer.Option("--set-image",
                                                         help="NAME=IMAGE for the copy's containers")] = None,
 ) -> None:
@@ -177,8 +185,10 @@ def debug(
         ec["tty"] = True
     opts = ctx.obj
     if copy_to:
+        keep = {"labels": keep_labels, "annotations": keep_annotations, "livenessProbe": keep_liveness,
+                "readinessProbe": keep_readiness, "startupProbe": keep_startup}
         namespace, name, debug_name = asyncio.run(_copy(opts, pod, copy_to, ec, container, images, replace,
-                                                        same_node, profile, quiet))
+                                                        same_node, share_processes, profile, keep, quiet))
     else:
         if target:
             ec["targetContainerName"] = target
@@ -233,9 +243,30 @@ async def _add_ephemeral(opts: Any, arg: str, ec: dict[str, Any], wanted: str | 
         return str(meta["namespace"]), str(meta["name"]), ec["name"]
 
 
+def copy_profile(pod: dict[str, Any], container: str, profile: str, keep: dict[str, bool]) -> None:
+    """A profile's changes to a pod copy (kubectl's ``profiles.go``): every profile but ``legacy``
+    removes labels, annotations and probes (unless ``keep`` says otherwise, ``--keep-*``) and turns
+    ``shareProcessNamespace`` on where it is unset; ``general`` adds ``SYS_PTRACE`` to the debug
+    container, ``netadmin``, ``restricted`` and ``sysadmin`` as for an ephemeral container."""
+    if profile == "legacy":
+        return
+    meta, spec = pod["metadata"], pod["spec"]
+    for key in ("labels", "annotations"):
+        if not keep.get(key):
+            meta.pop(key, None)
+    for c in spec.get("containers") or []:
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            if not keep.get(probe):
+                c.pop(probe, None)
+    spec.setdefault("shareProcessNamespace", True)
+    for c in spec.get("containers") or []:
+        if c.get("name") == container:
+            apply_profile(c, profile, ephemeral=profile == "general")
+
+
 async def _copy(opts: Any, arg: str, copy_to: str, ec: dict[str, Any], wanted: str | None,
-                images: dict[str, str], replace: bool, same_node: bool, profile: str,
-                quiet: bool) -> tuple[str, str, str]:
+                images: dict[str, str], replace: bool, same_node: bool, share: bool | None, profile: str,
+                keep: dict[str, bool], quiet: bool) -> tuple[str, str, str]:
     """kubectl's ``debugByCopy``: create the copy (then delete the original with ``replace``)."""
     from minik8s.kubectl.errors import KubectlError
     from minik8s.kubectl.session import Session
@@ -245,6 +276,8 @@ async def _copy(opts: Any, arg: str, copy_to: str, ec: dict[str, Any], wanted: s
         meta = pod["metadata"]
         spec = json.loads(json.dumps(pod.get("spec") or {}))
         spec.pop("ephemeralContainers", None)
+        if share is not None:
+            spec["shareProcessNamespace"] = share
         if not same_node:
             spec.pop("nodeName", None)
         for c in spec.get("containers") or []:
@@ -284,10 +317,10 @@ async def _copy(opts: Any, arg: str, copy_to: str, ec: dict[str, Any], wanted: s
                 c.pop("stdin")
             if not c["tty"]:
                 c.pop("tty")
-            apply_profile(c, profile, ephemeral=False)
+        copied = {"apiVersion": "v1", "kind": "Pod", "metadata": copy_meta, "spec": spec}
+        copy_profile(copied, name, profile, keep)
         rt = _pods_type()
-        created = await s.client.create(rt, {"apiVersion": "v1", "kind": "Pod", "metadata": copy_meta,
-                                             "spec": spec}, meta["namespace"])
+        created = await s.client.create(rt, copied, meta["namespace"])
         if replace:
             await s.client.delete(rt, meta["name"], meta["namespace"], grace_period_seconds=0)
         return str(meta["namespace"]), str(created["metadata"]["name"]), name

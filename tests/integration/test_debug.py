@@ -330,3 +330,33 @@ def test_debug_errors(official: RealKubectl, env: Env) -> None:
                  ("debug", "nope", f"--image={BUSYBOX}", "--profile=general")):
         _compare(official.version, official(*argv), mine(*argv))
 
+
+
+def test_debug_copy_to(official: RealKubectl, env: Env) -> None:
+    mine = _kubectl("minik8s", env)
+    copies = []
+    for kubectl in (official, mine):
+        copy = f"copy-{kubectl.version.replace('.', '')}-{official.version.replace('.', '')}"
+        res = kubectl("debug", "app", f"--copy-to={copy}", f"--image={BUSYBOX}", "--same-node", "-c", "dbg",
+                      "--profile=general", "--set-image=c=minik8s/busybox", "--",
+                      "sh", "-c", "wget -qO- localhost:8080; ps; sleep 3600")
+        copies.append((copy, res))
+    _compare(official.version, copies[0][1], copies[1][1])
+    specs = []
+    for copy, _ in copies:
+        pod = env.pod(copy)
+        spec = pod["spec"]
+        assert spec["nodeName"] == env.kubelet.node and "ephemeralContainers" not in spec
+        assert spec["shareProcessNamespace"] is True
+        c, dbg = spec["containers"]
+        assert (c["name"], c["image"], dbg["name"], dbg["image"]) == ("c", "minik8s/busybox", "dbg", BUSYBOX)
+        assert dbg["securityContext"] == {"capabilities": {"add": ["SYS_PTRACE"]}}
+        specs.append(spec["containers"])
+    assert specs[0] == specs[1]
+    # the copy shares one PID namespace: the debug container sees the app's httpd
+    for copy, _ in copies:
+        def saw(pod: str = copy) -> bool:
+            log = env.log(pod, "dbg")
+            return PAGE in log and "httpd -f -p 8080" in log
+        wait_for_sync(saw, 60, what=f"{copy}'s debug container")
+        env.http.delete(env.path(copy), params={"gracePeriodSeconds": "0"})
