@@ -706,6 +706,7 @@ class ResourceAPI:
             strategy.prepare_for_ephemeral_update(obj, old)
             if managed is not None:
                 obj["metadata"]["managedFields"] = managed
+            await self.pod_security(obj, None)  # as Kubernetes' PodSecurity admits this subresource
         else:
             raise errors.NotFound(f"the server could not find the requested resource ({subresource})")
         strategy.default(obj)

@@ -189,6 +189,25 @@ def test_existing_ones_cannot_be_removed_or_changed(env: Env) -> None:
     assert env.http.put(env.path("keeper"), json=pod).status_code == 200
 
 
+def test_pod_security_admits_the_subresource(env: Env) -> None:
+    ns = f"{env.namespace}-psa"
+    labels = {"pod-security.kubernetes.io/enforce": "baseline"}
+    assert env.http.post("/api/v1/namespaces", json={"metadata": {"name": ns, "labels": labels}}).status_code == 201
+    try:
+        body = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": BUSYBOX}]}}
+        assert env.http.post(f"/api/v1/namespaces/{ns}/pods", json=body).status_code == 201
+        ec = {"name": "root", "image": BUSYBOX, "securityContext": {"privileged": True}}
+        r = env.http.patch(f"/api/v1/namespaces/{ns}/pods/p/ephemeralcontainers",
+                           json={"spec": {"ephemeralContainers": [ec]}}, headers=SMP)
+        assert r.status_code == 403 and 'violates PodSecurity "baseline:latest"' in r.json()["message"], r.text
+        ec = {"name": "plain", "image": BUSYBOX}
+        r = env.http.patch(f"/api/v1/namespaces/{ns}/pods/p/ephemeralcontainers",
+                           json={"spec": {"ephemeralContainers": [ec]}}, headers=SMP)
+        assert r.status_code == 200, r.text
+    finally:
+        env.http.delete(f"/api/v1/namespaces/{ns}")
+
+
 def test_pod_templates_refuse_them(env: Env) -> None:
     rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs"},
           "spec": {"replicas": 0, "selector": {"matchLabels": {"a": "b"}},
@@ -360,3 +379,14 @@ def test_debug_copy_to(official: RealKubectl, env: Env) -> None:
             return PAGE in log and "httpd -f -p 8080" in log
         wait_for_sync(saw, 60, what=f"{copy}'s debug container")
         env.http.delete(env.path(copy), params={"gracePeriodSeconds": "0"})
+
+
+def test_logs_and_exec_of_an_ephemeral_container(any_kubectl: RealKubectl, env: Env) -> None:
+    name = f"shell-{any_kubectl.version.replace('.', '')}"
+    r = env.add_ephemeral("app", {"name": name, "image": BUSYBOX, "command": ["sh", "-c", "echo started; sleep 3600"]})
+    assert r.status_code == 200, r.text
+    wait_for_sync(lambda: "running" in (env.ephemeral_status("app", name).get("state") or {}), 60,
+                  what=f"{name} running")
+    wait_for_sync(lambda: env.log("app", name) == "started\n", 10, what=f"{name}'s log")
+    assert any_kubectl.ok("logs", "app", "-c", name).out == "started\n"
+    assert any_kubectl.ok("exec", "app", "-c", name, "--", "wget", "-qO-", "localhost:8080").out == PAGE + "\n"
