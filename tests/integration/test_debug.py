@@ -390,3 +390,23 @@ def test_logs_and_exec_of_an_ephemeral_container(any_kubectl: RealKubectl, env: 
     wait_for_sync(lambda: env.log("app", name) == "started\n", 10, what=f"{name}'s log")
     assert any_kubectl.ok("logs", "app", "-c", name).out == "started\n"
     assert any_kubectl.ok("exec", "app", "-c", name, "--", "wget", "-qO-", "localhost:8080").out == PAGE + "\n"
+
+
+def _section(text: str, title: str) -> str:
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i][:1] not in (" ", "\t")), len(lines))
+    return "".join(lines[start:end])
+
+
+def test_describe_shows_ephemeral_containers(official: RealKubectl, env: Env) -> None:
+    pod = f"described-{official.version.replace('.', '')}"
+    env.make_pod(pod)
+    env.add_ephemeral(pod, {"name": "dbg", "image": BUSYBOX, "command": ["sh", "-c", "exit 3"], "stdin": True,
+                            "env": [{"name": "A", "value": "b"}], "targetContainerName": "c"})
+    wait_for_sync(lambda: (env.ephemeral_status(pod, "dbg").get("state") or {}).get("terminated"), 60,
+                  what="dbg terminated")
+    theirs = _section(official.ok("describe", "pod", pod).out, "Ephemeral Containers:")
+    ours = _section(_kubectl("minik8s", env).ok("describe", "pod", pod).out, "Ephemeral Containers:")
+    assert re.search(r"Exit Code: +3\n", theirs) and re.search(r"A: +b\n", theirs), theirs
+    assert ours.splitlines() == theirs.splitlines()
