@@ -373,9 +373,14 @@ def _attach(opts: Any, namespace: str, name: str, container: str, stdin: bool, t
     url = attach_url(config.server, namespace, name, container, stdin, tty)
     with raw_terminal(sys.stdin.fileno() if stdin else -1, raw):
         asyncio.run(run_stream(config, url, stdin, raw))
-    if tty and not quiet:
-        print(f"Session ended, the ephemeral container will not be restarted but may be reattached using "
-              f"'kubectl attach {name} -c {container} -i -t' if it is still running", file=sys.stderr)
+    if raw and not quiet and (pod.get("spec") or {}).get("restartPolicy", "Always") == "Always":
+        # kubectl attach's reattachMessage (stdout; only after a raw terminal session)
+        if any(c.get("name") == container for c in (pod.get("spec") or {}).get("ephemeralContainers") or []):
+            print(f"Session ended, the ephemeral container will not be restarted but may be reattached using "
+                  f"'kubectl attach {name} -c {container} -i -t' if it is still running")
+        else:
+            print(f"Session ended, resume using 'kubectl attach {name} -c {container} -i -t' command when the pod "
+                  "is running")
 
 
 async def _print_log(opts: Any, namespace: str, name: str, container: str) -> None:

@@ -410,3 +410,54 @@ def test_describe_shows_ephemeral_containers(official: RealKubectl, env: Env) ->
     ours = _section(_kubectl("minik8s", env).ok("describe", "pod", pod).out, "Ephemeral Containers:")
     assert re.search(r"Exit Code: +3\n", theirs) and re.search(r"A: +b\n", theirs), theirs
     assert ours.splitlines() == theirs.splitlines()
+
+
+def _in_a_terminal(kubectl: RealKubectl, *args: str, line: bytes) -> str:
+    """Run kubectl on a pseudo-terminal; ``line`` is typed once the prompt notice was printed. All it wrote."""
+    import pty
+    import select
+    import subprocess
+    import time
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(kubectl.argv(args, True), stdin=follower, stdout=follower, stderr=follower,
+                            env=kubectl.env(), close_fds=True)
+    os.close(follower)
+    out, typed, deadline = b"", False, time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(leader, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if not typed and b"try pressing enter." in out:
+                time.sleep(1)
+                os.write(leader, line)
+                typed = True
+            if proc.poll() is not None and not ready:
+                break
+    finally:
+        proc.kill() if proc.poll() is None else None
+        proc.wait()
+        os.close(leader)
+    return out.decode(errors="replace")
+
+
+def test_debug_with_a_terminal(official: RealKubectl, env: Env) -> None:
+    mine = _kubectl("minik8s", env)
+    results = []
+    for kubectl in (official, mine):
+        name = f"tty-{kubectl.version.replace('.', '')}-{official.version.replace('.', '')}"
+        text = _in_a_terminal(kubectl, "debug", "app", "-it", f"--image={BUSYBOX}", "-c", name, "--",
+                              "sh", "-c", "read x; echo got $x", line=b"hi\r")
+        results.append(Result(0, text.replace(name, "NAME").replace("\r\n", "\n"), ""))
+    theirs, ours = tolerate(["1.37-debug-default-profile", "1.37-attach-recorded-notice", "1.37-reattach-namespace"],
+                            official.version, *results)
+    assert ours.out.endswith("hi\ngot hi\nSession ended, the ephemeral container will not be restarted but may be "
+                             "reattached using 'kubectl attach app -c NAME -i -t' if it is still running\n"), ours.out
+    assert ours.out == theirs.out

@@ -66,6 +66,11 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         "container's log; 1.32, which minik8s follows, does not",
         _sub(r"(?m)^All commands and output from this session will be recorded in container logs, including "
              r"credentials and sensitive information passed through the command prompt\.\n", "")),
+    "1.37-reattach-namespace": Difference(
+        V137,
+        "kubectl 1.37's `Session ended ...` line after a terminal session names the namespace in the "
+        "`kubectl attach` command it suggests (`-n NS`); 1.32, which minik8s follows, does not",
+        _sub(r"(kubectl attach \S+ -c \S+) -n \S+ -i -t", r"\1 -i -t")),
     "1.37-debug-default-profile": Difference(
         V137,
         "kubectl 1.37's `debug` defaults to --profile=general and so prints no deprecation line for the "
