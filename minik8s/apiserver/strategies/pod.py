@@ -424,7 +424,8 @@ class PodStrategy(Strategy):
     def validate_ephemeral_update(new: Obj, old: Obj) -> list[Cause]:
         """Kubernetes' ``ValidatePodEphemeralContainersUpdate``: the pod stays valid, and every
         ephemeral container already there is kept unchanged (``Forbidden: existing ephemeral
-        containers "x" may not be removed`` / ``... may not be changed``, matched by name)."""
+        containers "x" may not be removed`` / ``... may not be changed``, matched by name; the lines
+        after "changed" name the changed fields, where Kubernetes prints Go's ``cmp.Diff`` of the two)."""
         causes = validate_pod_spec(new.get("spec") or {})
         if (old.get("metadata") or {}).get("annotations", {}).get("kubernetes.io/config.mirror") is not None:
             return [("", None, "Forbidden: static pods do not support ephemeral containers")]
