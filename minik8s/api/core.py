@@ -234,6 +234,14 @@ class Container(Model):
     tty: bool | None = None
 
 
+class EphemeralContainer(Container):
+    """A container added to a running pod for debugging (``corev1.EphemeralContainer``): the
+    container fields (Kubernetes refuses ``ports``, probes, ``resources`` and ``lifecycle`` on it)
+    plus ``targetContainerName``, the container whose process namespace it joins. Only the pod's
+    ``ephemeralcontainers`` subresource adds one; it is never restarted nor removed."""
+    target_container_name: str | None = None
+
+
 class EmptyDirVolumeSource(Model):
     medium: str | None = None
     size_limit: str | None = None
@@ -455,6 +463,7 @@ class HostAlias(Model):
 class PodSpec(Model):
     containers: list[Container]
     init_containers: list[Container] | None = None
+    ephemeral_containers: list[EphemeralContainer] | None = None
     volumes: list[Volume] | None = None
     restart_policy: str | None = None
     termination_grace_period_seconds: int | None = None
@@ -465,6 +474,7 @@ class PodSpec(Model):
     service_account_name: str | None = None
     node_name: str | None = None
     host_network: bool | None = None
+    share_process_namespace: bool | None = None
     hostname: str | None = None
     subdomain: str | None = None
     set_hostname_as_fqdn: bool | None = Field(default=None, alias="setHostnameAsFQDN")
@@ -531,6 +541,7 @@ class PodStatus(Model):
     start_time: str | None = None
     container_statuses: list[ContainerStatus] | None = None
     init_container_statuses: list[ContainerStatus] | None = None
+    ephemeral_container_statuses: list[ContainerStatus] | None = None
     qos_class: str | None = None
     nominated_node_name: str | None = None
 

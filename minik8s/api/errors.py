@@ -80,7 +80,17 @@ class Forbidden(APIError):
 
 
 class NotFound(APIError):
+    """404. As Kubernetes' ``NewNotFound``, its Status always has ``details`` (``{}`` for a path the
+    server does not serve; ``name`` and ``kind`` for a missing object): clients read them
+    (kubectl 1.32's ``debug`` dereferences ``details`` of a 404 from ``pods/ephemeralcontainers``)."""
+
     code, reason = 404, "NotFound"
+
+    def to_status(self) -> dict[str, Any]:
+        out = super().to_status()
+        if "details" not in out:
+            out = {k: v for k, v in out.items() if k != "code"} | {"details": {}, "code": self.code}
+        return out
 
 
 class MethodNotAllowed(APIError):

@@ -29,7 +29,8 @@ def api_versions(server_address: str) -> dict[str, Any]:
 #: the verbs and kind of each subresource (``log`` answers the Pod's text, ``scale`` a Scale, ...)
 SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "binding": ["create"], "scale": ["get", "patch", "update"],
                      "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
-                     "portforward": ["create", "get"], "token": ["create"]}
+                     "portforward": ["create", "get"], "token": ["create"],
+                     "ephemeralcontainers": ["get", "patch", "update"]}
 SUBRESOURCE_KINDS = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions",
                      "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions", "token": "TokenRequest"}
 #: subresources whose kind is another group's, as kube-apiserver says (group, version)

@@ -37,6 +37,7 @@ from minik8s.apiserver import admission, cacher, fieldmanager, podsecurity
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
+from minik8s.apiserver.strategies.pod import PodStrategy
 from minik8s.apiserver.wireorder import in_wire_order
 
 log = logging.getLogger("apiserver")
@@ -701,6 +702,12 @@ class ResourceAPI:
             strategy.prepare_for_update(obj, old)
             if rt.kind == "Pod" and not rt.group and rt.custom is None:
                 await admission.admit_pod(self, obj, self.admission, old)
+        elif subresource == "ephemeralcontainers" and isinstance(strategy, PodStrategy):
+            managed = meta.get("managedFields")
+            strategy.prepare_for_ephemeral_update(obj, old)
+            if managed is not None:
+                obj["metadata"]["managedFields"] = managed
+            await self.pod_security(obj, None)  # as Kubernetes' PodSecurity admits this subresource
         else:
             raise errors.NotFound(f"the server could not find the requested resource ({subresource})")
         strategy.default(obj)
@@ -708,7 +715,12 @@ class ResourceAPI:
             fieldmanager.record_update(self.field_paths(rt), old, obj, manager, rt.api_version, subresource)
         if subresource is None and "generation" in meta and strategy.generation_changed(obj, old):
             meta["generation"] = int(meta["generation"]) + 1
-        self._validate(rt, obj, old)
+        if subresource == "ephemeralcontainers" and isinstance(strategy, PodStrategy):
+            causes = strategy.validate_ephemeral_update(obj, old)
+            if causes:
+                raise errors.invalid(self.kind_name(rt), name, causes)
+        else:
+            self._validate(rt, obj, old)
         if rt.custom is None:
             self.schemas.fill_required(rt, obj)
         if obj == old:

@@ -106,7 +106,9 @@ class PodSubresources:
                 raise errors.BadRequest(f"a container name must be specified for pod {name}, "
                                         f"choose one of: [{' '.join(containers)}]")
             container = containers[0]
-        elif container not in containers:
+        elif container not in containers and not any(
+                c.get("name") == container for kind in ("initContainers", "ephemeralContainers")
+                for c in (pod.get("spec") or {}).get(kind) or []):
             raise errors.BadRequest(f"container {container} is not valid for pod {name}")
         node_name = (pod.get("spec") or {}).get("nodeName")
         if not node_name:

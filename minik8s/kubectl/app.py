@@ -84,6 +84,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "exec": ("exec", "exec_"),
     "cp": ("cp", "cp"),
     "attach": ("attach", "attach"),
+    "debug": ("debug", "debug"),
     "port-forward": ("port_forward", "port_forward"),
     "scale": ("scale", "scale"),
     "wait": ("wait", "wait"),
@@ -184,7 +185,7 @@ def _run_plugin(argv: list[str]) -> None:
 GLOBAL_VALUE_FLAGS = {"--kubeconfig", "--context", "-n", "--namespace", "-s", "--server", "--request-timeout",
                       "--user", "--cluster", "--as", "--as-group", "--as-uid"}
 #: Boolean flags that also accept ``--flag=true|false``; a ``--no-flag`` form exists for these.
-NEGATABLE = {"--wait", "--recursive", "--watch"}
+NEGATABLE = {"--wait", "--recursive", "--watch", "--attach", "--share-processes"}
 BOOL_FLAGS = NEGATABLE | {"--all", "--all-namespaces", "--force", "--now", "--show-labels",
                           "--watch-only", "--save-config", "--stdin", "--tty", "--follow", "--timestamps",
                           "--previous", "--client", "--ignore-not-found", "--namespaced", "--overwrite",

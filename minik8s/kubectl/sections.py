@@ -214,7 +214,7 @@ def write_containers(w: Writer, title: str, containers: list[Obj], statuses: lis
             last = st.get("lastState") or {}
             if last.get("terminated"):
                 _state(w, "Last State", last)
-            w.write(2, f"Ready:\t{text_of(bool(st.get('ready')))}")
+            w.write(2, f"Ready:\t{'True' if st.get('ready') else 'False'}")  # kubectl's printBool
             w.write(2, f"Restart Count:\t{st.get('restartCount', 0)}")
         resources = c.get("resources") or {}
         for key, label in (("limits", "Limits"), ("requests", "Requests")):

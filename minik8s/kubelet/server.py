@@ -100,18 +100,22 @@ def _strip_id(container_id: str | None) -> str | None:
 
 def find_container(source: PodSource, namespace: str, name: str, container: str,
                    previous: bool = False, running: bool = False) -> str:
-    """The Docker id behind ``namespace/name``'s ``container`` (the kubelet's ``validateContainerLogStatus``).
+    """The Docker id behind ``namespace/name``'s ``container`` — a regular, init or ephemeral one
+    (the kubelet's ``validateContainerLogStatus``).
 
     Raises LookupError_ (404 for an unknown pod, 400 otherwise).
     """
     pod = source.pod(namespace, name)
     if pod is None:
         raise LookupError_(404, f'pods "{name}" not found')
-    names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    spec = pod.get("spec") or {}
+    names = [c.get("name") for kind in ("containers", "initContainers", "ephemeralContainers")
+             for c in spec.get(kind) or []]
     if container not in names:
         raise LookupError_(400, f"container {container} is not valid for pod {name}")
     status = source.pod_status(pod)
-    cs = next((s for s in status.get("containerStatuses") or [] if s.get("name") == container), None)
+    cs = next((s for kind in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+               for s in status.get(kind) or [] if s.get("name") == container), None)
     if cs is None:
         raise LookupError_(400, f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating')
     state, last = cs.get("state") or {}, cs.get("lastState") or {}

@@ -51,6 +51,7 @@ class PodView:
 
     containers: dict[str, ContainerView] = field(default_factory=dict)
     init_containers: dict[str, ContainerView] = field(default_factory=dict)
+    ephemeral_containers: dict[str, ContainerView] = field(default_factory=dict)
     sandbox: ContainerInfo | None = None
     pod_ip: str = ""
     waiting: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -121,6 +122,16 @@ def init_container_status(container: Obj, view: ContainerView, pod_view: PodView
     status = container_status(container, view, pod_view)
     term = (status.get("state") or {}).get("terminated") or {}
     status["ready"] = bool(term) and term.get("exitCode") == 0
+    status["started"] = "running" in (status.get("state") or {})
+    return status
+
+
+def ephemeral_container_status(container: Obj, view: ContainerView, pod_view: PodView) -> Obj:
+    """One ``ephemeralContainerStatuses`` item: the state of a container status (waiting until the
+    kubelet created it, then running or terminated, never restarted); never ready."""
+    status = container_status(container, view, pod_view)
+    status["ready"] = False
+    status["restartCount"] = 0
     status["started"] = "running" in (status.get("state") or {})
     return status
 
@@ -271,6 +282,10 @@ def compute_pod_status(pod: Obj, view: PodView, host_ip: str, now: str | None = 
     status["containerStatuses"] = statuses
     if inits:
         status["initContainerStatuses"] = inits
+    ephemeral = [ephemeral_container_status(c, view.ephemeral_containers.get(c["name"], ContainerView()), view)
+                 for c in spec.get("ephemeralContainers") or []]
+    if ephemeral:
+        status["ephemeralContainerStatuses"] = ephemeral
     if view.deadline_exceeded and old_phase not in TERMINAL_PHASES:
         status["reason"] = "DeadlineExceeded"
         status["message"] = "Pod was active on the node longer than the specified deadline"

@@ -305,6 +305,15 @@ class PodSyncer:
             for failure in await self.volumes.refresh(pod):
                 self.events.emit(pod, "Warning", "FailedMount", f"MountVolume.SetUp failed: {failure}")
 
+        # 3b. ephemeral containers: each started once, in a running pod, never restarted
+        new_ephemeral = [ec for ec in spec.get("ephemeralContainers") or [] if not by_name.get(ec["name"])]
+        if new_ephemeral and sandbox is not None and sandbox.running:
+            started_any = False
+            for ec in new_ephemeral:
+                started_any |= await self._start_ephemeral(key, pod, ec, sandbox, by_name, waiting)
+            if started_any:
+                containers = await self._relist(pod)
+
         # 4. garbage-collect dead containers, then report
         containers = await self._gc(containers)
         view = self._view(pod, containers, waiting)
@@ -564,8 +573,55 @@ class PodSyncer:
             await self.runtime.stop(cid, self._kill_grace(pod, container))
         return True
 
+    async def _start_ephemeral(self, key: str, pod: Obj, container: Obj, sandbox: ContainerInfo,
+                               by_name: dict[str, list[ContainerInfo]], waiting: dict[str, tuple[str, str]]) -> bool:
+        """Create and start an ephemeral container (Kubernetes' ``startContainer`` for one): in the
+        pod's network and IPC namespaces like the others, in the PID namespace of its
+        ``targetContainerName`` when that one runs; no probes, hooks nor restarts. True when created."""
+        name = container["name"]
+        target = container.get("targetContainerName")
+        pid_of = None
+        if target:
+            current = _first(by_name.get(target))
+            if current is None or not current.running:
+                waiting[name] = ("ContainerCreating", f"target container {target} is not running")
+                return False
+            pid_of = current.id
+        try:
+            await self.images.ensure(pod, container)
+        except ImagePullError as exc:
+            waiting[name] = (exc.reason, exc.message)
+            if exc.reason == "ErrImagePull":
+                self.queue.add_after(key, self.crash_backoff.initial)
+            return False
+        pod_ip = self.cfg.node_ip if (pod.get("spec") or {}).get("hostNetwork") else sandbox.ip or ""
+        try:
+            paths = await self.volumes.setup(pod) if container.get("volumeMounts") else {}
+            cid = await self._create_app(pod, container, 0, sandbox, paths, pod_ip, pid_of)
+        except ContainerConfigError as exc:
+            waiting[name] = ("CreateContainerConfigError", str(exc))
+            self.events.emit(pod, "Warning", "Failed", f"Error: {exc}"[:1024], name)
+            return False
+        except (RuntimeErrorBase, VolumeError, ValueError) as exc:
+            msg = getattr(exc, "message", None) or str(exc)
+            waiting[name] = ("CreateContainerError", msg)
+            self.events.emit(pod, "Warning", "Failed", f"Error: {msg}"[:1024], name)
+            return False
+        self.events.emit(pod, "Normal", "Created", f"Created container {name}", name)
+        try:
+            await self.runtime.start(cid)
+        except RuntimeErrorBase as exc:
+            self.events.emit(pod, "Warning", "Failed", f"Error: {exc.message}"[:1024], name)
+            return True
+        self.events.emit(pod, "Normal", "Started", f"Started container {name}", name)
+        log.info("kubelet pod=%s ephemeral container=%s started id=%s", key, name, cid[:12])
+        return True
+
     async def _create_app(self, pod: Obj, container: Obj, attempt: int, sandbox: ContainerInfo,
-                          paths: dict[str, str], pod_ip: str) -> str:
+                          paths: dict[str, str], pod_ip: str, pid_of: str | None = None) -> str:
+        """Create (not start) one container of the pod; ``pid_of``: a container id whose PID
+        namespace it joins (an ephemeral container's target), else the sandbox's with
+        ``shareProcessNamespace`` (one PID namespace for the pod, the pause process its PID 1)."""
         meta, spec = pod["metadata"], pod.get("spec") or {}
         warnings: list[str] = []
         env = container_env(pod, container, host_ip=self.cfg.node_ip, pod_ip=pod_ip, lookup=self.volumes.lookup,
@@ -584,6 +640,8 @@ class PodSyncer:
         host_config = self.runtime.host_config(
             network_mode=f"container:{sandbox.id}",
             ipc_mode=f"container:{sandbox.id}",
+            **({"pid_mode": f"container:{pid_of}"} if pid_of else
+               {"pid_mode": f"container:{sandbox.id}"} if spec.get("shareProcessNamespace") else {}),
             binds=VolumeManager.binds(container, paths, VolumeManager.read_only_volumes(pod))
             + PodFiles.binds(container, files) or None,
             log_config=LOG_CONFIG,
@@ -636,6 +694,9 @@ class PodSyncer:
             items = by_name.get(c["name"]) or []
             view.init_containers[c["name"]] = ContainerView(
                 _first(items), next((x for x in items[1:] if not x.running), None))
+        for c in spec.get("ephemeralContainers") or []:
+            items = by_name.get(c["name"]) or []
+            view.ephemeral_containers[c["name"]] = ContainerView(_first(items), None)
         previous_status = {s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []}
         for c in spec.get("containers") or []:
             items = by_name.get(c["name"]) or []

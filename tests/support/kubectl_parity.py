@@ -60,6 +60,23 @@ V132 = frozenset({"1.32"})
 #: minik8s' apiserver is Kubernetes 1.32, so its kubectl follows kubectl 1.32; what 1.37 changed
 #: is listed with the ``1.37`` version only.
 KNOWN_DIFFERENCES: dict[str, Difference] = {
+    "1.37-attach-recorded-notice": Difference(
+        V137,
+        "kubectl 1.37 warns, before attaching with stdin (`debug -i`), that the session is recorded in the "
+        "container's log; 1.32, which minik8s follows, does not",
+        _sub(r"(?m)^All commands and output from this session will be recorded in container logs, including "
+             r"credentials and sensitive information passed through the command prompt\.\n", "")),
+    "1.37-reattach-namespace": Difference(
+        V137,
+        "kubectl 1.37's `Session ended ...` line after a terminal session names the namespace in the "
+        "`kubectl attach` command it suggests (`-n NS`); 1.32, which minik8s follows, does not",
+        _sub(r"(kubectl attach \S+ -c \S+) -n \S+ -i -t", r"\1 -i -t")),
+    "1.37-debug-default-profile": Difference(
+        V137,
+        "kubectl 1.37's `debug` defaults to --profile=general and so prints no deprecation line for the "
+        "legacy profile, 1.32's default, which minik8s follows (with its line on stderr)",
+        _sub(r'(?m)^--profile=legacy is deprecated and will be removed in the future\. It is recommended to '
+             r'explicitly specify a profile, for example "--profile=general"\.\n', "")),
     "1.37-kyaml": Difference(
         V137,
         "kubectl 1.37 has the kyaml output format (new in 1.34) and lists it among the allowed formats; "

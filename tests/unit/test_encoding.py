@@ -26,7 +26,8 @@ def test_status_in_go_order_with_empty_fields_left_out() -> None:
         b'"message":"services \\"x\\" already exists","reason":"AlreadyExists",'
         b'"details":{"name":"x","kind":"services"},"code":409}\n')
     bare = errors.NotFound("the server could not find the requested resource").to_status()
-    assert list(bare) == ["kind", "apiVersion", "metadata", "status", "message", "reason", "code"]
+    assert list(bare) == ["kind", "apiVersion", "metadata", "status", "message", "reason", "details", "code"]
+    assert bare["details"] == {}  # as kube-apiserver's 404 for a path it does not serve
     invalid = errors.Invalid("x", {"causes": [{"field": "spec", "message": "m", "reason": "FieldValueInvalid"}],
                                    "kind": "Pod", "name": "p", "retryAfterSeconds": 0})
     details = invalid.to_status()["details"]

@@ -21,6 +21,8 @@ from minik8s.auth import UserInfo
     ("GET", "/api/v1/watch/namespaces/ns/pods", False, ("watch", "", "ns", "pods", "", "")),
     ("GET", "/api/v1/namespaces/ns/pods/p/log", False, ("get", "", "ns", "pods", "log", "p")),
     ("POST", "/api/v1/namespaces/ns/pods/p/exec", False, ("create", "", "ns", "pods", "exec", "p")),
+    ("PATCH", "/api/v1/namespaces/ns/pods/p/ephemeralcontainers", False,
+     ("patch", "", "ns", "pods", "ephemeralcontainers", "p")),
     ("DELETE", "/apis/apps/v1/namespaces/ns/deployments", False, ("deletecollection", "apps", "ns", "deployments",
                                                                   "", "")),
     ("PATCH", "/apis/apps/v1/namespaces/ns/deployments/d/scale", False, ("patch", "apps", "ns", "deployments",
@@ -225,3 +227,11 @@ def test_service_account_tokens_authenticate_only_with_rbac(tmp_path) -> None:  
         create_app(Store(), authenticator=auth, metrics_resolution=None, token_issuer=TokenIssuer(key),
                    authorization_modes=modes)
         assert (auth.reviewer is not None) is accepted, modes
+
+
+def test_ephemeral_containers_are_a_subresource_of_their_own() -> None:
+    """``kubectl debug`` needs ``pods/ephemeralcontainers``: a rule on ``pods`` does not grant it."""
+    info = requestinfo.parse("PATCH", "/api/v1/namespaces/ns/pods/p/ephemeralcontainers")
+    assert not rule_allows({"verbs": ["patch"], "apiGroups": [""], "resources": ["pods"]}, info)
+    assert rule_allows({"verbs": ["patch"], "apiGroups": [""], "resources": ["pods/ephemeralcontainers"]}, info)
+    assert rule_allows({"verbs": ["patch"], "apiGroups": [""], "resources": ["*/ephemeralcontainers"]}, info)

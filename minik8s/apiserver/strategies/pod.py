@@ -63,6 +63,11 @@ def default_pod_spec(spec: Obj) -> None:
             p.setdefault("protocol", "TCP")
         for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
             default_probe(c.get(probe))
+    for ec in spec.get("ephemeralContainers") or []:
+        # SetDefaults_EphemeralContainer: the container defaults but resources (refused on them)
+        ec.setdefault("imagePullPolicy", "IfNotPresent")
+        ec.setdefault("terminationMessagePath", "/dev/termination-log")
+        ec.setdefault("terminationMessagePolicy", "File")
     for t in spec.get("tolerations") or []:
         if t.get("operator") is None:
             t["operator"] = "Equal"
@@ -253,8 +258,50 @@ def validate_container(c: Obj, path: str, volume_names: set[str]) -> list[Cause]
     return causes
 
 
+#: the fields of a container an ephemeral container may not set (Kubernetes' ``validateEphemeralContainers``
+#: allows a list of fields; these are the ones of minik8s' Container outside it), in Go's field order
+EPHEMERAL_FORBIDDEN = ("ports", "resources", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle")
+EPHEMERAL_FORBIDDEN_MSG = "Forbidden: cannot be set for an Ephemeral Container"
+
+
+def _is_set(value: Any) -> bool:
+    """Whether a field holds something other than its zero value (``resources: {}`` is unset)."""
+    if isinstance(value, dict):
+        return any(_is_set(v) for v in value.values())
+    return value is not None and value != [] and value != ""
+
+
+def validate_ephemeral_containers(spec: Obj, path: str, volume_names: set[str]) -> list[Cause]:
+    """``spec.ephemeralContainers`` as Kubernetes' ``validateEphemeralContainers``: each a valid
+    container whose name is unique among all the pod's containers, whose ``targetContainerName``
+    names a regular or init container (``Not found``), and without ports, resources, probes or
+    lifecycle (``Forbidden: cannot be set for an Ephemeral Container``)."""
+    causes: list[Cause] = []
+    others = {c.get("name") for kind in ("containers", "initContainers") for c in spec.get(kind) or []}
+    names = set(others)
+    for i, ec in enumerate(spec.get("ephemeralContainers") or []):
+        ep = f"{path}.ephemeralContainers[{i}]"
+        causes += validate_container(ec, ep, volume_names)
+        name = ec.get("name")
+        if name in names:
+            causes.append((f"{ep}.name", None, f'Duplicate value: "{name}"'))
+        names.add(name)
+        target = ec.get("targetContainerName")
+        if target and target not in others:
+            causes.append((f"{ep}.targetContainerName", None, f'Not found: "{target}"'))
+        for fld in EPHEMERAL_FORBIDDEN:
+            if _is_set(ec.get(fld)):
+                causes.append((f"{ep}.{fld}", None, EPHEMERAL_FORBIDDEN_MSG))
+        for j, m in enumerate(ec.get("volumeMounts") or []):
+            for fld in ("subPath", "subPathExpr"):
+                if m.get(fld):
+                    causes.append((f"{ep}.volumeMounts[{j}].{fld}", None, EPHEMERAL_FORBIDDEN_MSG))
+    return causes
+
+
 def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
-    """PodSpec validation with Kubernetes' field paths and messages."""
+    """PodSpec validation with Kubernetes' field paths and messages. ``path`` other than ``spec``:
+    a pod template's, where ephemeral containers are refused."""
     causes: list[Cause] = []
     volume_names: set[str] = set()
     for i, vol in enumerate(spec.get("volumes") or []):
@@ -290,6 +337,11 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
                 causes.append((f"{path}.{kind}[{i}].name", None, f'Duplicate value: "{cname}"'))
             if cname:
                 names.add(cname)
+    if path == "spec":
+        causes += validate_ephemeral_containers(spec, path, volume_names)
+    elif spec.get("ephemeralContainers"):
+        causes.append((f"{path}.ephemeralContainers", None,
+                       "Forbidden: ephemeral containers not allowed in pod template"))
     rp = spec.get("restartPolicy")
     if rp not in RESTART_POLICIES:
         causes.append((f"{path}.restartPolicy", None, unsupported(rp, RESTART_POLICIES)))
@@ -340,9 +392,54 @@ class PodStrategy(Strategy):
         default_pod_spec(obj.setdefault("spec", {}))
 
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
-        causes = self.validate_metadata(obj) + validate_pod_spec(obj.get("spec") or {})
+        spec = obj.get("spec") or {}
+        causes = self.validate_metadata(obj) + validate_pod_spec(spec)
         if old is not None:
-            causes += self._validate_spec_update(obj.get("spec") or {}, old.get("spec") or {})
+            causes += self._validate_spec_update(spec, old.get("spec") or {})
+        elif spec.get("ephemeralContainers"):
+            causes.append(("spec.ephemeralContainers", None, "Forbidden: cannot be set on create"))
+        return causes
+
+    @staticmethod
+    def prepare_for_ephemeral_update(new: Obj, old: Obj) -> None:
+        """An ``ephemeralcontainers`` write changes only ``spec.ephemeralContainers`` (Kubernetes'
+        ``dropNonEphemeralContainerUpdates``): the rest of the spec, the status and the metadata
+        stay as stored."""
+        wanted = (new.get("spec") or {}).get("ephemeralContainers")
+        for key in list(new):
+            if key not in ("metadata", "apiVersion", "kind"):
+                new.pop(key)
+        for key, value in old.items():
+            if key != "metadata":
+                new[key] = copy.deepcopy(value)
+        managed = new.get("metadata", {}).get("managedFields")
+        new["metadata"] = copy.deepcopy(old["metadata"])
+        if managed is not None:
+            new["metadata"]["managedFields"] = managed
+        new["spec"].pop("ephemeralContainers", None)
+        if wanted:
+            new["spec"]["ephemeralContainers"] = wanted
+
+    @staticmethod
+    def validate_ephemeral_update(new: Obj, old: Obj) -> list[Cause]:
+        """Kubernetes' ``ValidatePodEphemeralContainersUpdate``: the pod stays valid, and every
+        ephemeral container already there is kept unchanged (``Forbidden: existing ephemeral
+        containers "x" may not be removed`` / ``... may not be changed``, matched by name; the lines
+        after "changed" name the changed fields, where Kubernetes prints Go's ``cmp.Diff`` of the two)."""
+        causes = validate_pod_spec(new.get("spec") or {})
+        if (old.get("metadata") or {}).get("annotations", {}).get("kubernetes.io/config.mirror") is not None:
+            return [("", None, "Forbidden: static pods do not support ephemeral containers")]
+        now = {c.get("name"): c for c in (new.get("spec") or {}).get("ephemeralContainers") or []}
+        for was in (old.get("spec") or {}).get("ephemeralContainers") or []:
+            name = was.get("name")
+            if name not in now:
+                causes.append(("spec.ephemeralContainers", None,
+                               f'Forbidden: existing ephemeral containers "{name}" may not be removed\n'))
+            elif now[name] != was:
+                changed = sorted(k for k in set(was) | set(now[name]) if was.get(k) != now[name].get(k))
+                causes.append(("spec.ephemeralContainers", None,
+                               f'Forbidden: existing ephemeral containers "{name}" may not be changed\n'
+                               + "".join(f"  {k}: {was.get(k)!r} -> {now[name].get(k)!r}\n" for k in changed)))
         return causes
 
     @staticmethod

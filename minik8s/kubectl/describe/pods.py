@@ -63,6 +63,9 @@ async def describe_pod(s: Session, rt: ResourceType, pod: Obj) -> str:
     if spec.get("initContainers"):
         write_containers(w, "Init Containers", spec["initContainers"], status.get("initContainerStatuses") or [])
     write_containers(w, "Containers", spec.get("containers") or [], status.get("containerStatuses") or [])
+    if spec.get("ephemeralContainers"):  # as kubectl: shown as containers (no targetContainerName)
+        write_containers(w, "Ephemeral Containers", spec["ephemeralContainers"],
+                         status.get("ephemeralContainerStatuses") or [])
     if status.get("conditions"):
         w.write(0, "Conditions:")
         w.write(1, "Type\tStatus")
