@@ -14,11 +14,11 @@ import sys
 from collections.abc import Callable
 from typing import Annotated
 
-import click
 import typer
+from typer._click import exceptions as click_errors  # the click typer runs its commands under
 
 from minik8s.kubectl import plugin
-from minik8s.kubectl.errors import render
+from minik8s.kubectl.errors import KubectlError, render
 from minik8s.kubectl.session import GlobalOptions
 
 app = typer.Typer(
@@ -138,7 +138,7 @@ def plugin_list(
     """All the plugin executables (``kubectl-*``) on PATH, with kubectl's warnings about each."""
     found = plugin.listing(_command_path)
     if not found:
-        raise click.ClickException("unable to find any kubectl plugins in your PATH")
+        raise KubectlError("unable to find any kubectl plugins in your PATH")
     print("The following compatible plugins are available:\n", flush=True)
     count = 0
     for path, warnings in found:
@@ -147,7 +147,7 @@ def plugin_list(
             print(f"  - {warning}", file=sys.stderr, flush=True)
         count += len(warnings)
     if count:
-        raise click.ClickException("one plugin warning was found" if count == 1 else
+        raise KubectlError("one plugin warning was found" if count == 1 else
                                    f"{count} plugin warnings were found")
 
 
@@ -261,17 +261,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result = build(_verb(args))(args=args, prog_name="kubectl", standalone_mode=False, obj=None)
         code = result if isinstance(result, int) else 0
-    except click.exceptions.NoArgsIsHelpError as exc:
+    except click_errors.NoArgsIsHelpError as exc:  # a group without its subcommand: its help, as kubectl
         print(exc.ctx.get_help() if exc.ctx else str(exc))
         code = 0
-    except click.UsageError as exc:
-        hint = f" (see 'kubectl {exc.ctx.info_name} --help')" if exc.ctx and exc.ctx.parent else ""
-        print(f"error: {exc.format_message()}{hint}", file=sys.stderr)
-        code = 1
-    except click.ClickException as exc:
-        print(f"error: {exc.format_message()}", file=sys.stderr)
-        code = 1
-    except click.exceptions.Abort:
+    except typer.Abort:
         code = 130
     except KeyboardInterrupt:
         code = 130
@@ -279,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
-        if type(exc).__name__ == "NoSuchOption":  # typer's own click: pflag's words, as kubectl
+        if isinstance(exc, click_errors.NoSuchOption):  # pflag's words, as kubectl
             ctx = getattr(exc, "ctx", None)
             path = ctx.command_path if ctx is not None else "kubectl"
             print(f"Error: unknown flag: {getattr(exc, 'option_name', '')}\nSee '{path} --help' for usage.",
