@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pydantic import Field
+
 from minik8s.api.autoscaling import CrossVersionObjectReference
 from minik8s.api.base import Obj
 from minik8s.api.meta import TypedObject
@@ -30,7 +32,7 @@ class HorizontalPodAutoscalerSpec(Model):
     scale_target_ref: CrossVersionObjectReference
     min_replicas: int | None = None
     max_replicas: int
-    target_cpu_utilization_percentage: int | None = None
+    target_cpu_utilization_percentage: int | None = Field(default=None, alias="targetCPUUtilizationPercentage")
 
 
 class HorizontalPodAutoscalerStatus(Model):
@@ -38,7 +40,7 @@ class HorizontalPodAutoscalerStatus(Model):
     last_scale_time: str | None = None
     current_replicas: int | None = None
     desired_replicas: int | None = None
-    current_cpu_utilization_percentage: int | None = None
+    current_cpu_utilization_percentage: int | None = Field(default=None, alias="currentCPUUtilizationPercentage")
 
 
 class HorizontalPodAutoscaler(TypedObject):

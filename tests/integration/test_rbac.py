@@ -249,3 +249,24 @@ def test_can_i_list_and_impersonation_match_the_official_kubectl(server: APIServ
                                   Kubectl(cfg, ns)(*args))
         assert (mine.code, mine.out, mine.err) == (official.code, official.out, official.err), (user, args)
     assert "configmaps" in Kubectl(tmp_path / "kubeconfig-bob", ns).ok("auth", "can-i", "--list").out
+
+
+def test_official_python_client_reads_a_rules_review(server: APIServer, ns: str) -> None:
+    """The ``kubernetes`` client's models require ``resourceRules``, ``nonResourceRules`` and
+    ``incomplete``: the answer has them, a user's RoleBinding's rules among them."""
+    import kubernetes.client as k8s
+
+    cfg = k8s.Configuration()
+    cfg.host = server.url
+    cfg.ssl_ca_cert = CA[server.url]
+    cfg.api_key = {"authorization": f"Bearer {token('alice')}"}
+    with k8s.ApiClient(cfg) as api:
+        review = k8s.AuthorizationV1Api(api).create_self_subject_rules_review(
+            k8s.V1SelfSubjectRulesReview(spec=k8s.V1SelfSubjectRulesReviewSpec(namespace=ns)))
+    assert review.status.incomplete is False
+    assert any("pods" in (r.resources or []) and "list" in r.verbs for r in review.status.resource_rules)
+    assert any("/version" in (r.non_resource_urls or []) for r in review.status.non_resource_rules)
+    r = call(server, "alice", "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+             {"kind": "SelfSubjectRulesReview", "apiVersion": "authorization.k8s.io/v1", "spec": {}})
+    assert r.status_code == 400 and r.json()["message"] == "no namespace on request"
+

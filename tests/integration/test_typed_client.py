@@ -137,7 +137,8 @@ STANZAS: dict[tuple[str, str], Any] = {
 #: create-only verbs).
 NO_OBJECT = {("v1", "Binding"), ("authentication.k8s.io/v1", "TokenReview"),
              ("authentication.k8s.io/v1", "SelfSubjectReview"), ("authorization.k8s.io/v1", "SubjectAccessReview"),
-             ("authorization.k8s.io/v1", "SelfSubjectAccessReview")}
+             ("authorization.k8s.io/v1", "SelfSubjectAccessReview"),
+             ("authorization.k8s.io/v1", "SelfSubjectRulesReview")}
 
 
 def served_kubernetes_kinds() -> list[Any]:
