@@ -60,6 +60,14 @@ from minik8s.kubectl import set as set_cmd
 from minik8s.kubectl.errors import render
 from minik8s.kubectl.session import GlobalOptions
 
+
+def kustomize_cmd(directory: Annotated[str, typer.Argument(metavar="DIR", help="a kustomization directory")] = ".",
+                  ) -> None:
+    """Build a kustomization target from a directory and print its YAML (kubectl kustomize)."""
+    from minik8s.kubectl import kustomize
+
+    sys.stdout.write(kustomize.render(kustomize.build(directory)))
+
 app = typer.Typer(
     name="kubectl",
     add_completion=False,
@@ -95,6 +103,7 @@ app.command("patch")(patch.patch)
 app.command("replace")(replace.replace)
 app.command("edit")(edit.edit)
 app.command("diff")(diff.diff)
+app.command("kustomize")(kustomize_cmd)
 app.command("events")(events.events)
 app.add_typer(create.app, name="create")
 app.command("run", context_settings={"allow_interspersed_args": True})(run.run)

@@ -1,0 +1,726 @@
+"""Kustomize, as embedded in kubectl 1.32 (kustomize v5): ``kubectl kustomize DIR`` and ``-k DIR``.
+
+:func:`build` turns a directory holding ``kustomization.yaml`` (or ``kustomization.yml`` or
+``Kustomization``) into a list of objects (plain dicts); :func:`render` writes them as
+``kubectl kustomize`` prints them: each object's YAML with keys sorted, separated by ``---``, in
+kustomize's legacy order (Namespace, ResourceQuota, StorageClass, CustomResourceDefinition,
+ServiceAccount, ..., ConfigMap, Secret, ..., Service, ..., Deployment, StatefulSet, CronJob,
+PodDisruptionBudget, then the other kinds, the webhook configurations last; within one kind by
+namespace, then name).
+
+Supported fields: ``resources`` (files and directories with a kustomization of their own; the
+legacy ``bases``), ``namespace``, ``namePrefix``/``nameSuffix``, ``commonLabels``, ``labels``
+(``includeSelectors``, ``includeTemplates``), ``commonAnnotations``, ``images``, ``replicas``,
+``configMapGenerator``/``secretGenerator`` (``literals``, ``files``, ``envs``/``env``,
+``behavior``, ``options``, with ``generatorOptions``), ``patches``, ``patchesStrategicMerge`` and
+``patchesJson6902``.  Any other field is an error (:class:`KustomizeError`), never ignored.
+
+The transformers run in kustomize's order: strategic merge patches, patches, namespace, prefix,
+suffix, labels, annotations, JSON 6902 patches, replicas, images.  As in kustomize, the
+generated names' content hashes are added last, once, at the top kustomization, and then the
+references to renamed ConfigMaps and Secrets in pod templates (env ``valueFrom``, ``envFrom``,
+volumes, projected volumes, ``imagePullSecrets``) follow the new names.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from minik8s.kubectl.errors import KubectlError
+
+Obj = dict[str, Any]
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+#: The fields a Kustomization may have that this module implements.
+SUPPORTED = {"apiVersion", "kind", "metadata", "resources", "bases", "namespace", "namePrefix", "nameSuffix",
+             "commonLabels", "labels", "commonAnnotations", "images", "replicas", "configMapGenerator",
+             "secretGenerator", "generatorOptions", "patches", "patchesStrategicMerge", "patchesJson6902"}
+#: The Kustomization fields kustomize knows that this module does not implement.
+UNSUPPORTED = {"components", "crds", "generators", "transformers", "validators", "vars", "replacements",
+               "openapi", "helmCharts", "helmGlobals", "helmChartInflationGenerator", "configurations",
+               "buildMetadata", "sortOptions", "imageTags"}
+
+ORDER_FIRST = ["Namespace", "ResourceQuota", "StorageClass", "CustomResourceDefinition", "ServiceAccount",
+               "PodSecurityPolicy", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "ConfigMap",
+               "Secret", "Endpoints", "Service", "LimitRange", "PriorityClass", "PersistentVolume",
+               "PersistentVolumeClaim", "Deployment", "StatefulSet", "CronJob", "PodDisruptionBudget"]
+ORDER_LAST = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]
+
+#: Kinds kustomize knows to be cluster-scoped (the namespace transformer leaves them alone).
+CLUSTER_SCOPED = {"Namespace", "Node", "PersistentVolume", "StorageClass", "ClusterRole", "ClusterRoleBinding",
+                  "CustomResourceDefinition", "PriorityClass", "APIService", "MutatingWebhookConfiguration",
+                  "ValidatingWebhookConfiguration", "CertificateSigningRequest", "IngressClass", "RuntimeClass",
+                  "PodSecurityPolicy", "VolumeAttachment", "CSIDriver", "CSINode", "ComponentStatus",
+                  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "FlowSchema",
+                  "PriorityLevelConfiguration", "SelfSubjectReview", "TokenReview", "SubjectAccessReview"}
+#: Kinds whose names prefixes and suffixes leave alone.
+NO_RENAME = {"Namespace", "CustomResourceDefinition", "APIService"}
+WORKLOADS = {"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "ReplicationController"}
+
+
+class KustomizeError(KubectlError):
+    """A kustomization that cannot be built; the message is kustomize's."""
+
+
+@dataclass
+class Resource:
+    """One object and the names it had (for references that follow renames)."""
+
+    obj: Obj
+    original_name: str
+    hash_suffix: bool = False
+    behavior: str = "create"
+    previous: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind") or "")
+
+    @property
+    def name(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("name") or "")
+
+    @property
+    def namespace(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("namespace") or "")
+
+    @property
+    def group(self) -> str:
+        api_version = str(self.obj.get("apiVersion") or "")
+        return api_version.split("/", 1)[0] if "/" in api_version else ""
+
+    @property
+    def version(self) -> str:
+        return str(self.obj.get("apiVersion") or "").rsplit("/", 1)[-1]
+
+    def rename(self, name: str) -> None:
+        self.previous.append(self.name)
+        self.obj.setdefault("metadata", {})["name"] = name
+
+
+# ------------------------------------------------------------------ reading
+def _yaml_docs(text: str, source: str) -> list[Any]:
+    from minik8s.api import decoding
+    try:
+        return [d for d in decoding.load_yaml_all(text) if d is not None]
+    except decoding.DecodeError as exc:
+        raise KustomizeError(f"{source}: {exc}") from None
+
+
+def _kustomization_file(directory: Path) -> Path:
+    for name in KUSTOMIZATION_FILES:
+        if (directory / name).is_file():
+            return directory / name
+    raise KustomizeError(f"unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' "
+                         f"in directory '{directory}'")
+
+
+def _objects_of(path: Path) -> list[Obj]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KustomizeError(f"cannot read {path}: {exc}") from None
+    out: list[Obj] = []
+    for doc in _yaml_docs(text, str(path)):
+        if not isinstance(doc, dict):
+            raise KustomizeError(f"{path}: a resource must be an object")
+        kind = doc.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
+            out += [item for item in doc["items"] if isinstance(item, dict)]
+        else:
+            if not doc.get("kind"):
+                raise KustomizeError(f"missing kind in object {doc}")
+            out.append(doc)
+    return out
+
+
+def _read_file(base: Path, rel: str) -> bytes:
+    path = base / rel
+    try:
+        return path.read_bytes()
+    except OSError:
+        raise KustomizeError(f"evalsymlink failure on '{path}' : lstat {path}: no such file or directory") from None
+
+
+# ------------------------------------------------------------------ generators
+def _go_json(value: Any) -> str:
+    import json
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def content_hash(obj: Obj) -> str:
+    """kustomize's name suffix for a generated ConfigMap or Secret: the SHA-256 of the JSON of
+    ``kind``, ``data`` (``binaryData`` of a ConfigMap, ``type`` and ``stringData`` of a Secret, when
+    present) and ``name`` (kustomize v5 looks the name up as one field ``metadata/name``, which it
+    never finds, so the name is always empty), its first 10 hex digits with 0, 1, 3, a and e
+    written g, h, k, m and t."""
+    kind = obj.get("kind")
+    data = obj.get("data")
+    m: dict[str, Any] = {"kind": kind, "name": "", "data": data if isinstance(data, dict) else ""}
+    if kind == "ConfigMap":
+        if isinstance(obj.get("binaryData"), dict):
+            m["binaryData"] = obj["binaryData"]
+    else:
+        m["type"] = obj.get("type", "")
+        if isinstance(obj.get("stringData"), dict):
+            m["stringData"] = obj["stringData"]
+    digest = hashlib.sha256(_go_json(m).encode()).hexdigest()
+    return digest[:10].translate(str.maketrans("013ae", "ghkmt"))
+
+
+_QUOTED = re.compile(r'^(["\'])(.*)\1$', re.S)
+
+
+def _pair(text: str, what: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise KustomizeError(f"invalid literal source {text}, expected key=value")
+    if what == "literal":
+        m = _QUOTED.match(value)
+        if m:
+            value = m.group(2)
+    return key, value
+
+
+def _env_pairs(content: str, path: str) -> list[tuple[str, str]]:
+    pairs = []
+    for number, raw in enumerate(content.splitlines(), 1):
+        line = raw.lstrip("\ufeff").lstrip() if number == 1 else raw.lstrip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition("=")
+        if not key or not re.fullmatch(r"[-._a-zA-Z0-9]+", key):
+            raise KustomizeError(f'"{key}" is not a valid key name: a valid environment variable name must '
+                                 f"consist of alphabetic characters, digits, '_', '-', or '.', and must not start "
+                                 f"with a digit")
+        if not sep:
+            if key in os.environ:
+                pairs.append((key, os.environ[key]))
+            continue
+        pairs.append((key, value))
+    return pairs
+
+
+def _generate(base: Path, spec: Obj, kind: str, options: Obj) -> Resource:
+    name = spec.get("name")
+    if not name:
+        raise KustomizeError(f"a {kind}Generator entry needs a name")
+    pairs: list[tuple[str, str | bytes]] = []
+    for lit in spec.get("literals") or []:
+        pairs.append(_pair(str(lit), "literal"))
+    for file in spec.get("files") or []:
+        key, sep, rel = str(file).partition("=")
+        if not sep:
+            key, rel = Path(str(file)).name, str(file)
+        pairs.append((key, _read_file(base, rel)))
+    envs = list(spec.get("envs") or [])
+    if spec.get("env"):
+        envs.append(spec["env"])
+    for env in envs:
+        raw = _read_file(base, str(env))
+        pairs += _env_pairs(raw.decode("utf-8", "replace"), str(env))
+    data: dict[str, str] = {}
+    binary: dict[str, str] = {}
+    for key, value in pairs:
+        if key in data or key in binary:
+            raise KustomizeError(f"cannot add key {key}, another key by that name already exists in "
+                                 f"{kind.lower() if kind == 'ConfigMap' else kind}")
+        if kind == "Secret":
+            raw_bytes = value if isinstance(value, bytes) else value.encode()
+            data[key] = base64.b64encode(raw_bytes).decode()
+        elif isinstance(value, bytes):
+            try:
+                data[key] = value.decode("utf-8")
+            except UnicodeDecodeError:
+                binary[key] = base64.b64encode(value).decode()
+        else:
+            data[key] = value
+    merged = dict(options)
+    for key, value in (spec.get("options") or {}).items():
+        if key in ("labels", "annotations"):
+            merged[key] = {**(merged.get(key) or {}), **(value or {})}
+        else:
+            merged[key] = value
+    meta: Obj = {"name": name}
+    if spec.get("namespace"):
+        meta["namespace"] = spec["namespace"]
+    if merged.get("labels"):
+        meta["labels"] = {str(k): str(v) for k, v in merged["labels"].items()}
+    if merged.get("annotations"):
+        meta["annotations"] = {str(k): str(v) for k, v in merged["annotations"].items()}
+    obj: Obj = {"apiVersion": "v1", "kind": kind, "metadata": meta}
+    if data or not binary:
+        obj["data"] = data
+    if binary:
+        obj["binaryData"] = binary
+    if kind == "Secret":
+        obj["type"] = spec.get("type") or "Opaque"
+    if merged.get("immutable"):
+        obj["immutable"] = True
+    behavior = spec.get("behavior") or "create"
+    if behavior not in ("create", "merge", "replace"):
+        raise KustomizeError(f"unknown generation behavior '{behavior}'")
+    return Resource(obj, name, hash_suffix=not merged.get("disableNameSuffixHash"), behavior=behavior)
+
+
+def _add_generated(resources: list[Resource], new: Resource) -> None:
+    same = [r for r in resources if r.kind == new.kind and r.original_name == new.original_name
+            and (not new.namespace or r.namespace == new.namespace)]
+    if new.behavior == "create":
+        if same:
+            raise KustomizeError(f"may not add resource with an already registered id: "
+                                 f"{new.kind}.v1.[noGrp]/{new.original_name}.{new.namespace or '[noNs]'}")
+        resources.append(new)
+        return
+    if not same:
+        raise KustomizeError(f"id resid.ResId{{Gvk:{new.kind}.v1.[noGrp], Name:{new.original_name}, "
+                             f"Namespace:{new.namespace}}} does not exist; cannot merge or replace")
+    old = same[0]
+    if new.behavior == "replace":
+        for key in ("data", "binaryData"):
+            old.obj.pop(key, None)
+            if key in new.obj:
+                old.obj[key] = new.obj[key]
+    else:
+        for key in ("data", "binaryData"):
+            if key in new.obj:
+                old.obj[key] = {**(old.obj.get(key) or {}), **new.obj[key]}
+    meta, new_meta = old.obj.setdefault("metadata", {}), new.obj["metadata"]
+    for key in ("labels", "annotations"):
+        if new_meta.get(key):
+            meta[key] = {**(meta.get(key) or {}), **new_meta[key]}
+    old.hash_suffix = old.hash_suffix and new.hash_suffix
+
+
+# ------------------------------------------------------------------ field paths
+def _set_map(obj: Any, path: list[str], values: dict[str, str], create: bool) -> None:
+    """Merge ``values`` into the map at ``path`` (``x[]`` steps into every item of list ``x``)."""
+    if not isinstance(obj, dict):
+        return
+    head, rest = path[0], path[1:]
+    if head.endswith("[]"):
+        items = obj.get(head[:-2])
+        if isinstance(items, list):
+            for item in items:
+                if rest:
+                    _set_map(item, rest, values, create)
+        return
+    if not rest:
+        if head not in obj or obj[head] is None:
+            if not create:
+                return
+            obj[head] = {}
+        if isinstance(obj[head], dict):
+            obj[head].update(values)
+        return
+    if head not in obj or obj[head] is None:
+        if not create:
+            return
+        obj[head] = {}
+    _set_map(obj[head], rest, values, create)
+
+
+# (kind, group or None for any, path, create, role): role "selector", "template" or "meta"
+_LABEL_PATHS: list[tuple[str, str | None, str, bool, str]] = [
+    ("Service", "", "spec/selector", True, "selector"),
+    ("ReplicationController", "", "spec/selector", True, "selector"),
+    ("ReplicationController", "", "spec/template/metadata/labels", True, "template"),
+    ("Deployment", None, "spec/selector/matchLabels", True, "selector"),
+    ("Deployment", None, "spec/template/metadata/labels", True, "template"),
+    ("ReplicaSet", None, "spec/selector/matchLabels", True, "selector"),
+    ("ReplicaSet", None, "spec/template/metadata/labels", True, "template"),
+    ("DaemonSet", None, "spec/selector/matchLabels", True, "selector"),
+    ("DaemonSet", None, "spec/template/metadata/labels", True, "template"),
+    ("StatefulSet", "apps", "spec/selector/matchLabels", True, "selector"),
+    ("StatefulSet", "apps", "spec/template/metadata/labels", True, "template"),
+    ("StatefulSet", "apps", "spec/volumeClaimTemplates[]/metadata/labels", True, "selector"),
+    ("Job", "batch", "spec/selector/matchLabels", False, "selector"),
+    ("Job", "batch", "spec/template/metadata/labels", True, "template"),
+    ("CronJob", "batch", "spec/jobTemplate/spec/selector/matchLabels", False, "selector"),
+    ("CronJob", "batch", "spec/jobTemplate/metadata/labels", True, "template"),
+    ("CronJob", "batch", "spec/jobTemplate/spec/template/metadata/labels", True, "template"),
+    ("PodDisruptionBudget", "policy", "spec/selector/matchLabels", False, "selector"),
+    ("NetworkPolicy", "networking.k8s.io", "spec/podSelector/matchLabels", False, "selector"),
+]
+_ANNOTATION_PATHS: list[tuple[str, str | None, str]] = [
+    ("ReplicationController", "", "spec/template/metadata/annotations"),
+    ("Deployment", None, "spec/template/metadata/annotations"),
+    ("ReplicaSet", None, "spec/template/metadata/annotations"),
+    ("DaemonSet", None, "spec/template/metadata/annotations"),
+    ("StatefulSet", "apps", "spec/template/metadata/annotations"),
+    ("Job", "batch", "spec/template/metadata/annotations"),
+    ("CronJob", "batch", "spec/jobTemplate/metadata/annotations"),
+    ("CronJob", "batch", "spec/jobTemplate/spec/template/metadata/annotations"),
+]
+
+
+def _labels(resources: list[Resource], values: dict[str, str], selectors: bool, templates: bool) -> None:
+    for r in resources:
+        _set_map(r.obj, ["metadata", "labels"], values, True)
+        for kind, group, path, create, role in _LABEL_PATHS:
+            if r.kind != kind or (group is not None and r.group != group):
+                continue
+            if selectors or (templates and role == "template"):
+                _set_map(r.obj, path.split("/"), values, create)
+
+
+def _annotations(resources: list[Resource], values: dict[str, str]) -> None:
+    for r in resources:
+        _set_map(r.obj, ["metadata", "annotations"], values, True)
+        for kind, group, path in _ANNOTATION_PATHS:
+            if r.kind == kind and (group is None or r.group == group):
+                _set_map(r.obj, path.split("/"), values, True)
+
+
+def _string_map(value: Any, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise KustomizeError(f"invalid Kustomization: {what} must be a map of strings")
+    return {str(k): _scalar(v) for k, v in value.items()}
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+# ------------------------------------------------------------------ images, replicas
+def _split_image(image: str) -> tuple[str, str, str]:
+    """(name, ":tag" or "", "@digest" or "")."""
+    name, digest = image, ""
+    if "@" in image:
+        name, at, rest = image.partition("@")
+        digest = at + rest
+    tag = ""
+    colon = name.rfind(":")
+    if colon > name.rfind("/"):
+        name, tag = name[:colon], name[colon:]
+    return name, tag, digest
+
+
+def _update_images(value: Any, images: list[Obj]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in ("containers", "initContainers") and isinstance(item, list):
+                for container in item:
+                    if isinstance(container, dict) and isinstance(container.get("image"), str):
+                        container["image"] = _new_image(container["image"], images)
+            else:
+                _update_images(item, images)
+    elif isinstance(value, list):
+        for item in value:
+            _update_images(item, images)
+
+
+def _new_image(image: str, images: list[Obj]) -> str:
+    name, tag, digest = _split_image(image)
+    for rule in images:
+        if rule.get("name") != name:
+            continue
+        new_name = str(rule.get("newName") or name)
+        if rule.get("digest"):
+            return f"{new_name}@{rule['digest']}"
+        if rule.get("newTag") is not None and str(rule.get("newTag")) != "":
+            return f"{new_name}:{_scalar(rule['newTag'])}"
+        return new_name + tag + digest
+    return image
+
+
+# ------------------------------------------------------------------ patches
+def _matches(r: Resource, target: Obj) -> bool:
+    from minik8s.api.selectors import LabelSelector
+    if target.get("kind") and r.kind != target["kind"]:
+        return False
+    if target.get("group") is not None and target.get("group") != "" and r.group != target["group"]:
+        return False
+    if target.get("version") and r.version != target["version"]:
+        return False
+    if target.get("name") and not any(re.fullmatch(str(target["name"]), n) for n in [r.name, r.original_name]):
+        return False
+    if target.get("namespace") and not re.fullmatch(str(target["namespace"]), r.namespace):
+        return False
+    meta = r.obj.get("metadata") or {}
+    try:
+        if target.get("labelSelector") and not LabelSelector.parse(str(target["labelSelector"])).matches(
+                meta.get("labels") or {}):
+            return False
+        return not (target.get("annotationSelector") and not LabelSelector.parse(
+            str(target["annotationSelector"])).matches(meta.get("annotations") or {}))
+    except ValueError as exc:
+        raise KustomizeError(f"invalid patch target selector: {exc}") from None
+
+
+def _patch_docs(base: Path, entry: Any) -> tuple[str, list[Any]]:
+    if isinstance(entry, str):
+        text = entry if "\n" in entry or not (base / entry).is_file() else (base / entry).read_text()
+        source = entry
+    else:
+        if entry.get("path"):
+            text = _read_file(base, str(entry["path"])).decode()
+            source = str(entry["path"])
+        elif entry.get("patch"):
+            text, source = str(entry["patch"]), "patch"
+        else:
+            raise KustomizeError("must specify one of patch and path in patches")
+    return source, _yaml_docs(text, source)
+
+
+def _smp(r: Resource, patch: Obj) -> Obj:
+    from minik8s.api.patch import strategic_merge_patch
+    body = copy.deepcopy(patch)
+    body.pop("apiVersion", None)
+    body.pop("kind", None)
+    meta = body.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("name", None)
+        meta.pop("namespace", None)
+    try:
+        return strategic_merge_patch(r.obj, body)
+    except ValueError as exc:
+        raise KustomizeError(f"failed to apply patch to {r.kind}/{r.name}: {exc}") from None
+
+
+def _json6902(r: Resource, ops: Any) -> None:
+    """Apply a JSON 6902 patch as kustomize does: ``replace`` of a missing member of an object adds it."""
+    from minik8s.api.patch import json_patch
+    if not isinstance(ops, list):
+        raise KustomizeError(f"a JSON 6902 patch must be a list of operations, got {ops!r}")
+    try:
+        for op in ops:
+            if isinstance(op, dict) and op.get("op") == "replace" and isinstance(op.get("path"), str):
+                op = _replace_or_add(r.obj, op)
+            r.obj = json_patch(r.obj, [op])
+    except ValueError as exc:
+        raise KustomizeError(f"failed to apply json patch to {r.kind}/{r.name}: {exc}") from None
+
+
+def _apply_patch(resources: list[Resource], docs: list[Any], target: Obj | None, source: str) -> None:
+    if docs and isinstance(docs[0], list):  # JSON 6902
+        if target is None:
+            raise KustomizeError(f"unable to apply JSON patch {source}: a target is required")
+        for r in [r for r in resources if _matches(r, target)]:
+            _json6902(r, docs[0])
+        return
+    for doc in docs:
+        if not isinstance(doc, dict):
+            raise KustomizeError(f"{source}: a patch must be an object")
+        if target is not None:
+            chosen = [r for r in resources if _matches(r, target)]
+        else:
+            name = (doc.get("metadata") or {}).get("name")
+            ns = (doc.get("metadata") or {}).get("namespace")
+            chosen = [r for r in resources if r.kind == doc.get("kind") and name in (r.name, r.original_name)
+                      and (not ns or ns == r.namespace)]
+            if not chosen:
+                raise KustomizeError(f"no resource matches strategic merge patch \"{doc.get('kind')}.[noGrp]/"
+                                     f"{name}.[noNs]\": no matches for Id {doc.get('kind')}.[noVer].[noGrp]/"
+                                     f"{name}.[noNs]; failed to find unique target for patch "
+                                     f"{doc.get('kind')}.[noVer].[noGrp]/{name}.[noNs]")
+        for r in chosen:
+            if doc.get("$patch") == "delete":
+                resources.remove(r)
+            else:
+                r.obj = _smp(r, doc)
+
+
+def _replace_or_add(obj: Obj, op: Obj) -> Obj:
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in str(op["path"]).split("/")[1:]]
+    parent: Any = obj
+    for part in parts[:-1]:
+        if isinstance(parent, dict):
+            parent = parent.get(part)
+        elif isinstance(parent, list) and part.isdigit() and int(part) < len(parent):
+            parent = parent[int(part)]
+        else:
+            return op
+    if parts and isinstance(parent, dict) and parts[-1] not in parent:
+        return {**op, "op": "add"}
+    return op
+
+
+# ------------------------------------------------------------------ name references
+def _pod_specs(obj: Obj) -> list[Obj]:
+    spec = obj.get("spec") or {}
+    kind = obj.get("kind")
+    found: list[Any] = []
+    if kind == "Pod":
+        found.append(spec)
+    elif kind == "CronJob":
+        found.append((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec"))
+    elif kind in WORKLOADS or kind == "PodTemplate":
+        found.append((spec.get("template") or {}).get("spec") if kind != "PodTemplate"
+                     else (obj.get("template") or {}).get("spec"))
+    return [s for s in found if isinstance(s, dict)]
+
+
+def _fix_references(resources: list[Resource]) -> None:
+    renamed: dict[tuple[str, str, str], str] = {}
+    for r in resources:
+        if r.kind in ("ConfigMap", "Secret"):
+            for old in {r.original_name, *r.previous}:
+                if old != r.name:
+                    renamed.setdefault((r.kind, old, r.namespace), r.name)
+
+    def fix(kind: str, holder: Any, key: str, ns: str) -> None:
+        if isinstance(holder, dict) and isinstance(holder.get(key), str):
+            holder[key] = renamed.get((kind, holder[key], ns), holder[key])
+
+    if not renamed:
+        return
+    for r in resources:
+        ns = r.namespace
+        for spec in _pod_specs(r.obj):
+            for secret in spec.get("imagePullSecrets") or []:
+                fix("Secret", secret, "name", ns)
+            for group in ("containers", "initContainers", "ephemeralContainers"):
+                for c in spec.get(group) or []:
+                    for env in c.get("env") or []:
+                        source = env.get("valueFrom") or {}
+                        fix("ConfigMap", source.get("configMapKeyRef"), "name", ns)
+                        fix("Secret", source.get("secretKeyRef"), "name", ns)
+                    for env_from in c.get("envFrom") or []:
+                        fix("ConfigMap", env_from.get("configMapRef"), "name", ns)
+                        fix("Secret", env_from.get("secretRef"), "name", ns)
+            for volume in spec.get("volumes") or []:
+                fix("ConfigMap", volume.get("configMap"), "name", ns)
+                fix("Secret", volume.get("secret"), "secretName", ns)
+                for source in (volume.get("projected") or {}).get("sources") or []:
+                    fix("ConfigMap", source.get("configMap"), "name", ns)
+                    fix("Secret", source.get("secret"), "name", ns)
+
+
+# ------------------------------------------------------------------ the build
+def _load(directory: Path, stack: tuple[Path, ...]) -> list[Resource]:
+    directory = directory.resolve()
+    if directory in stack:
+        raise KustomizeError(f"cycle detected: candidate root '{directory}' contains visited root "
+                             f"'{stack[-1]}'")
+    file = _kustomization_file(directory)
+    docs = _yaml_docs(file.read_text(encoding="utf-8"), str(file))
+    k = docs[0] if docs else {}
+    if not isinstance(k, dict):
+        raise KustomizeError("invalid Kustomization: the kustomization must be an object")
+    for key in k:
+        if key in UNSUPPORTED:
+            raise KustomizeError(f"the kustomization field '{key}' is not supported by minik8s' kubectl")
+        if key not in SUPPORTED:
+            raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
+    deprecated = {"bases": "resources", "commonLabels": "labels", "patchesJson6902": "patches",
+                  "patchesStrategicMerge": "patches"}
+    for key in sorted(key for key in k if key in deprecated):
+        print(f"# Warning: '{key}' is deprecated. Please use '{deprecated[key]}' instead. Run 'kustomize edit fix' "
+              "to update your Kustomization automatically.", file=sys.stderr)
+    resources: list[Resource] = []
+    for entry in [*(k.get("resources") or []), *(k.get("bases") or [])]:
+        path = directory / str(entry)
+        if path.is_dir():
+            resources += _load(path, (*stack, directory))
+        elif path.is_file():
+            resources += [Resource(o, str((o.get("metadata") or {}).get("name") or "")) for o in _objects_of(path)]
+        elif re.match(r"^(https?://|github\.com/|git@|ssh://)", str(entry)):
+            raise KustomizeError(f"remote resources are not supported by minik8s' kubectl: {entry}")
+        else:
+            raise KustomizeError(f"accumulating resources: accumulation err='accumulating resources from "
+                                 f"'{entry}': evalsymlink failure on '{path}' : lstat {path}: no such file or "
+                                 f"directory': must build at directory: not a valid directory: evalsymlink "
+                                 f"failure on '{path}' : lstat {path}: no such file or directory")
+    options = k.get("generatorOptions") or {}
+    for spec in k.get("configMapGenerator") or []:
+        _add_generated(resources, _generate(directory, spec, "ConfigMap", options))
+    for spec in k.get("secretGenerator") or []:
+        _add_generated(resources, _generate(directory, spec, "Secret", options))
+
+    for entry in k.get("patchesStrategicMerge") or []:
+        source, pdocs = _patch_docs(directory, entry)
+        _apply_patch(resources, pdocs, None, source)
+    for entry in k.get("patches") or []:
+        source, pdocs = _patch_docs(directory, entry)
+        target = entry.get("target") if isinstance(entry, dict) else None
+        _apply_patch(resources, pdocs, target, source)
+    namespace = k.get("namespace")
+    if namespace:
+        for r in resources:
+            if r.kind not in CLUSTER_SCOPED:
+                r.obj.setdefault("metadata", {})["namespace"] = str(namespace)
+            if r.kind in ("RoleBinding", "ClusterRoleBinding"):
+                for subject in r.obj.get("subjects") or []:
+                    if isinstance(subject, dict) and subject.get("kind") == "ServiceAccount" \
+                            and subject.get("name") == "default":
+                        subject["namespace"] = str(namespace)
+    prefix, suffix = str(k.get("namePrefix") or ""), str(k.get("nameSuffix") or "")
+    if prefix or suffix:
+        for r in resources:
+            if r.kind not in NO_RENAME:
+                r.rename(prefix + r.name + suffix)
+    if k.get("commonLabels"):
+        _labels(resources, _string_map(k["commonLabels"], "commonLabels"), True, True)
+    for entry in k.get("labels") or []:
+        _labels(resources, _string_map(entry.get("pairs"), "labels"), bool(entry.get("includeSelectors")),
+                bool(entry.get("includeTemplates")))
+    if k.get("commonAnnotations"):
+        _annotations(resources, _string_map(k["commonAnnotations"], "commonAnnotations"))
+    for entry in k.get("patchesJson6902") or []:
+        source, pdocs = _patch_docs(directory, entry)
+        ops = pdocs[0] if pdocs else []
+        for r in [r for r in resources if _matches(r, entry.get("target") or {})]:
+            _json6902(r, ops)
+    for entry in k.get("replicas") or []:
+        for r in resources:
+            if entry.get("name") in (r.name, r.original_name) and r.kind in (
+                    "Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"):
+                r.obj.setdefault("spec", {})["replicas"] = int(entry.get("count") or 0)
+    if k.get("images"):
+        for r in resources:
+            _update_images(r.obj, list(k["images"]))
+    return resources
+
+
+def _order(r: Resource) -> tuple[int, str, str, str]:
+    kind = r.kind
+    if kind in ORDER_FIRST:
+        rank = -len(ORDER_FIRST) + ORDER_FIRST.index(kind)
+    elif kind in ORDER_LAST:
+        rank = 1 + ORDER_LAST.index(kind)
+    else:
+        rank = 0
+    gvk = "_".join([r.group or "~G", r.version or "~V", kind or "~K"])
+    return rank, gvk, r.namespace, r.name
+
+
+def build(directory: str) -> list[Obj]:
+    """The objects of the kustomization in ``directory``, in kustomize's legacy order.
+
+    Raises KustomizeError (kustomize's message) for a missing directory or kustomization file, an
+    unknown or unsupported field, a missing file, or a patch that matches nothing.
+    """
+    path = Path(directory)
+    if not path.is_dir():
+        absolute = Path(os.path.abspath(directory))
+        if path.exists():
+            raise KustomizeError(f"must build at directory: '{directory}': file is not directory")
+        raise KustomizeError(f"must build at directory: not a valid directory: evalsymlink failure on "
+                             f"'{directory}' : lstat {absolute}: no such file or directory")
+    resources = _load(path, ())
+    for r in resources:
+        if r.hash_suffix and r.kind in ("ConfigMap", "Secret"):
+            r.rename(f"{r.name}-{content_hash(r.obj)}")
+    _fix_references(resources)
+    return [r.obj for r in sorted(resources, key=_order)]
+
+
+def render(objects: list[Obj]) -> str:
+    """``kubectl kustomize``'s output: each object's YAML, keys sorted, separated by ``---``."""
+    from minik8s.kubectl.printing import to_yaml
+    return "---\n".join(to_yaml(o) for o in objects)
