@@ -249,6 +249,8 @@ def _generate(base: Path, spec: Obj, kind: str, options: Obj) -> Resource:
     for key, value in (spec.get("options") or {}).items():
         if key in ("labels", "annotations"):
             merged[key] = {**(merged.get(key) or {}), **(value or {})}
+        elif key in ("disableNameSuffixHash", "immutable"):  # true in either place wins
+            merged[key] = bool(merged.get(key)) or bool(value)
         else:
             merged[key] = value
     meta: Obj = {"name": name}
@@ -566,24 +568,34 @@ def _pod_specs(obj: Obj) -> list[Obj]:
 
 
 def _fix_references(resources: list[Resource]) -> None:
+    """Point references at renamed objects to their new names, as kustomize's name reference
+    transformer does for the everyday cases: ConfigMaps and Secrets in pod specs (env ``valueFrom``,
+    ``envFrom``, volumes, projected volumes, ``imagePullSecrets``) and in Ingress TLS; a pod spec's
+    ServiceAccount and PersistentVolumeClaims; a StatefulSet's ``serviceName`` and Ingress backends'
+    Services; RoleBinding and ClusterRoleBinding ``roleRef`` and ServiceAccount subjects.  A
+    reference follows a rename only to an object of the referrer's namespace (cluster-scoped objects:
+    any)."""
     renamed: dict[tuple[str, str, str], str] = {}
     for r in resources:
-        if r.kind in ("ConfigMap", "Secret"):
-            for old in {r.original_name, *r.previous}:
-                if old != r.name:
-                    renamed.setdefault((r.kind, old, r.namespace), r.name)
+        scope = "" if r.kind in CLUSTER_SCOPED else r.namespace
+        for old in {r.original_name, *r.previous}:
+            if old != r.name:
+                renamed.setdefault((r.kind, old, scope), r.name)
+    if not renamed:
+        return
 
     def fix(kind: str, holder: Any, key: str, ns: str) -> None:
         if isinstance(holder, dict) and isinstance(holder.get(key), str):
-            holder[key] = renamed.get((kind, holder[key], ns), holder[key])
+            scope = "" if kind in CLUSTER_SCOPED else ns
+            holder[key] = renamed.get((kind, holder[key], scope), holder[key])
 
-    if not renamed:
-        return
     for r in resources:
         ns = r.namespace
         for spec in _pod_specs(r.obj):
             for secret in spec.get("imagePullSecrets") or []:
                 fix("Secret", secret, "name", ns)
+            fix("ServiceAccount", spec, "serviceAccountName", ns)
+            fix("ServiceAccount", spec, "serviceAccount", ns)
             for group in ("containers", "initContainers", "ephemeralContainers"):
                 for c in spec.get(group) or []:
                     for env in c.get("env") or []:
@@ -596,9 +608,27 @@ def _fix_references(resources: list[Resource]) -> None:
             for volume in spec.get("volumes") or []:
                 fix("ConfigMap", volume.get("configMap"), "name", ns)
                 fix("Secret", volume.get("secret"), "secretName", ns)
+                fix("PersistentVolumeClaim", volume.get("persistentVolumeClaim"), "claimName", ns)
                 for source in (volume.get("projected") or {}).get("sources") or []:
                     fix("ConfigMap", source.get("configMap"), "name", ns)
                     fix("Secret", source.get("secret"), "name", ns)
+        top = r.obj.get("spec")
+        if r.kind == "StatefulSet" and isinstance(top, dict):
+            fix("Service", top, "serviceName", ns)
+        if r.kind == "Ingress" and isinstance(top, dict):
+            fix("Service", (top.get("defaultBackend") or {}).get("service"), "name", ns)
+            for rule in top.get("rules") or []:
+                for path in ((rule or {}).get("http") or {}).get("paths") or []:
+                    fix("Service", ((path or {}).get("backend") or {}).get("service"), "name", ns)
+            for tls in top.get("tls") or []:
+                fix("Secret", tls, "secretName", ns)
+        if r.kind in ("RoleBinding", "ClusterRoleBinding"):
+            ref = r.obj.get("roleRef")
+            if isinstance(ref, dict) and ref.get("kind") in ("Role", "ClusterRole"):
+                fix(str(ref["kind"]), ref, "name", ns)
+            for subject in r.obj.get("subjects") or []:
+                if isinstance(subject, dict) and subject.get("kind") == "ServiceAccount":
+                    fix("ServiceAccount", subject, "name", str(subject.get("namespace") or ns))
 
 
 # ------------------------------------------------------------------ the build

@@ -220,6 +220,252 @@ spec:
     "namespaced/kustomization.yaml": "resources:\n- ns.yaml\n- ../overlay\nnamespace: kz-demo\n",
     "namespaced/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kz-demo\n",
     "apply-{cli}/kustomization.yaml": "resources:\n- ../overlay\nnamespace: kz-{cli}\n",
+    # workloads: StatefulSet, CronJob, Job, PDB, RoleBinding; a binary file; a deleting patch by labels
+    "workloads/res.yaml": """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+  labels: {tier: db}
+spec:
+  serviceName: db
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      initContainers:
+      - name: init
+        image: reg.local:5000/tools/init:1.0
+      containers:
+      - name: db
+        image: postgres
+        envFrom:
+        - secretRef:
+            name: dbpass
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources:
+        requests:
+          storage: 1Gi
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: backup
+spec:
+  schedule: "0 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: b
+            image: postgres:15@sha256:aaaa
+            env:
+            - name: X
+              valueFrom:
+                configMapKeyRef:
+                  name: cfg
+                  key: k
+          volumes:
+          - name: p
+            projected:
+              sources:
+              - configMap:
+                  name: cfg
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: db
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels: {app: db}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: rb
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: r}
+subjects:
+- kind: ServiceAccount
+  name: default
+- kind: ServiceAccount
+  name: other
+  namespace: elsewhere
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: doomed
+  labels: {delete: me}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: once
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: j
+        image: busybox
+""",
+    "workloads/kustomization.yaml": """\
+resources:
+- res.yaml
+namespace: ns4
+nameSuffix: -x
+commonLabels:
+  app.kubernetes.io/name: four
+labels:
+- pairs:
+    plain: "true"
+generatorOptions:
+  disableNameSuffixHash: false
+  immutable: true
+  annotations:
+    gen: "1"
+configMapGenerator:
+- name: cfg
+  files:
+  - files/blob.bin
+  envs:
+  - files/e.env
+secretGenerator:
+- name: dbpass
+  namespace: ns4
+  literals:
+  - PGPASSWORD=pw
+  options:
+    immutable: false
+images:
+- name: postgres
+  newName: mirror/postgres
+- name: reg.local:5000/tools/init
+  newTag: "2.0"
+- name: busybox
+  newTag: latest
+patches:
+- target:
+    labelSelector: delete=me
+  patch: |-
+    $patch: delete
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: whatever
+- target:
+    kind: StatefulSet
+  patch: |-
+    - op: replace
+      path: /spec/replicas
+      value: 2
+""",
+    "workloads/files/e.env": "k=v\n",
+    # references that follow renames: ServiceAccount, Role, Service, PVC, TLS Secret; an overlay replacing a
+    # generated Secret
+    "refs/res.yaml": """\
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: sa
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: r
+rules: []
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: rb
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: r}
+subjects:
+- kind: ServiceAccount
+  name: sa
+- kind: ServiceAccount
+  name: sa
+  namespace: other
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: ing
+spec:
+  tls:
+  - secretName: tls
+  rules:
+  - http:
+      paths:
+      - path: /
+        pathType: Prefix
+        backend:
+          service:
+            name: web
+            port: {number: 80}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  serviceAccountName: sa
+  containers:
+  - name: c
+    image: busybox
+  volumes:
+  - name: d
+    persistentVolumeClaim:
+      claimName: data
+""",
+    "refs/kustomization.yaml": """\
+resources:
+- res.yaml
+namePrefix: pre-
+secretGenerator:
+- name: tls
+  type: kubernetes.io/tls
+  literals:
+  - tls.crt=x
+  - tls.key=y
+- name: gen
+  behavior: create
+  literals: [a=b]
+""",
+    "refs-overlay/kustomization.yaml": """\
+resources:
+- ../refs
+nameSuffix: -s
+secretGenerator:
+- name: gen
+  behavior: replace
+  literals: [c=d]
+""",
     # bad input
     "unknown-field/kustomization.yaml": "resources:\n- ../base\nfoo: 1\n",
     "unsupported/kustomization.yaml": "resources:\n- ../base\nreplacements: []\n",
@@ -276,7 +522,9 @@ data:
 """,
 }
 #: ``kubectl kustomize DIR``: the same bytes on stdout and stderr.
-BUILDS = ["base", "overlay", "namespaced"]
+BUILDS = ["base", "overlay", "namespaced", "workloads", "refs", "refs-overlay"]
+#: Files that are not text.
+BINARY = {"workloads/files/blob.bin": b"\x00\x01\xff binary"}
 #: Bad input: the exit code and the first stderr line must match ({root}: the fixtures' folder).
 BAD = [
     ["kustomize", "{root}/empty-dir"],
@@ -354,6 +602,8 @@ def write_tree(root: Path) -> None:
             path = root / rel.format(cli=slug(cli))
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text.format(cli=slug(cli)) if "{cli}" in text else text)
+    for rel, data in BINARY.items():
+        (root / rel).write_bytes(data)
 
 
 @pytest.fixture(scope="module")
