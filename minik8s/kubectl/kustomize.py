@@ -632,6 +632,54 @@ def _fix_references(resources: list[Resource]) -> None:
 
 
 # ------------------------------------------------------------------ the build
+#: The keys of the entries of a Kustomization's lists (and of generatorOptions) that kustomize knows,
+#: and those of them this module does not implement.
+_ENTRY_KEYS = {
+    "configMapGenerator": {"name", "namespace", "behavior", "literals", "files", "envs", "env", "options"},
+    "secretGenerator": {"name", "namespace", "behavior", "literals", "files", "envs", "env", "options", "type"},
+    "patches": {"path", "patch", "target", "options"},
+    "patchesJson6902": {"path", "patch", "target"},
+    "images": {"name", "newName", "newTag", "digest", "tagSuffix"},
+    "replicas": {"name", "count"},
+    "labels": {"pairs", "includeSelectors", "includeTemplates", "fields"},
+}
+_OPTION_KEYS = {"labels", "annotations", "disableNameSuffixHash", "immutable"}
+_UNSUPPORTED_ENTRY_KEYS = {"options": "patches", "tagSuffix": "images", "fields": "labels"}
+_STRING_FIELDS = ("namespace", "namePrefix", "nameSuffix")
+
+
+def _check_entries(k: Obj) -> None:
+    """kustomize's strict decoding of the fields' entries: unknown keys are errors, and so are the
+    known ones this module does not implement."""
+    for name in _STRING_FIELDS:
+        if name in k and not isinstance(k[name], str | None):
+            kind = "array" if isinstance(k[name], list) else "object" if isinstance(k[name], dict) else "number"
+            raise KustomizeError(f"invalid Kustomization: json: cannot unmarshal {kind} into Go struct field "
+                                 f"Kustomization.{name} of type string")
+    for field_name, allowed in _ENTRY_KEYS.items():
+        entries = k.get(field_name) or []
+        if not isinstance(entries, list):
+            raise KustomizeError(f"invalid Kustomization: json: cannot unmarshal object into Go struct field "
+                                 f"Kustomization.{field_name} of type []")
+        for entry in entries:
+            if not isinstance(entry, dict):
+                if field_name == "patches" or not isinstance(entry, str):
+                    raise KustomizeError(f"invalid Kustomization: {field_name} entries must be objects")
+                continue
+            for key in entry:
+                if key not in allowed:
+                    raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
+                if _UNSUPPORTED_ENTRY_KEYS.get(key) == field_name:
+                    raise KustomizeError(f"the kustomization field '{field_name}.{key}' is not supported by "
+                                         f"minik8s' kubectl")
+            for key in entry.get("options") or {} if field_name.endswith("Generator") else {}:
+                if key not in _OPTION_KEYS:
+                    raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
+    for key in k.get("generatorOptions") or {}:
+        if key not in _OPTION_KEYS:
+            raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
+
+
 def _load(directory: Path, stack: tuple[Path, ...]) -> list[Resource]:
     directory = directory.resolve()
     if directory in stack:
@@ -647,6 +695,7 @@ def _load(directory: Path, stack: tuple[Path, ...]) -> list[Resource]:
             raise KustomizeError(f"the kustomization field '{key}' is not supported by minik8s' kubectl")
         if key not in SUPPORTED:
             raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
+    _check_entries(k)
     deprecated = {"bases": "resources", "commonLabels": "labels", "patchesJson6902": "patches",
                   "patchesStrategicMerge": "patches"}
     for key in sorted(key for key in k if key in deprecated):
