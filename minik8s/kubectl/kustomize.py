@@ -703,9 +703,16 @@ def _load(directory: Path, stack: tuple[Path, ...]) -> list[Resource]:
               "to update your Kustomization automatically.", file=sys.stderr)
     resources: list[Resource] = []
     for entry in [*(k.get("resources") or []), *(k.get("bases") or [])]:
-        path = directory / str(entry)
+        path = Path(os.path.normpath(directory / str(entry)))  # Go's filepath.Join cleans the path
         if path.is_dir():
-            resources += _load(path, (*stack, directory))
+            try:
+                resources += _load(path, (*stack, directory))
+            except KustomizeError as exc:
+                if not exc.message.startswith("unable to find one of"):
+                    raise
+                raise KustomizeError(f"accumulating resources: accumulation err='accumulating resources from "
+                                     f"'{entry}': '{path}' must resolve to a file': couldn't make target for path "
+                                     f"'{path}': {exc.message}") from None
         elif path.is_file():
             resources += [Resource(o, str((o.get("metadata") or {}).get("name") or "")) for o in _objects_of(path)]
         elif re.match(r"^(https?://|github\.com/|git@|ssh://)", str(entry)):
