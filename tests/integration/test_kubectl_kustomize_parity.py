@@ -466,7 +466,71 @@ secretGenerator:
   behavior: replace
   literals: [c=d]
 """,
+    # a namespace for binding subjects; a patch file of two documents, one deleting; a target by name pattern
+    "patched/res.yaml": """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: crb
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects:
+- kind: ServiceAccount
+  name: sa
+- kind: ServiceAccount
+  name: default
+  namespace: foo
+- kind: User
+  name: bob
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: one
+data: {a: "1"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: two
+data: {a: "2"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: three
+data: {a: "3"}
+""",
+    "patched/p.yaml": """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: one
+data:
+  b: "x"
+---
+$patch: delete
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: two
+""",
+    "patched/kustomization.yaml": """\
+resources:
+- res.yaml
+namespace: eight
+patchesStrategicMerge:
+- p.yaml
+patches:
+- target:
+    kind: ConfigMap
+    name: "t.*"
+  patch: |-
+    - op: add
+      path: /data/z
+      value: "zz"
+""",
     # bad input
+    "nested-missing/kustomization.yaml": "resources:\n- ../empty-dir\n",
     "unknown-field/kustomization.yaml": "resources:\n- ../base\nfoo: 1\n",
     "unsupported/kustomization.yaml": "resources:\n- ../base\nreplacements: []\n",
     "missing-resource/kustomization.yaml": "resources:\n- nothere.yaml\n",
@@ -522,7 +586,7 @@ data:
 """,
 }
 #: ``kubectl kustomize DIR``: the same bytes on stdout and stderr.
-BUILDS = ["base", "overlay", "namespaced", "workloads", "refs", "refs-overlay"]
+BUILDS = ["base", "overlay", "namespaced", "workloads", "refs", "refs-overlay", "patched"]
 #: Files that are not text.
 BINARY = {"workloads/files/blob.bin": b"\x00\x01\xff binary"}
 #: Bad input: the exit code and the first stderr line must match ({root}: the fixtures' folder).
@@ -531,12 +595,15 @@ BAD = [
     ["kustomize", "{root}/unknown-field"],
     ["kustomize", "{root}/nosuch"],
     ["kustomize", "{root}/missing-resource"],
+    ["kustomize", "{root}/nested-missing"],
     ["apply", "-k", "{root}/overlay", "-f", "{root}/prune/v1"],
     ["apply", "-k", "{root}/empty-dir"],
     ["apply", "--prune", "-f", "{root}/prune/v1"],
     ["apply", "--prune", "--all", "-l", "app=prune", "-f", "{root}/prune/v1"],
     ["delete", "-k", "{root}/overlay", "-f", "{root}/prune/v1"],
     ["diff", "-k", "{root}/unknown-field"],
+    ["get", "-k", "{root}/overlay", "-f", "{root}/prune/v1"],
+    ["get", "configmaps", "-k", "{root}/overlay"],
     # deprecated in kubectl 1.26, removed by 1.32
     ["apply", "--prune", "--all", "--prune-whitelist=core/v1/ConfigMap", "-f", "{root}/prune/v1"],
 ]
@@ -686,7 +753,7 @@ def _normalised(result: Result, ns: str) -> Result:
 
 
 def apply_script(mod: Module, cli: str) -> list[Any]:
-    """``apply -k`` twice, the stored objects, ``diff -k`` and ``delete -k``, in ``kz-<cli>``."""
+    """``apply -k`` twice, the stored objects, ``get -k``, ``diff -k`` and ``delete -k``, in ``kz-<cli>``."""
     ns = f"kz-{slug(cli)}"
     directory = f"{{root}}/apply-{slug(cli)}"
     out: list[Any] = []
@@ -697,6 +764,8 @@ def apply_script(mod: Module, cli: str) -> list[Any]:
             items = h.get(path.format(ns=ns)).json()["items"]
             out.append((kind, [_view(o, ns) for o in items if not o["metadata"]["name"].startswith("default-token")
                                and o["metadata"]["name"] != "kube-root-ca.crt"]))
+    for output in ("name", "custom-columns=KIND:.kind,NAME:.metadata.name,NAMESPACE:.metadata.namespace"):
+        out.append(("get", _normalised(mod.run(cli, ["get", "-k", directory, "-o", output], ns), ns)))
     diffed = mod.run(cli, ["diff", "-k", directory], ns)
     out.append(("diff", diffed.code, diffed.out))
     out.append(("delete", _normalised(mod.run(cli, ["delete", "-k", directory, "--wait=false"], ns), ns)))
@@ -747,7 +816,7 @@ def _compare_script(version: str, module: Module, name: str, differences: tuple[
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_apply_k_lines_and_objects(version: str, module: Module) -> None:
-    """``apply -k`` (created, then unchanged), the objects stored, ``diff -k`` and ``delete -k``."""
+    """``apply -k`` (created, then unchanged), the objects stored, ``get -k``, ``diff -k`` and ``delete -k``."""
     available(version)
     _compare_script(version, module, "apply", ("1.37-deleted-from-namespace",))
     ours = module.scripts["apply-minik8s"].result()
