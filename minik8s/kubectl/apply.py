@@ -190,11 +190,13 @@ def klog_warning(where: str, message: str) -> None:
     print(f"W{now:%m%d %H:%M:%S.%f} {os.getpid():7d} {where}] {message}", file=sys.stderr, flush=True)
 
 
-async def prune(s: Session, o: PruneOptions, visited: set[str], namespaces: list[str], dry_run: str) -> None:
+async def prune(s: Session, o: PruneOptions, visited: set[str], namespaces: list[str], dry_run: str,
+                output: str = "") -> None:
     """Delete what kubectl's prune deletes: every object of the prune types matching ``o.selector``
     that has the last-applied annotation and whose uid is not in ``visited``, in each namespace of
     ``namespaces`` (in the order they were first applied to), then the cluster-scoped ones; each
-    printed as ``<type>/<name> pruned`` (with `` (dry run)`` or `` (server dry run)``)."""
+    printed as ``<type>/<name> pruned`` (with `` (dry run)`` or `` (server dry run)``), as ``<type>/<name>``
+    with ``-o name``, as the object with ``-o yaml|json``."""
     namespaced, cluster = prune_types(s, o.allowlist)
     suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run, "")
     passes = [(ns, rt) for ns in namespaces for rt in namespaced] + [(None, rt) for rt in cluster]
@@ -213,7 +215,12 @@ async def prune(s: Session, o: PruneOptions, visited: set[str], namespaces: list
                                                  "propagationPolicy": "Background"})
                 except errors.NotFound:
                     continue
-            print(f"{object_ref(rt, name)} pruned{suffix}", flush=True)
+            if prints_object(output):
+                write_object(output, item)
+            elif output == "name":
+                print(object_ref(rt, name), flush=True)
+            else:
+                print(f"{object_ref(rt, name)} pruned{suffix}", flush=True)
 
 
 async def run_apply(opts: GlobalOptions, files: list[str], recursive: bool, dry_run: str = "none",
@@ -257,7 +264,7 @@ async def run_apply(opts: GlobalOptions, files: list[str], recursive: bool, dry_
                 suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run, "")
                 print(f"{p.ref} {result}{suffix}", flush=True)
         if pruning is not None:
-            await prune(s, pruning, visited, namespaces, dry_run)
+            await prune(s, pruning, visited, namespaces, dry_run, output)
     return 1 if failed else 0
 
 

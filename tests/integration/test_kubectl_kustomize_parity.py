@@ -799,6 +799,9 @@ def prune_script(mod: Module, cli: str) -> list[Any]:
     step("apply", "--prune", "--all", "--prune-allowlist=core/v1/ConfigMap", "--prune-allowlist=apps/v1/Deployment",
          *v2)
     left()
+    step("apply", *v1)
+    step("apply", "--prune", "-l", "app=prune", "--prune-allowlist=core/v1/ConfigMap", "-o", "name", *v2)
+    left()
     step("apply", "--prune", "-l", "app=prune", "--prune-allowlist=core/v1/Nope", *v2)
     return out
 
