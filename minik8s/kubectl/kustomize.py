@@ -806,7 +806,105 @@ def build(directory: str) -> list[Obj]:
     return [r.obj for r in sorted(resources, key=_order)]
 
 
+#: The scalars Go's YAML (v2, YAML 1.1) reads as booleans or null besides those PyYAML knows: quoted when strings.
+_GO_YAML_SPECIAL = {"y", "Y", "n", "N"}
+_GO_INT = re.compile(r"[-+]?(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO]?[0-7]+|[0-9]+)")
+
+
+def _go_reads_as_number(value: str) -> bool:
+    """Whether Go's YAML resolver reads the plain scalar ``value`` as an int or a float
+    (``strconv.ParseInt(s, 0, 64)``/``ParseFloat`` of it without underscores, for scalars that begin
+    with a digit, a sign or a dot)."""
+    if not value or value[0] not in "+-.0123456789" or any(c.isspace() for c in value):
+        return False
+    plain = value.replace("_", "")
+    if _GO_INT.fullmatch(plain):
+        return True
+    try:
+        float(plain)
+    except ValueError:
+        return False
+    return True
+
+
+def _yaml_dumper() -> type:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        """kustomize's YAML (Go's yaml.v2): block style, lists not indented under their key, lines folded at
+        80 columns, strings Go would read as something else double-quoted."""
+
+    def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        tag = "tag:yaml.org,2002:str"
+        if "\n" in value:
+            return dumper.represent_scalar(tag, value, style="|")
+        if (value == "" or value in _GO_YAML_SPECIAL or _go_reads_as_number(value)
+                or dumper.resolve(yaml.ScalarNode, value, (True, False)) != tag):
+            return dumper.represent_scalar(tag, value, style='"')
+        return dumper.represent_scalar(tag, value)
+
+    def write_double_quoted(self: yaml.SafeDumper, text: str, split: bool = True) -> None:
+        """Go's yaml.v2 double-quoted scalar: escapes as Go writes them, a long line broken at a space
+        once past 80 columns (the space dropped, a backslash kept only before a second space)."""
+        self.write_indicator('"', True)
+        spaces = False
+        out: list[str] = []
+
+        def flush() -> None:
+            if out:
+                data = "".join(out)
+                self.column += len(data)
+                self.stream.write(data)
+                out.clear()
+
+        for i, ch in enumerate(text):
+            if not _go_printable(ch) or ch in '"\\\n\ufeff':
+                out.append("\\" + _go_escape(ch))
+                spaces = False
+            elif ch == " ":
+                flush()
+                if split and not spaces and self.column > self.best_width and 0 < i < len(text) - 1:
+                    self.write_indent()
+                    if text[i + 1] == " ":
+                        out.append("\\")
+                else:
+                    out.append(ch)
+                spaces = True
+            else:
+                out.append(ch)
+                spaces = False
+        flush()
+        self.write_indicator('"', False)
+
+    Dumper.add_representer(str, represent_str)
+    Dumper.write_double_quoted = write_double_quoted  # type: ignore[assignment]
+    return Dumper
+
+
+_GO_ESCAPES = {"\0": "0", "\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r",
+               "\x1b": "e", '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_", "\u2028": "L", "\u2029": "P"}
+
+
+def _go_printable(ch: str) -> bool:
+    code = ord(ch)
+    return (0x20 <= code <= 0x7E or 0xA0 <= code <= 0xD7FF or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
+            or code == 0x0A)
+
+
+def _go_escape(ch: str) -> str:
+    if ch in _GO_ESCAPES:
+        return _GO_ESCAPES[ch]
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"x{code:02X}"
+    return f"u{code:04X}" if code <= 0xFFFF else f"U{code:08X}"
+
+
 def render(objects: list[Obj]) -> str:
-    """``kubectl kustomize``'s output: each object's YAML, keys sorted, separated by ``---``."""
-    from minik8s.kubectl.printing import to_yaml
-    return "---\n".join(to_yaml(o) for o in objects)
+    """``kubectl kustomize``'s output: each object's YAML as kustomize writes it (keys sorted, Go's
+    yaml.v2 style, lines folded at 80 columns), separated by ``---``."""
+    import yaml
+
+    dumper = _yaml_dumper()
+    return "---\n".join(yaml.dump(o, Dumper=dumper, sort_keys=True, default_flow_style=False, allow_unicode=True,
+                                  width=80) for o in objects)

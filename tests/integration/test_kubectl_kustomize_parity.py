@@ -585,8 +585,32 @@ data:
   a: "1"
 """,
 }
+_LONG = " ".join(["word"] * 30)
+#: YAML as Go writes it: strings Go reads as numbers or booleans quoted, lines folded at 80 columns,
+#: double-quoted strings broken as Go breaks them; a List in JSON; a custom kind; generator files
+TREE.update({
+    "yaml-edges/res.json": json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "edge", "annotations": dict(zip(
+            "abcdefghijklmnopqrstuvwxyz",
+            ["yes", "on", "1.0", "null", "~", "", "2024-01-01", "0x1F", "a: b", "- x", "#c", "x #y", "' q", '"dq',
+             "é ü", "1e3", "012", "*star", "&amp", "!bang", "%pct", "@at", "`bt", "{}", "[x]", "a\tb"],
+            strict=True))},
+         "data": {"empty": "", "long": " ".join(["aaaaaaaaaa"] * 10), "trail": "x\n\n", "sp": " lead",
+                  "num": "12345678901234567890"}},
+        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+         "spec": {"n": None, "l": [], "m": {}, "f": 1.5, "i": 3, "b": True, "big": 12345678901234567890}}]}),
+    "yaml-edges/long.json": json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "l", "annotations": {
+        "q1": "key: " + _LONG, "q2": " " + _LONG, "q3": _LONG + " ", "q4": "#" + _LONG, "q5": "x" * 120,
+        "q6": _LONG.replace(" ", "\t", 3), "q7": "é" * 50 + " " + "ü" * 50}}, "data": {"cmd": "- " + _LONG}}),
+    "yaml-edges/s.env": "user=admin\npass=p@ss word\n",
+    "yaml-edges/multi.txt": "line1\nline2  \n\ttabbed\n",
+    "yaml-edges/kustomization.yaml": "resources:\n- res.json\n- long.json\nsecretGenerator:\n- name: s\n"
+                                     "  envs: [s.env]\n  files: [multi.txt]\nconfigMapGenerator:\n- name: m\n"
+                                     "  files: [multi.txt]\n  namespace: gen-ns\nnamespace: eleven\n",
+})
 #: ``kubectl kustomize DIR``: the same bytes on stdout and stderr.
-BUILDS = ["base", "overlay", "namespaced", "workloads", "refs", "refs-overlay", "patched"]
+BUILDS = ["base", "overlay", "namespaced", "workloads", "refs", "refs-overlay", "patched", "yaml-edges"]
 #: Files that are not text.
 BINARY = {"workloads/files/blob.bin": b"\x00\x01\xff binary"}
 #: Bad input: the exit code and the first stderr line must match ({root}: the fixtures' folder).
