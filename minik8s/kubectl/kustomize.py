@@ -9,7 +9,8 @@ PodDisruptionBudget, then the other kinds, the webhook configurations last; with
 namespace, then name).
 
 Supported fields: ``resources`` (files and directories with a kustomization of their own; the
-legacy ``bases``), ``namespace``, ``namePrefix``/``nameSuffix``, ``commonLabels``, ``labels``
+legacy ``bases``), ``components`` (``kind: Component`` directories, run after the generators on
+what their parent has so far), ``namespace``, ``namePrefix``/``nameSuffix``, ``commonLabels``, ``labels``
 (``includeSelectors``, ``includeTemplates``), ``commonAnnotations``, ``images``, ``replicas``,
 ``configMapGenerator``/``secretGenerator`` (``literals``, ``files``, ``envs``/``env``,
 ``behavior``, ``options``, with ``generatorOptions``), ``patches``, ``patchesStrategicMerge`` and
@@ -42,9 +43,10 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 #: The fields a Kustomization may have that this module implements.
 SUPPORTED = {"apiVersion", "kind", "metadata", "resources", "bases", "namespace", "namePrefix", "nameSuffix",
              "commonLabels", "labels", "commonAnnotations", "images", "replicas", "configMapGenerator",
-             "secretGenerator", "generatorOptions", "patches", "patchesStrategicMerge", "patchesJson6902"}
+             "secretGenerator", "generatorOptions", "patches", "patchesStrategicMerge", "patchesJson6902",
+             "components"}
 #: The Kustomization fields kustomize knows that this module does not implement.
-UNSUPPORTED = {"components", "crds", "generators", "transformers", "validators", "vars", "replacements",
+UNSUPPORTED = {"crds", "generators", "transformers", "validators", "vars", "replacements",
                "openapi", "helmCharts", "helmGlobals", "helmChartInflationGenerator", "configurations",
                "buildMetadata", "sortOptions", "imageTags"}
 
@@ -680,7 +682,10 @@ def _check_entries(k: Obj) -> None:
             raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
 
 
-def _load(directory: Path, stack: tuple[Path, ...]) -> list[Resource]:
+def _load(directory: Path, stack: tuple[Path, ...], start: list[Resource] | None = None,
+          expect: str = "") -> list[Resource]:
+    """The resources of the kustomization in ``directory``, built.  A component (``expect``
+    ``Component``) starts from ``start``, the resources its parent has so far, and builds on them."""
     directory = directory.resolve()
     if directory in stack:
         raise KustomizeError(f"cycle detected: candidate root '{directory}' contains visited root "
@@ -696,23 +701,32 @@ def _load(directory: Path, stack: tuple[Path, ...]) -> list[Resource]:
         if key not in SUPPORTED:
             raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
     _check_entries(k)
+    kind = str(k.get("kind") or "Kustomization")
+    if expect == "Component" and kind != "Component":
+        raise KustomizeError(f"accumulating components: accumulateDirectory: \"expected kind 'Component' for path "
+                             f"'{directory}' but got '{kind}'\"")
+    if expect != "Component" and kind == "Component" and stack:
+        raise KustomizeError(f"expected kind != 'Component' for path '{directory}'")
     deprecated = {"bases": "resources", "commonLabels": "labels", "patchesJson6902": "patches",
                   "patchesStrategicMerge": "patches"}
     for key in sorted(key for key in k if key in deprecated):
         print(f"# Warning: '{key}' is deprecated. Please use '{deprecated[key]}' instead. Run 'kustomize edit fix' "
               "to update your Kustomization automatically.", file=sys.stderr)
-    resources: list[Resource] = []
+    resources: list[Resource] = start if start is not None else []
     for entry in [*(k.get("resources") or []), *(k.get("bases") or [])]:
         path = Path(os.path.normpath(directory / str(entry)))  # Go's filepath.Join cleans the path
         if path.is_dir():
             try:
                 resources += _load(path, (*stack, directory))
             except KustomizeError as exc:
-                if not exc.message.startswith("unable to find one of"):
+                if exc.message.startswith("unable to find one of"):
+                    why = f"couldn't make target for path '{path}': {exc.message}"
+                elif exc.message.startswith("expected kind != 'Component'"):
+                    why = exc.message
+                else:
                     raise
                 raise KustomizeError(f"accumulating resources: accumulation err='accumulating resources from "
-                                     f"'{entry}': '{path}' must resolve to a file': couldn't make target for path "
-                                     f"'{path}': {exc.message}") from None
+                                     f"'{entry}': '{path}' must resolve to a file': {why}") from None
         elif path.is_file():
             resources += [Resource(o, str((o.get("metadata") or {}).get("name") or "")) for o in _objects_of(path)]
         elif re.match(r"^(https?://|github\.com/|git@|ssh://)", str(entry)):
@@ -727,6 +741,13 @@ def _load(directory: Path, stack: tuple[Path, ...]) -> list[Resource]:
         _add_generated(resources, _generate(directory, spec, "ConfigMap", options))
     for spec in k.get("secretGenerator") or []:
         _add_generated(resources, _generate(directory, spec, "Secret", options))
+    # components run after the generators, before the transformers (as in kustomize v5)
+    for entry in k.get("components") or []:
+        path = Path(os.path.normpath(directory / str(entry)))
+        if not path.is_dir():
+            raise KustomizeError(f"accumulating components: accumulateDirectory: \"'{path}' must be a directory "
+                                 f"so that it can used as a build root\"")
+        resources = _load(path, (*stack, directory), resources, "Component")
 
     for entry in k.get("patchesStrategicMerge") or []:
         source, pdocs = _patch_docs(directory, entry)

@@ -609,8 +609,65 @@ TREE.update({
                                      "  envs: [s.env]\n  files: [multi.txt]\nconfigMapGenerator:\n- name: m\n"
                                      "  files: [multi.txt]\n  namespace: gen-ns\nnamespace: eleven\n",
 })
+#: components: a generator merged into by a component, a patch, a component's resource and labels; a
+#: component given as a resource and a kustomization given as a component (bad input)
+TREE.update({
+    "components/app/kustomization.yaml": """\
+resources:
+- deploy.yaml
+- svc.yaml
+components:
+- ../comp
+- ../comp2
+namePrefix: a-
+configMapGenerator:
+- name: app-config
+  literals: [X=1]
+""",
+    "components/comp/kustomization.yaml": """\
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+configMapGenerator:
+- name: app-config
+  behavior: merge
+  literals: [FROMCOMP=yes]
+patches:
+- patch: |-
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: web
+    spec:
+      replicas: 7
+""",
+    "components/comp2/kustomization.yaml": """\
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+resources:
+- extra.yaml
+labels:
+- pairs: {comp: two}
+""",
+    "components/comp2/extra.yaml": """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: extra
+""",
+    "components/b1/kustomization.yaml": """\
+resources:
+- ../comp
+""",
+    "components/b2/kustomization.yaml": """\
+components:
+- ../app
+""",
+    "components/app/deploy.yaml": DEPLOY,
+    "components/app/svc.yaml": SERVICE,
+})
 #: ``kubectl kustomize DIR``: the same bytes on stdout and stderr.
-BUILDS = ["base", "overlay", "namespaced", "workloads", "refs", "refs-overlay", "patched", "yaml-edges"]
+BUILDS = ["base", "overlay", "namespaced", "workloads", "refs", "refs-overlay", "patched", "yaml-edges",
+          "components/app"]
 #: Files that are not text.
 BINARY = {"workloads/files/blob.bin": b"\x00\x01\xff binary"}
 #: Bad input: the exit code and the first stderr line must match ({root}: the fixtures' folder).
@@ -620,6 +677,8 @@ BAD = [
     ["kustomize", "{root}/nosuch"],
     ["kustomize", "{root}/missing-resource"],
     ["kustomize", "{root}/nested-missing"],
+    ["kustomize", "{root}/components/b1"],
+    ["kustomize", "{root}/components/b2"],
     ["apply", "-k", "{root}/overlay", "-f", "{root}/prune/v1"],
     ["apply", "-k", "{root}/empty-dir"],
     ["apply", "--prune", "-f", "{root}/prune/v1"],

@@ -46,7 +46,7 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 @pytest.mark.parametrize(("text", "message"), [
     ("resources: []\nfoo: 1\n", 'invalid Kustomization: json: unknown field "foo"'),
     ("configMapGenerator:\n- name: x\n  bogus: 1\n", 'invalid Kustomization: json: unknown field "bogus"'),
-    ("components:\n- ../c\n", "the kustomization field 'components' is not supported by minik8s' kubectl"),
+    ("vars: []\n", "the kustomization field 'vars' is not supported by minik8s' kubectl"),
     ("patches:\n- path: p.yaml\n  options:\n    allowNameChange: true\n",
      "the kustomization field 'patches.options' is not supported by minik8s' kubectl"),
     ("namePrefix: [a]\n", "invalid Kustomization: json: cannot unmarshal array into Go struct field "
