@@ -44,11 +44,11 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 SUPPORTED = {"apiVersion", "kind", "metadata", "resources", "bases", "namespace", "namePrefix", "nameSuffix",
              "commonLabels", "labels", "commonAnnotations", "images", "replicas", "configMapGenerator",
              "secretGenerator", "generatorOptions", "patches", "patchesStrategicMerge", "patchesJson6902",
-             "components"}
+             "components", "sortOptions"}
 #: The Kustomization fields kustomize knows that this module does not implement.
 UNSUPPORTED = {"crds", "generators", "transformers", "validators", "vars", "replacements",
                "openapi", "helmCharts", "helmGlobals", "helmChartInflationGenerator", "configurations",
-               "buildMetadata", "sortOptions", "imageTags"}
+               "buildMetadata", "imageTags"}
 
 ORDER_FIRST = ["Namespace", "ResourceQuota", "StorageClass", "CustomResourceDefinition", "ServiceAccount",
                "PodSecurityPolicy", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "ConfigMap",
@@ -144,8 +144,20 @@ def _objects_of(path: Path) -> list[Obj]:
     return out
 
 
+class _TargetError(KustomizeError):
+    """A kustomization directory that cannot be made a target (no or a bad kustomization file)."""
+
+
+def _inside(base: Path, path: Path) -> bool:
+    """kustomize's load restriction (root only): files must be in or below the kustomization's directory."""
+    real = Path(os.path.realpath(path))
+    return real == base.resolve() or base.resolve() in real.parents
+
+
 def _read_file(base: Path, rel: str) -> bytes:
-    path = base / rel
+    path = Path(os.path.normpath(base / rel))
+    if path.exists() and not _inside(base, path):
+        raise KustomizeError(f"security; file '{path}' is not in or below '{base.resolve()}'")
     try:
         return path.read_bytes()
     except OSError:
@@ -468,7 +480,7 @@ def _matches(r: Resource, target: Obj) -> bool:
 
 def _patch_docs(base: Path, entry: Any) -> tuple[str, list[Any]]:
     if isinstance(entry, str):
-        text = entry if "\n" in entry or not (base / entry).is_file() else (base / entry).read_text()
+        text = entry if "\n" in entry or not (base / entry).is_file() else _read_file(base, entry).decode()
         source = entry
     else:
         if entry.get("path"):
@@ -690,17 +702,20 @@ def _load(directory: Path, stack: tuple[Path, ...], start: list[Resource] | None
     if directory in stack:
         raise KustomizeError(f"cycle detected: candidate root '{directory}' contains visited root "
                              f"'{stack[-1]}'")
-    file = _kustomization_file(directory)
-    docs = _yaml_docs(file.read_text(encoding="utf-8"), str(file))
-    k = docs[0] if docs else {}
-    if not isinstance(k, dict):
-        raise KustomizeError("invalid Kustomization: the kustomization must be an object")
-    for key in k:
-        if key in UNSUPPORTED:
-            raise KustomizeError(f"the kustomization field '{key}' is not supported by minik8s' kubectl")
-        if key not in SUPPORTED:
-            raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
-    _check_entries(k)
+    try:
+        file = _kustomization_file(directory)
+        docs = _yaml_docs(file.read_text(encoding="utf-8"), str(file))
+        k = docs[0] if docs else {}
+        if not isinstance(k, dict):
+            raise KustomizeError("invalid Kustomization: the kustomization must be an object")
+        for key in k:
+            if key in UNSUPPORTED:
+                raise KustomizeError(f"the kustomization field '{key}' is not supported by minik8s' kubectl")
+            if key not in SUPPORTED:
+                raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
+        _check_entries(k)
+    except KustomizeError as exc:
+        raise _TargetError(exc.message) from None
     kind = str(k.get("kind") or "Kustomization")
     if expect == "Component" and kind != "Component":
         raise KustomizeError(f"accumulating components: accumulateDirectory: \"expected kind 'Component' for path "
@@ -719,15 +734,21 @@ def _load(directory: Path, stack: tuple[Path, ...], start: list[Resource] | None
             try:
                 resources += _load(path, (*stack, directory))
             except KustomizeError as exc:
-                if exc.message.startswith("unable to find one of"):
+                if "is not supported by minik8s' kubectl" in exc.message:
+                    raise
+                if isinstance(exc, _TargetError):
                     why = f"couldn't make target for path '{path}': {exc.message}"
                 elif exc.message.startswith("expected kind != 'Component'"):
                     why = exc.message
                 else:
-                    raise
+                    why = f"recursed accumulation of path '{path}': {exc.message}"
                 raise KustomizeError(f"accumulating resources: accumulation err='accumulating resources from "
                                      f"'{entry}': '{path}' must resolve to a file': {why}") from None
         elif path.is_file():
+            if not _inside(directory, path):
+                raise KustomizeError(f"accumulating resources: accumulation err='accumulating resources from "
+                                     f"'{entry}': security; file '{path}' is not in or below '{directory}'': must "
+                                     f"build at directory: '{path}': file is not directory")
             resources += [Resource(o, str((o.get("metadata") or {}).get("name") or "")) for o in _objects_of(path)]
         elif re.match(r"^(https?://|github\.com/|git@|ssh://)", str(entry)):
             raise KustomizeError(f"remote resources are not supported by minik8s' kubectl: {entry}")
@@ -794,16 +815,16 @@ def _load(directory: Path, stack: tuple[Path, ...], start: list[Resource] | None
     return resources
 
 
-def _order(r: Resource) -> tuple[int, str, str, str]:
+def _order(r: Resource, first: list[str] = ORDER_FIRST, last: list[str] = ORDER_LAST) -> tuple[int, str, str, str]:
     kind = r.kind
-    if kind in ORDER_FIRST:
-        rank = -len(ORDER_FIRST) + ORDER_FIRST.index(kind)
-    elif kind in ORDER_LAST:
-        rank = 1 + ORDER_LAST.index(kind)
+    if kind in first:
+        rank = -len(first) + first.index(kind)
+    elif kind in last:
+        rank = 1 + last.index(kind)
     else:
         rank = 0
     gvk = "_".join([r.group or "~G", r.version or "~V", kind or "~K"])
-    return rank, gvk, r.namespace, r.name
+    return rank, gvk, r.namespace or "~X", r.name  # no namespace sorts last, as kustomize's "~X"
 
 
 def build(directory: str) -> list[Obj]:
@@ -824,7 +845,30 @@ def build(directory: str) -> list[Obj]:
         if r.hash_suffix and r.kind in ("ConfigMap", "Secret"):
             r.rename(f"{r.name}-{content_hash(r.obj)}")
     _fix_references(resources)
-    return [r.obj for r in sorted(resources, key=_order)]
+    sort = _sort_options(path)
+    if sort.get("order") == "fifo":
+        return [r.obj for r in resources]
+    legacy = sort.get("legacySortOptions") or {}
+    first = [str(k) for k in legacy.get("orderFirst") or []] if legacy else ORDER_FIRST
+    last = [str(k) for k in legacy.get("orderLast") or []] if legacy else ORDER_LAST
+    return [r.obj for r in sorted(resources, key=lambda r: _order(r, first, last))]
+
+
+def _sort_options(directory: Path) -> Obj:
+    """The top kustomization's ``sortOptions`` (those of the kustomizations below it do not count):
+    ``order`` ``legacy`` (the default) or ``fifo`` (as accumulated), ``legacySortOptions``' own
+    ``orderFirst``/``orderLast`` kinds in place of kustomize's."""
+    file = _kustomization_file(directory.resolve())
+    docs = _yaml_docs(file.read_text(encoding="utf-8"), str(file))
+    sort = (docs[0] if docs and isinstance(docs[0], dict) else {}).get("sortOptions") or {}
+    if not isinstance(sort, dict):
+        raise KustomizeError("invalid Kustomization: sortOptions must be an object")
+    for key in sort:
+        if key not in ("order", "legacySortOptions"):
+            raise KustomizeError(f'invalid Kustomization: json: unknown field "{key}"')
+    if sort.get("order", "legacy") not in ("legacy", "fifo"):
+        raise KustomizeError(f"the sort order is set to an unknown value: {sort.get('order')}")
+    return sort
 
 
 #: The scalars Go's YAML (v2, YAML 1.1) reads as booleans or null besides those PyYAML knows: quoted when strings.

@@ -665,9 +665,46 @@ components:
     "components/app/deploy.yaml": DEPLOY,
     "components/app/svc.yaml": SERVICE,
 })
+#: sortOptions: fifo (with a generated ConfigMap), the same used as a base (its sortOptions do not count),
+#: legacy with kinds of its own; objects of one kind in several namespaces and in none
+TREE.update({
+    "sorted/r.yaml": """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: b, namespace: z}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: z}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, namespace: a}
+---
+apiVersion: v1
+kind: Foo
+metadata: {name: a}
+---
+apiVersion: v1
+kind: Bar
+metadata: {name: a}
+---
+apiVersion: v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: a}
+""",
+    "sorted/fifo/kustomization.yaml": "resources:\n- r.yaml\nsortOptions:\n  order: fifo\n"
+                                      "configMapGenerator:\n- name: g\n  literals: [a=b]\n",
+    "sorted/nested/kustomization.yaml": "resources:\n- ../fifo\n",
+    # kustomize's load restriction: a file above the kustomization's directory is refused
+    "sorted/outside/kustomization.yaml": "resources:\n- ../r.yaml\n",
+    "sorted/outside-nested/kustomization.yaml": "resources:\n- ../outside\n",
+    "sorted/custom/kustomization.yaml": "resources:\n- r.yaml\nsortOptions:\n  order: legacy\n"
+                                        "  legacySortOptions:\n    orderFirst: [Foo]\n    orderLast: [ConfigMap]\n",
+})
 #: ``kubectl kustomize DIR``: the same bytes on stdout and stderr.
 BUILDS = ["base", "overlay", "namespaced", "workloads", "refs", "refs-overlay", "patched", "yaml-edges",
-          "components/app"]
+          "components/app", "sorted/fifo", "sorted/nested", "sorted/custom"]
 #: Files that are not text.
 BINARY = {"workloads/files/blob.bin": b"\x00\x01\xff binary"}
 #: Bad input: the exit code and the first stderr line must match ({root}: the fixtures' folder).
@@ -677,6 +714,8 @@ BAD = [
     ["kustomize", "{root}/nosuch"],
     ["kustomize", "{root}/missing-resource"],
     ["kustomize", "{root}/nested-missing"],
+    ["kustomize", "{root}/sorted/outside"],
+    ["kustomize", "{root}/sorted/outside-nested"],
     ["kustomize", "{root}/components/b1"],
     ["kustomize", "{root}/components/b2"],
     ["apply", "-k", "{root}/overlay", "-f", "{root}/prune/v1"],
@@ -754,6 +793,8 @@ def write_tree(root: Path) -> None:
             path.write_text(text.format(cli=slug(cli)) if "{cli}" in text else text)
     for rel, data in BINARY.items():
         (root / rel).write_bytes(data)
+    for rel in ("sorted/fifo/r.yaml", "sorted/custom/r.yaml"):
+        (root / rel).write_text(TREE["sorted/r.yaml"])
 
 
 @pytest.fixture(scope="module")
