@@ -13,11 +13,15 @@ legacy ``bases``), ``components`` (``kind: Component`` directories, run after th
 what their parent has so far), ``namespace``, ``namePrefix``/``nameSuffix``, ``commonLabels``, ``labels``
 (``includeSelectors``, ``includeTemplates``), ``commonAnnotations``, ``images``, ``replicas``,
 ``configMapGenerator``/``secretGenerator`` (``literals``, ``files``, ``envs``/``env``,
-``behavior``, ``options``, with ``generatorOptions``), ``patches``, ``patchesStrategicMerge`` and
-``patchesJson6902``.  Any other field is an error (:class:`KustomizeError`), never ignored.
+``behavior``, ``options``, with ``generatorOptions``), ``patches``, ``patchesStrategicMerge``,
+``patchesJson6902``, ``replacements`` (field paths with ``[key=value]``, indexes and ``*``; the
+``delimiter``/``index``/``create`` options) and ``sortOptions`` (``fifo``, or ``legacy`` with kinds
+of its own; the top kustomization's only).  Any other field is an error (:class:`KustomizeError`),
+never ignored.  Files must lie in or below their kustomization's directory (kustomize's load
+restriction); directories of other kustomizations may lie anywhere.
 
 The transformers run in kustomize's order: strategic merge patches, patches, namespace, prefix,
-suffix, labels, annotations, JSON 6902 patches, replicas, images.  As in kustomize, the
+suffix, labels, annotations, JSON 6902 patches, replicas, images, replacements.  As in kustomize, the
 generated names' content hashes are added last, once, at the top kustomization, and then the
 references to renamed ConfigMaps and Secrets in pod templates (env ``valueFrom``, ``envFrom``,
 volumes, projected volumes, ``imagePullSecrets``) follow the new names.
@@ -44,9 +48,9 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 SUPPORTED = {"apiVersion", "kind", "metadata", "resources", "bases", "namespace", "namePrefix", "nameSuffix",
              "commonLabels", "labels", "commonAnnotations", "images", "replicas", "configMapGenerator",
              "secretGenerator", "generatorOptions", "patches", "patchesStrategicMerge", "patchesJson6902",
-             "components", "sortOptions"}
+             "components", "sortOptions", "replacements"}
 #: The Kustomization fields kustomize knows that this module does not implement.
-UNSUPPORTED = {"crds", "generators", "transformers", "validators", "vars", "replacements",
+UNSUPPORTED = {"crds", "generators", "transformers", "validators", "vars",
                "openapi", "helmCharts", "helmGlobals", "helmChartInflationGenerator", "configurations",
                "buildMetadata", "imageTags"}
 
@@ -566,6 +570,126 @@ def _replace_or_add(obj: Obj, op: Obj) -> Obj:
     return op
 
 
+# ------------------------------------------------------------------ replacements
+def _path_parts(path: str) -> list[str]:
+    """A replacement's field path (``spec.containers.[name=web].image``, ``a.0.b``, ``a.*.b``,
+    ``metadata.annotations.[dotted.key]``) split into its steps."""
+    parts: list[str] = []
+    current, depth = "", 0
+    for ch in path:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "." and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return [p[1:-1] if p.startswith("[") and p.endswith("]") and "=" not in p else p for p in parts]
+
+
+def _lookup(node: Any, parts: list[str], create: bool) -> list[tuple[Any, Any]]:
+    """The (container, key) pairs ``parts`` reach in ``node`` (maps created on the way with ``create``)."""
+    if not parts:
+        return []
+    head, rest = parts[0], parts[1:]
+    found: list[tuple[Any, Any]] = []
+    if isinstance(node, list):
+        if head == "*":
+            keys: list[Any] = list(range(len(node)))
+        elif head.startswith("[") and "=" in head:
+            field_name, _, value = head[1:-1].partition("=")
+            keys = [i for i, item in enumerate(node) if isinstance(item, dict) and str(item.get(field_name)) == value]
+        elif head.lstrip("-").isdigit() and -len(node) <= int(head) < len(node):
+            keys = [int(head)]
+        else:
+            keys = []
+    elif isinstance(node, dict):
+        if head == "*":
+            keys = list(node)
+        elif head in node:
+            keys = [head]
+        elif create and not head.startswith("["):
+            node[head] = {} if rest else None
+            keys = [head]
+        else:
+            keys = []
+    else:
+        return []
+    for key in keys:
+        if rest:
+            child = node[key]
+            if child is None and create and isinstance(node, dict):
+                node[key] = child = {}
+            found += _lookup(child, rest, create)
+        else:
+            found.append((node, key))
+    return found
+
+
+def _coerce(value: Any, old: Any) -> Any:
+    """The source value as the target's type, when the target holds a number or a boolean."""
+    if isinstance(value, str) and old is not None and not isinstance(old, str | dict | list):
+        import yaml
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+        if type(parsed) is type(old):
+            return parsed
+    return value
+
+
+def _replace(resources: list[Resource], spec: Obj) -> None:
+    """One ``replacements`` entry: the source's field, copied into every selected target's fields."""
+    if not isinstance(spec, dict):
+        raise KustomizeError("invalid Kustomization: replacements entries must be objects")
+    source = spec.get("source") or {}
+    selector = {k: v for k, v in source.items() if k in ("group", "version", "kind", "name", "namespace")}
+    matched = [r for r in resources if _matches(r, selector)]
+    if len(matched) != 1:
+        what = "multiple matches" if matched else "nothing selected"
+        raise KustomizeError(f"{what} for source selector {selector}")
+    field_path = str(source.get("fieldPath") or "metadata.name")
+    values = _lookup(matched[0].obj, _path_parts(field_path), False)
+    if not values:
+        raise KustomizeError(f"fieldPath `{field_path}` is missing for replacement source {selector}")
+    holder, key = values[0]
+    value = holder[key]
+    options = source.get("options") or {}
+    if options.get("delimiter") and isinstance(value, str):
+        pieces = value.split(str(options["delimiter"]))
+        index = int(options.get("index") or 0)
+        if not 0 <= index < len(pieces):
+            raise KustomizeError(f"options.index {index} is out of bounds for value {value}")
+        value = pieces[index]
+    for target in spec.get("targets") or []:
+        chosen = [r for r in resources if _matches(r, target.get("select") or {})
+                  and not any(_matches(r, reject) for reject in target.get("reject") or [])]
+        topts = target.get("options") or {}
+        for r in chosen:
+            for path in target.get("fieldPaths") or []:
+                reached = _lookup(r.obj, _path_parts(str(path)), bool(topts.get("create")))
+                if not reached:
+                    raise KustomizeError(f'unable to find field "{path}" in replacement target')
+                for node, field_key in reached:
+                    new = copy.deepcopy(value)
+                    old = node[field_key]
+                    if topts.get("delimiter") and isinstance(old, str):
+                        pieces = old.split(str(topts["delimiter"]))
+                        index = int(topts.get("index") or 0)
+                        if 0 <= index < len(pieces):
+                            pieces[index] = str(new)
+                        elif index < 0:
+                            pieces.insert(0, str(new))
+                        else:
+                            pieces.append(str(new))
+                        new = str(topts["delimiter"]).join(pieces)
+                    node[field_key] = _coerce(new, old)
+
+
 # ------------------------------------------------------------------ name references
 def _pod_specs(obj: Obj) -> list[Obj]:
     spec = obj.get("spec") or {}
@@ -656,6 +780,7 @@ _ENTRY_KEYS = {
     "images": {"name", "newName", "newTag", "digest", "tagSuffix"},
     "replicas": {"name", "count"},
     "labels": {"pairs", "includeSelectors", "includeTemplates", "fields"},
+    "replacements": {"source", "targets", "path"},
 }
 _OPTION_KEYS = {"labels", "annotations", "disableNameSuffixHash", "immutable"}
 _UNSUPPORTED_ENTRY_KEYS = {"options": "patches", "tagSuffix": "images", "fields": "labels"}
@@ -812,6 +937,13 @@ def _load(directory: Path, stack: tuple[Path, ...], start: list[Resource] | None
     if k.get("images"):
         for r in resources:
             _update_images(r.obj, list(k["images"]))
+    for entry in k.get("replacements") or []:
+        if isinstance(entry, dict) and set(entry) == {"path"}:
+            for doc in _yaml_docs(_read_file(directory, str(entry["path"])).decode(), str(entry["path"])):
+                for replacement in doc if isinstance(doc, list) else [doc]:
+                    _replace(resources, replacement)
+        else:
+            _replace(resources, entry)
     return resources
 
 

@@ -532,7 +532,7 @@ patches:
     # bad input
     "nested-missing/kustomization.yaml": "resources:\n- ../empty-dir\n",
     "unknown-field/kustomization.yaml": "resources:\n- ../base\nfoo: 1\n",
-    "unsupported/kustomization.yaml": "resources:\n- ../base\nreplacements: []\n",
+    "unsupported/kustomization.yaml": "resources:\n- ../base\nvars: []\n",
     "missing-resource/kustomization.yaml": "resources:\n- nothere.yaml\n",
     "empty-dir/.keep": "",
     # prune: v1 has three labelled objects, v2 keeps one
@@ -702,9 +702,123 @@ metadata: {name: a}
     "sorted/custom/kustomization.yaml": "resources:\n- r.yaml\nsortOptions:\n  order: legacy\n"
                                         "  legacySortOptions:\n    orderFirst: [Foo]\n    orderLast: [ConfigMap]\n",
 })
+#: replacements: a ConfigMap's data into an image, with a delimiter and index into created fields, a
+#: name into a list item by index, into every container's port (its type kept); a generated name
+TREE.update({
+    "replaced/kustomization.yaml": """\
+resources:
+- deploy.yaml
+- cm.yaml
+replacements:
+- source:
+    kind: ConfigMap
+    name: src
+    fieldPath: data.IMAGE
+  targets:
+  - select:
+      kind: Deployment
+    fieldPaths:
+    - spec.template.spec.containers.[name=nginx].image
+- source:
+    kind: ConfigMap
+    name: src
+    fieldPath: data.HOST
+    options:
+      delimiter: "."
+      index: 1
+  targets:
+  - select:
+      kind: Deployment
+      name: web
+    fieldPaths:
+    - metadata.annotations.host
+    - spec.template.metadata.labels.app
+    options:
+      create: true
+- source:
+    kind: ConfigMap
+    name: src
+  targets:
+  - select:
+      kind: Deployment
+    reject:
+    - name: other
+    fieldPaths:
+    - spec.template.spec.containers.0.name
+- source:
+    kind: ConfigMap
+    name: src
+    fieldPath: data.PORT
+  targets:
+  - select:
+      kind: Deployment
+    fieldPaths:
+    - spec.template.spec.containers.*.ports.0.containerPort
+""",
+    "replaced/cm.yaml": """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: src
+data:
+  IMAGE: nginx:9.9
+  HOST: a.b.c
+  PORT: "8080"
+""",
+    "replaced/deploy.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.25
+        envFrom:
+        - configMapRef:
+            name: app-config
+        ports:
+        - containerPort: 80
+""",
+    # a target field that is not there, without create
+    "replaced-missing/kustomization.yaml": "resources:\n- deploy.yaml\nreplacements:\n- source:\n"
+                                           "    kind: Deployment\n  targets:\n  - select:\n      kind: Deployment\n"
+                                           "    fieldPaths:\n    - spec.nothere\n",
+    "replaced-missing/deploy.yaml": DEPLOY,
+    "replaced-generated/kustomization.yaml": """\
+resources:
+- deploy.yaml
+namePrefix: x-
+configMapGenerator:
+- name: app-config
+  literals: [A=1]
+replacements:
+- source:
+    kind: ConfigMap
+    name: app-config
+  targets:
+  - select:
+      kind: Deployment
+    fieldPaths:
+    - metadata.annotations.[config.example.com/name]
+    options:
+      create: true
+""",
+    "replaced-generated/deploy.yaml": DEPLOY,
+})
 #: ``kubectl kustomize DIR``: the same bytes on stdout and stderr.
 BUILDS = ["base", "overlay", "namespaced", "workloads", "refs", "refs-overlay", "patched", "yaml-edges",
-          "components/app", "sorted/fifo", "sorted/nested", "sorted/custom"]
+          "components/app", "sorted/fifo", "sorted/nested", "sorted/custom",
+          "replaced", "replaced-generated"]
 #: Files that are not text.
 BINARY = {"workloads/files/blob.bin": b"\x00\x01\xff binary"}
 #: Bad input: the exit code and the first stderr line must match ({root}: the fixtures' folder).
@@ -716,6 +830,7 @@ BAD = [
     ["kustomize", "{root}/nested-missing"],
     ["kustomize", "{root}/sorted/outside"],
     ["kustomize", "{root}/sorted/outside-nested"],
+    ["kustomize", "{root}/replaced-missing"],
     ["kustomize", "{root}/components/b1"],
     ["kustomize", "{root}/components/b2"],
     ["apply", "-k", "{root}/overlay", "-f", "{root}/prune/v1"],
@@ -855,7 +970,7 @@ def test_unsupported_field_is_an_error(module: Module) -> None:
     """A field kustomize has and minik8s does not implement fails with one clear line, never silently."""
     result = module.ours(["kustomize", "{root}/unsupported"]).result()
     assert (result.code, result.out) == (1, ""), result
-    assert result.err == "error: the kustomization field 'replacements' is not supported by minik8s' kubectl\n"
+    assert result.err == "error: the kustomization field 'vars' is not supported by minik8s' kubectl\n"
 
 
 def _view(obj: dict[str, Any], ns: str) -> dict[str, Any]:
