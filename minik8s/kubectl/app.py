@@ -67,6 +67,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "replace": ("replace", "replace"),
     "edit": ("edit", "edit"),
     "diff": ("diff", "diff"),
+    "kustomize": ("kustomize", "kustomize_command"),
     "events": ("events", "events"),
     "create": ("create", "app"),
     "run": ("run", "run"),

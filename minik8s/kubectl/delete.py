@@ -16,6 +16,7 @@ import typer
 from minik8s.api import errors
 from minik8s.client.rest import ServerUnavailable
 from minik8s.kubectl.errors import KubectlError, server_error
+from minik8s.kubectl.options import KustomizeOpt
 from minik8s.kubectl.resolve import object_ref, type_ref
 from minik8s.kubectl.selection import ObjectRef, select
 from minik8s.kubectl.session import GlobalOptions, Session
@@ -85,10 +86,12 @@ async def delete_one(s: Session, v: ObjectRef, o: DeleteOptions) -> bool:
 
 
 async def run_delete(opts: GlobalOptions, args: list[str], files: list[str], recursive: bool, selector: str,
-                     field_selector: str, all_: bool, all_namespaces: bool, o: DeleteOptions) -> int:
+                     field_selector: str, all_: bool, all_namespaces: bool, o: DeleteOptions,
+                     kustomize: str | None = None) -> int:
     """Delete what the arguments name; returns the exit code."""
     async with Session(opts) as s:
-        victims = await select(s, args, files, recursive, selector, field_selector, all_, all_namespaces)
+        victims = await select(s, args, files, recursive, selector, field_selector, all_, all_namespaces,
+                               kustomize=kustomize)
         if not victims:
             where = f" in {s.namespace} namespace" if not all_namespaces and s.namespace else ""
             print(f"No resources found{where}.", file=sys.stderr)
@@ -115,6 +118,7 @@ def delete(
     filename: Annotated[list[str] | None, typer.Option("-f", "--filename", help="file, directory or -")] = None,
     recursive: Annotated[bool, typer.Option("-R", "--recursive/--no-recursive",
                                             help="process directories recursively")] = False,
+    kustomize: KustomizeOpt = None,
     selector: Annotated[str, typer.Option("-l", "--selector", help="label selector")] = "",
     field_selector: Annotated[str, typer.Option("--field-selector", help="field selector")] = "",
     all_: Annotated[bool, typer.Option("--all", help="delete every object of the type in the namespace")] = False,
@@ -142,6 +146,6 @@ def delete(
         print("Warning: Immediate deletion does not wait for confirmation that the running resource has been "
               "terminated. The resource may continue to run on the cluster indefinitely.", file=sys.stderr)
     code = asyncio.run(run_delete(ctx.obj, args or [], filename or [], recursive, selector, field_selector,
-                                  all_, all_namespaces, o))
+                                  all_, all_namespaces, o, kustomize))
     if code:
         raise typer.Exit(code)

@@ -34,7 +34,7 @@ from minik8s.client.rest import PATCH_TYPES, resource_path
 from minik8s.kubectl import manifests, printing
 from minik8s.kubectl.errors import KubectlError, failure_line
 from minik8s.kubectl.manifests import LAST_APPLIED, Planned, applied_config
-from minik8s.kubectl.options import FilesOpt, RecursiveOpt
+from minik8s.kubectl.options import FilesOpt, KustomizeOpt, RecursiveOpt
 from minik8s.kubectl.session import GlobalOptions, Session
 from minik8s.kubectl.structured import without_managed_fields
 
@@ -108,9 +108,10 @@ async def collect(s: Session, planned: list[Planned], live_dir: Path, merged_dir
         write(merged_dir, file_name(p), merged)
 
 
-async def run_diff(opts: GlobalOptions, files: list[str], recursive: bool) -> int:
-    """Diff every object of ``files`` against the server; returns the exit code."""
-    items = manifests.load(files, recursive, "diff")
+async def run_diff(opts: GlobalOptions, files: list[str], recursive: bool, kustomize: str | None = None) -> int:
+    """Diff every object of ``files`` (or of the kustomization ``kustomize``) against the server;
+    returns the exit code."""
+    items = manifests.load(files, recursive, "diff", kustomize)
     live_dir, merged_dir = temp_dir("LIVE-"), temp_dir("MERGED-")
     try:
         async with Session(opts) as s:
@@ -129,12 +130,15 @@ async def run_diff(opts: GlobalOptions, files: list[str], recursive: bool) -> in
         shutil.rmtree(merged_dir, ignore_errors=True)
 
 
-def diff(ctx: typer.Context, filename: FilesOpt = None, recursive: RecursiveOpt = False) -> None:
-    """Diff the live objects against what applying the files would make them."""
+def diff(ctx: typer.Context, filename: FilesOpt = None, recursive: RecursiveOpt = False,
+         kustomize: KustomizeOpt = None) -> None:
+    """Diff the live objects against what applying the files (or the kustomization) would make them."""
     try:
-        if not filename:
+        if filename and kustomize:
+            raise KubectlError("only one of -f or -k can be specified")
+        if not filename and not kustomize:
             raise KubectlError("must specify one of -f and -k")
-        code = asyncio.run(run_diff(ctx.obj, filename, recursive))
+        code = asyncio.run(run_diff(ctx.obj, filename or [], recursive, kustomize))
     except KubectlError as exc:
         exc.code = 2  # kubectl diff's errors exit 2 (1 means "differences found")
         raise

@@ -16,6 +16,7 @@ from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl import customcolumns, printing, sorting
 from minik8s.kubectl.customcolumns import read_template
 from minik8s.kubectl.errors import GENERIC_MESSAGES, KubectlError, server_error
+from minik8s.kubectl.options import FilesOpt, KustomizeOpt, RecursiveOpt
 from minik8s.kubectl.resolve import Target, object_ref, parse_targets
 from minik8s.kubectl.session import GlobalOptions, Session
 from minik8s.kubectl.structured import TEMPLATE_FORMATS, structured
@@ -155,6 +156,30 @@ class GetOptions:
     no_headers: bool = False
     sort_by: str = ""
     chunk_size: int = CHUNK_SIZE
+    files: list[str] = field(default_factory=list)
+    recursive: bool = False
+    kustomize: str | None = None
+
+
+async def _fetch_manifests(s: Session, o: GetOptions, failures: list[str],
+                           ) -> tuple[list[Target], list[tuple[ResourceType, list[Obj], str]]]:
+    """``get -f``/``-k``: each object of the files (or of the kustomization) fetched by name, in their
+    order, consecutive objects of one type in one group; a missing one adds its error to ``failures``."""
+    from minik8s.kubectl import manifests
+
+    planned = manifests.plan(s, manifests.load(o.files, o.recursive, "get", o.kustomize), s.opts.namespace)
+    targets: list[Target] = []
+    results: list[tuple[ResourceType, list[Obj], str]] = []
+    for p in planned:
+        if not targets or targets[-1].rt != p.rt:
+            targets.append(Target(p.rt, []))
+            results.append((p.rt, [], ""))
+        targets[-1].names.append(p.name)
+        try:
+            results[-1][1].append(await s.client.get(p.rt, p.name, p.namespace))
+        except errors.NotFound as exc:
+            failures.append(server_error(exc))
+    return targets, results
 
 
 def _no_sort_field(sort_by: str) -> KubectlError:
@@ -197,22 +222,34 @@ async def run_get(opts: GlobalOptions, args: list[str], o: GetOptions) -> int:
         columns = customcolumns.parse_file_text(read_template(o.output.partition("=")[2]))
     table = fmt in ("", "wide")
     async with Session(opts) as s:
-        targets = parse_targets(s.registry, args)
-        if o.all_namespaces and any(t.names for t in targets):
-            raise KubectlError("a resource cannot be retrieved by name across all namespaces")
-        if (o.watch or o.watch_only) and len(targets) > 1:
-            raise KubectlError("you may only specify a single resource type")
-        namespace = None if o.all_namespaces else s.namespace
-        multi = len(targets) > 1 or any(t.lower() == "all" for t in args[0].split(","))
-        printer = Printer(o.output, o.all_namespaces, o.show_labels, o.label_columns, multi)
         failures: list[str] = []
         results: list[tuple[ResourceType, list[Obj], str]] = []
-        for target in targets:
-            if table:
+        namespace: str | None
+        if o.files or o.kustomize:
+            if args:
+                raise KubectlError("when paths, URLs, or stdin is provided as input, you may not specify resource "
+                                   "arguments as well")
+            targets, results = await _fetch_manifests(s, o, failures)
+            namespace = s.namespace
+            printer = Printer(o.output, False, o.show_labels, o.label_columns,
+                              len({(t.rt.group, t.rt.plural) for t in targets}) > 1)
+            for target in targets if table else []:
                 await printer.learn(s, target.rt)
-            objs, rv = await _fetch(s, target, namespace, o.selector, o.field_selector, failures, o.chunk_size)
-            results.append((target.rt, objs, rv))
-        if o.watch or o.watch_only:
+        else:
+            targets = parse_targets(s.registry, args)
+            if o.all_namespaces and any(t.names for t in targets):
+                raise KubectlError("a resource cannot be retrieved by name across all namespaces")
+            if (o.watch or o.watch_only) and len(targets) > 1:
+                raise KubectlError("you may only specify a single resource type")
+            namespace = None if o.all_namespaces else s.namespace
+            multi = len(targets) > 1 or any(t.lower() == "all" for t in args[0].split(","))
+            printer = Printer(o.output, o.all_namespaces, o.show_labels, o.label_columns, multi)
+            for target in targets:
+                if table:
+                    await printer.learn(s, target.rt)
+                objs, rv = await _fetch(s, target, namespace, o.selector, o.field_selector, failures, o.chunk_size)
+                results.append((target.rt, objs, rv))
+        if (o.watch or o.watch_only) and not (o.files or o.kustomize):
             rt, objs, rv = results[0]
             await _watch(s, printer, fmt, rt, objs, rv, namespace, targets[0].names, o.selector, o.field_selector,
                          o.watch_only)
@@ -336,6 +373,9 @@ def get(
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="list in pages of this many (0: one request)")]
     = CHUNK_SIZE,
     raw: Annotated[str, typer.Option("--raw", help="GET this server path and print the body as it is")] = "",
+    filename: FilesOpt = None,
+    recursive: RecursiveOpt = False,
+    kustomize: KustomizeOpt = None,
 ) -> None:
     """Display one or many resources."""
     if raw:
@@ -347,6 +387,6 @@ def get(
         code = asyncio.run(run_get(ctx.obj, args or [], GetOptions(
             output=output, selector=selector, field_selector=field_selector, all_namespaces=all_namespaces,
             watch=watch, watch_only=watch_only, show_labels=show_labels, label_columns=keys, no_headers=no_headers,
-            sort_by=sort_by, chunk_size=chunk_size)))
+            sort_by=sort_by, chunk_size=chunk_size, files=filename or [], recursive=recursive, kustomize=kustomize)))
     if code:
         raise typer.Exit(code)

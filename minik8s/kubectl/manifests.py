@@ -134,8 +134,19 @@ def parse(text: str, source: str) -> list[dict[str, Any]]:
     return objects
 
 
-def load(paths: list[str], recursive: bool = False, verb: str = "apply") -> list[Manifest]:
-    """Every object in ``paths``, in order. Raises KubectlError; an empty result is an error too."""
+def load(paths: list[str], recursive: bool = False, verb: str = "apply",
+         kustomize: str | None = None) -> list[Manifest]:
+    """Every object in ``paths`` (``-f``) or built from the kustomization directory ``kustomize``
+    (``-k``, :mod:`minik8s.kubectl.kustomize`), in order.  Raises KubectlError (both or neither
+    given: kubectl's messages); an empty result is an error too."""
+    if paths and kustomize:
+        raise KubectlError("only one of -f or -k can be specified")
+    if kustomize:
+        from minik8s.kubectl import kustomize as kustomization
+        built = [Manifest(kustomize, obj) for obj in kustomization.build(kustomize)]
+        if not built:
+            raise KubectlError(f"no objects passed to {verb}")
+        return built
     if not paths:
         raise KubectlError("must specify one of -f and -k")
     manifests: list[Manifest] = []

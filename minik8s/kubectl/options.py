@@ -11,6 +11,8 @@ from minik8s.kubectl.errors import FlagError
 
 FilesOpt = Annotated[list[str] | None, typer.Option("-f", "--filename",
                                                     help="file, directory or - (stdin); repeatable")]
+KustomizeOpt = Annotated[str | None, typer.Option("-k", "--kustomize",
+                                                 help="a directory holding a kustomization.yaml")]
 RecursiveOpt = Annotated[bool, typer.Option("-R", "--recursive/--no-recursive",
                                             help="process directories recursively")]
 SelectorOpt = Annotated[str, typer.Option("-l", "--selector", help="label selector (a=b,c!=d)")]

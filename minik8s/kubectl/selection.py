@@ -38,17 +38,17 @@ class ObjectRef:
 
 async def select(s: Session, args: list[str], files: list[str] | None = None, recursive: bool = False,
                  selector: str = "", field_selector: str = "", all_: bool = False,
-                 all_namespaces: bool = False, verb: str = "delete") -> list[ObjectRef]:
+                 all_namespaces: bool = False, verb: str = "delete", kustomize: str | None = None) -> list[ObjectRef]:
     """Every object the arguments name, in order (listing the type for ``-l`` / ``--all``).
 
     Raises KubectlError for arguments that name nothing (no args and no file, a type
     without names or selector, names combined with a selector, files combined with
     arguments) and for unknown types; an empty list means a selector matched nothing.
     """
-    if files:
+    if files or kustomize:
         if args:
             raise KubectlError("cannot specify both a filename (-f) and resource arguments")
-        planned = manifests.plan(s, manifests.load(files, recursive, verb), s.opts.namespace)
+        planned = manifests.plan(s, manifests.load(files or [], recursive, verb, kustomize), s.opts.namespace)
         return [ObjectRef(p.rt, p.namespace, p.name) for p in planned]
     if not args:
         raise KubectlError("You must provide one or more resources by argument or filename.")

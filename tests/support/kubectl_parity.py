@@ -99,6 +99,23 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         "as kubectl 1.37 does, not a log line with a time and a process id",
         lambda text: re.sub(r'(?m)^E\d{4} [\d:.]+ +\d+ run\.go:\d+\] "command failed" err=(".*")$',
                             lambda m: "error: " + json.loads(m.group(1)), text)),
+    "1.32-kustomize-klog": Difference(
+        V132,
+        "kubectl 1.32 reports a failed kustomize build (`kubectl kustomize`) and some apply/prune errors "
+        "through klog (`E1127 12:00:00.000000 123 run.go:72] \"command failed\" err=\"...\"`); minik8s "
+        "prints `error: ...` as kubectl 1.37 does, not a log line with a time and a process id",
+        lambda text: re.sub(r'(?m)^E\d{4} [\d:.]+ +\d+ run\.go:\d+\] "command failed" err=(".*")$',
+                            lambda m: "error: " + json.loads(m.group(1)), text)),
+    "klog-time-pid": Difference(
+        V132 | V137,
+        "a warning kubectl logs through klog (`W1128 04:51:13.290982    9589 prune.go:71] ...`) carries the "
+        "time and the process id, which differ from run to run; minik8s writes the same line",
+        _sub(r"(?m)^([WE])\d{4} [\d:.]+ +\d+ ", r"\1MMDD HH:MM:SS.UUUUUU PID ")),
+    "1.37-client-dry-run-unchanged": Difference(
+        V137,
+        "kubectl 1.37's `apply --dry-run=client` says `unchanged (dry run)` for an object the apply would not "
+        "change; 1.32, which minik8s follows, computes no patch in a client dry run and says `configured (dry run)`",
+        _sub(r"(?m) (configured|unchanged) \(dry run\)$", " <configured|unchanged> (dry run)")),
     "1.37-run-port-error": Difference(
         V137,
         "kubectl 1.37's `run --port=abc` says `--port must be a number`; 1.32 says "
