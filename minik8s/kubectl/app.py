@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Annotated
@@ -222,6 +223,11 @@ def normalize_argv(argv: list[str]) -> list[str]:
                 front.append(arg)
         elif arg.startswith("-n") and len(arg) > 2 and not arg.startswith("--"):
             front += ["-n", arg[2:].lstrip("=")]
+        elif re.match(r"-[A-Za-z]=", arg):  # pflag's -o=name: the shorthand's value after "="
+            if value.lower() in ("true", "false"):  # a boolean shorthand (-A=true)
+                rest += [name] if value.lower() == "true" else []
+            else:
+                rest += [name, value]
         elif name in BOOL_FLAGS and eq:
             truth = value.lower() in ("true", "1", "yes", "t")
             if name == "--namespaced":

@@ -92,9 +92,8 @@ async def run_delete(opts: GlobalOptions, args: list[str], files: list[str], rec
     async with Session(opts) as s:
         victims = await select(s, args, files, recursive, selector, field_selector, all_, all_namespaces,
                                kustomize=kustomize)
-        if not victims:
-            where = f" in {s.namespace} namespace" if not all_namespaces and s.namespace else ""
-            print(f"No resources found{where}.", file=sys.stderr)
+        if not victims:  # kubectl's words, on stdout, without the namespace
+            print("No resources found")
             return 0
         failed = False
         deleted: list[ObjectRef] = []

@@ -289,8 +289,9 @@ async def run_get(opts: GlobalOptions, args: list[str], o: GetOptions) -> int:
             print(line, file=sys.stderr)
         if total == 0 and not failures and table:
             namespaced = any(t.rt.namespaced for t in targets)
-            where = f" in {namespace} namespace" if namespaced and namespace else ""
-            print(f"No resources found{where}.", file=sys.stderr)
+            # kubectl: "... in NS namespace." for namespaced kinds, a bare "No resources found" else
+            print(f"No resources found in {namespace} namespace." if namespaced and namespace
+                  else "No resources found", file=sys.stderr)
         return 1 if failures else 0
 
 

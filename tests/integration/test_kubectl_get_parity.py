@@ -154,6 +154,14 @@ GET_CASES = [
     ["--context", "nope", "get", "pods"],
     ["--user", "nope", "get", "pods"],
     ["--cluster", "nope", "get", "pods"],
+    # nothing found: a namespaced kind says its namespace, other lists do not; delete says it on stdout
+    ["get", "pods", "-l", "nosuch=x"],
+    ["get", "pods", "-A", "-l", "nosuch=x"],
+    ["get", "namespaces", "-l", "nosuch=x"],
+    ["delete", "pods", "-l", "nosuch=x"],
+    # pflag's shorthand with "=": -o=name, -l=sel
+    ["get", "namespaces", "-o=name"],
+    ["get", "pods", "-l=nosuch=x"],
 ]
 
 OTHER_CASES = [
