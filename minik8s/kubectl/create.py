@@ -1,7 +1,9 @@
 """``kubectl create``: from files (``-f``), or by generator: ``namespace NAME``,
-``configmap NAME``, ``secret generic NAME``, ``job NAME``, ``cronjob NAME``, ``deployment NAME``,
-``service clusterip|nodeport|loadbalancer|externalname NAME``, ``serviceaccount NAME``, ``role``,
-``clusterrole``, ``rolebinding`` and ``clusterrolebinding``.
+``configmap NAME``, ``secret generic|tls|docker-registry NAME``, ``ingress NAME``, ``token
+SERVICEACCOUNT``, ``job NAME``, ``cronjob NAME``, ``deployment NAME``, ``service
+clusterip|nodeport|loadbalancer|externalname NAME``, ``serviceaccount NAME``, ``role``,
+``clusterrole``, ``rolebinding`` and ``clusterrolebinding`` (the builders of the secret, ingress and
+token generators and ``--append-hash``'s suffix are in :mod:`minik8s.kubectl.generators`).
 
 Every generator builds the object kubectl 1.32 builds, field for field (see :mod:`creating`: the
 zero values and field order of kubectl's Go structs), so ``--dry-run=client -o yaml`` prints the
@@ -13,7 +15,9 @@ The generators build the object from ``--from-literal=KEY=VALUE``, ``--from-file
 valid key) and ``--from-env-file=PATH`` (``KEY=VALUE`` lines; ``#`` comments and blank lines
 skipped), as kubectl's ``create configmap``/``create secret generic`` do: a ConfigMap keeps
 UTF-8 content in ``data`` and anything else in ``binaryData``; a Secret gets every value
-base64-encoded in ``data`` and ``--type`` (default ``Opaque``).  ``--dry-run=client`` sends
+base64-encoded in ``data`` and ``--type`` (none unless given).  ``--from-env-file`` cannot be
+combined with the others, and its keys must be environment variable names as kubectl 1.32 checks
+them.  ``--append-hash`` appends Kubernetes' content hash to the name.  ``--dry-run=client`` sends
 nothing, ``--dry-run=server`` lets the apiserver validate without storing; ``-o yaml|json``
 prints the object instead of ``configmap/NAME created``.
 """
@@ -60,7 +64,8 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Create a resource from a file or from stdin, or with a generator (namespace, configmap, secret, "
-         "job, cronjob, deployment, service, serviceaccount, role, clusterrole, rolebinding, clusterrolebinding).",
+         "ingress, token, job, cronjob, deployment, service, serviceaccount, role, clusterrole, rolebinding, "
+         "clusterrolebinding).",
 )
 
 
