@@ -429,6 +429,10 @@ def test_created_objects_and_lines(version: str, module: Module) -> None:
     available(version)
     ours, official = module.scripts["minik8s"].result(), module.scripts[version].result()
     assert len(ours) == len(official)
+    tokens = {entry[0]: entry[1] for entry in ours if entry[0] in ("token", "token default")}
+    assert tokens == {"token": (0, "", (["a", "b"], "system:serviceaccount:NS:web-sa", 7200)),
+                      "token default": (0, "", (["https://kubernetes.default.svc.cluster.local"],
+                                                "system:serviceaccount:NS:web-sa", 3600))}, tokens
     for mine, theirs in zip(ours[:-2], official[:-2], strict=True):
         if isinstance(mine[-1], Result):
             want, got = tolerate(("1.37-deprecated-cpu-percent",), version, theirs[-1], mine[-1])
