@@ -1,7 +1,9 @@
 """``kubectl create``: from files (``-f``), or by generator: ``namespace NAME``,
-``configmap NAME``, ``secret generic NAME``, ``job NAME``, ``cronjob NAME``, ``deployment NAME``,
-``service clusterip|nodeport|loadbalancer|externalname NAME``, ``serviceaccount NAME``, ``role``,
-``clusterrole``, ``rolebinding`` and ``clusterrolebinding``.
+``configmap NAME``, ``secret generic|tls|docker-registry NAME``, ``ingress NAME``, ``token
+SERVICEACCOUNT``, ``job NAME``, ``cronjob NAME``, ``deployment NAME``, ``service
+clusterip|nodeport|loadbalancer|externalname NAME``, ``serviceaccount NAME``, ``role``,
+``clusterrole``, ``rolebinding`` and ``clusterrolebinding`` (the builders of the secret, ingress and
+token generators and ``--append-hash``'s suffix are in :mod:`minik8s.kubectl.generators`).
 
 Every generator builds the object kubectl 1.32 builds, field for field (see :mod:`creating`: the
 zero values and field order of kubectl's Go structs), so ``--dry-run=client -o yaml`` prints the
@@ -13,7 +15,9 @@ The generators build the object from ``--from-literal=KEY=VALUE``, ``--from-file
 valid key) and ``--from-env-file=PATH`` (``KEY=VALUE`` lines; ``#`` comments and blank lines
 skipped), as kubectl's ``create configmap``/``create secret generic`` do: a ConfigMap keeps
 UTF-8 content in ``data`` and anything else in ``binaryData``; a Secret gets every value
-base64-encoded in ``data`` and ``--type`` (default ``Opaque``).  ``--dry-run=client`` sends
+base64-encoded in ``data`` and ``--type`` (none unless given).  ``--from-env-file`` cannot be
+combined with the others, and its keys must be environment variable names as kubectl 1.32 checks
+them.  ``--append-hash`` appends Kubernetes' content hash to the name.  ``--dry-run=client`` sends
 nothing, ``--dry-run=server`` lets the apiserver validate without storing; ``-o yaml|json``
 prints the object instead of ``configmap/NAME created``.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -32,13 +37,23 @@ import typer
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.config import b64encode
-from minik8s.api.validation import config_map_key_errors, dns1123_subdomain_errors, env_var_name_errors
-from minik8s.client.rest import ServerUnavailable
-from minik8s.kubectl import manifests
-from minik8s.kubectl.creating import DryRunOpt, OutputOpt, check_flags, new_object, parse_labels, send, warn
+from minik8s.api.validation import config_map_key_errors, dns1123_subdomain_errors
+from minik8s.client.rest import ServerUnavailable, resource_path
+from minik8s.kubectl import generators, manifests
+from minik8s.kubectl.creating import (
+    DryRunOpt,
+    OutputOpt,
+    check_flags,
+    new_object,
+    parse_labels,
+    print_result,
+    send,
+    strip_zero,
+    warn,
+)
 from minik8s.kubectl.errors import FlagError, KubectlError, report_failure
 from minik8s.kubectl.manifests import LAST_APPLIED, applied_config, encode, plan
-from minik8s.kubectl.options import FilesOpt, RecursiveOpt
+from minik8s.kubectl.options import FilesOpt, RecursiveOpt, duration_flag
 from minik8s.kubectl.resolve import object_ref
 from minik8s.kubectl.session import GlobalOptions, Session
 
@@ -49,7 +64,8 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Create a resource from a file or from stdin, or with a generator (namespace, configmap, secret, "
-         "job, cronjob, deployment, service, serviceaccount, role, clusterrole, rolebinding, clusterrolebinding).",
+         "ingress, token, job, cronjob, deployment, service, serviceaccount, role, clusterrole, rolebinding, "
+         "clusterrolebinding).",
 )
 
 
@@ -116,12 +132,23 @@ def _read(path: Path) -> bytes:
         raise KubectlError(f"error reading {path}: {exc.strerror or exc}") from None
 
 
-def gather(literals: list[str], files: list[str], env_files: list[str]) -> list[tuple[str, bytes]]:
-    """Every ``(key, value)`` the flags name, in order (duplicates are checked by the caller).
+#: An env file's keys, as kubectl 1.32 checks them (``IsEnvVarName`` before relaxed names).
+ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+ENV_NAME_MESSAGE = ("a valid environment variable name must consist of alphabetic characters, digits, '_', '-', "
+                    "or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or "
+                    "'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')")
 
-    Raises KubectlError (kubectl's messages) for a literal without ``=``, a missing file,
-    an env file line that is not ``KEY=VALUE``.
+
+def gather(literals: list[str], files: list[str], env_files: list[str],
+           default_key: str = "") -> list[tuple[str, bytes]]:
+    """Every ``(key, value)`` the flags name, in order (duplicates are checked by the caller);
+    ``default_key``: the key of a ``--from-file`` file given without one (else its base name).
+
+    Raises KubectlError (kubectl's messages) for env files combined with files or literals, a
+    literal without ``=``, a missing file, an env file key that is not an environment variable name.
     """
+    if env_files and (files or literals):
+        raise KubectlError("from-env-file cannot be combined with from-file or from-literal")
     entries: list[tuple[str, bytes]] = []
     for spec in files:
         key, raw = _split_key(spec, "--from-file")
@@ -135,21 +162,20 @@ def gather(literals: list[str], files: list[str], env_files: list[str]) -> list[
             continue
         if not path.exists():
             raise KubectlError(f"error reading {raw}: no such file or directory")
-        entries.append((key or path.name, _read(path)))
+        entries.append((key or default_key or path.name, _read(path)))
     for spec in literals:
         key, eq, value = spec.partition("=")
         if not eq or not key:
             raise KubectlError(f"invalid literal source {spec}, expected key=value")
         entries.append((key, value.encode()))
     for env_file in env_files:
-        for number, line in enumerate(_read(Path(env_file)).decode("utf-8", "replace").splitlines(), 1):
+        for line in _read(Path(env_file)).decode("utf-8", "replace").splitlines():
             line = line.lstrip()
             if not line or line.startswith("#"):
                 continue
             key, eq, value = line.partition("=")
-            if env_var_name_errors(key):
-                raise KubectlError(f'"{key}" is not a valid key name: {"; ".join(env_var_name_errors(key))} '
-                                   f"(line {number} of {env_file})")
+            if not ENV_NAME.fullmatch(key):
+                raise KubectlError(f'"{key}" is not a valid key name: {ENV_NAME_MESSAGE}')
             if not eq:
                 value = os.environ.get(key, "")
             entries.append((key, value.encode()))
@@ -200,14 +226,17 @@ def secret(name: str, entries: list[tuple[str, bytes]], secret_type: str) -> Obj
 LiteralOpt = Annotated[list[str] | None, typer.Option("--from-literal", help="KEY=VALUE; repeatable")]
 FileOpt = Annotated[list[str] | None, typer.Option("--from-file", help="[KEY=]FILE or a directory; repeatable")]
 EnvFileOpt = Annotated[list[str] | None, typer.Option("--from-env-file", help="file of KEY=VALUE lines; repeatable")]
+AppendHashOpt = Annotated[bool, typer.Option("--append-hash", help="append a hash of the object to its name")]
 
 
 @app.command("configmap")
 def create_configmap(ctx: typer.Context, name: Annotated[str, typer.Argument(help="the ConfigMap's name")],
                      from_literal: LiteralOpt = None, from_file: FileOpt = None, from_env_file: EnvFileOpt = None,
-                     dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+                     append_hash: AppendHashOpt = False, dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
     """Create a ConfigMap from literals, files, directories or env files (alias: cm)."""
     obj = config_map(name, gather(from_literal or [], from_file or [], from_env_file or []))
+    if append_hash:
+        generators.append_hash(obj)
     asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create configmap: "))
 
 
@@ -216,7 +245,7 @@ app.command("cm", hidden=True)(create_configmap)
 
 secret_app = typer.Typer(name="secret", add_completion=False, rich_markup_mode=None,
                          context_settings={"help_option_names": ["-h", "--help"]},
-                         help="Create a Secret (only the generic form).")
+                         help="Create a Secret: generic, tls or docker-registry.")
 app.add_typer(secret_app)
 
 
@@ -225,10 +254,129 @@ def create_secret_generic(ctx: typer.Context, name: Annotated[str, typer.Argumen
                           from_literal: LiteralOpt = None, from_file: FileOpt = None,
                           from_env_file: EnvFileOpt = None,
                           secret_type: Annotated[str, typer.Option("--type", help="the Secret's type")] = "",
-                          dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+                          append_hash: AppendHashOpt = False, dry_run: DryRunOpt = "none",
+                          output: OutputOpt = "") -> None:
     """Create a Secret from literals, files, directories or env files."""
     obj = secret(name, gather(from_literal or [], from_file or [], from_env_file or []), secret_type)
+    if append_hash:
+        generators.append_hash(obj)
     asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create secret "))
+
+
+def _read_pem(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        reason = (exc.strerror or str(exc)).lower()
+        raise KubectlError(f"Cannot read file {path}, open {path}: {reason}") from None
+
+
+@secret_app.command("tls")
+def create_secret_tls(ctx: typer.Context, name: NameArg = None,
+                      cert: Annotated[str, typer.Option("--cert", help="PEM certificate file")] = "",
+                      key: Annotated[str, typer.Option("--key", help="PEM private key file")] = "",
+                      append_hash: AppendHashOpt = False, dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create a TLS Secret (type kubernetes.io/tls) from a PEM certificate and its private key."""
+    name = one_name(name, "secret tls")
+    if not cert or not key:
+        raise KubectlError("key and cert must be specified")
+    check_flags(dry_run, output)
+    obj = generators.tls_secret(name, _read_pem(cert), _read_pem(key))
+    if append_hash:
+        generators.append_hash(obj)
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create secret "))
+
+
+@secret_app.command("docker-registry")
+def create_secret_docker_registry(
+        ctx: typer.Context, name: NameArg = None,
+        docker_server: Annotated[str, typer.Option("--docker-server", help="the registry")] = generators.DOCKER_SERVER,
+        docker_username: Annotated[str, typer.Option("--docker-username", help="registry user")] = "",
+        docker_password: Annotated[str, typer.Option("--docker-password", help="registry password")] = "",
+        docker_email: Annotated[str, typer.Option("--docker-email", help="registry e-mail")] = "",
+        from_file: FileOpt = None, append_hash: AppendHashOpt = False, dry_run: DryRunOpt = "none",
+        output: OutputOpt = "") -> None:
+    """Create a Secret (type kubernetes.io/dockerconfigjson) for a Docker registry: from the flags, or
+    from ``--from-file`` (a file without a key name is ``.dockerconfigjson``)."""
+    name = one_name(name, "secret docker-registry")
+    if not from_file and not (docker_username and docker_password and docker_server):
+        raise KubectlError("either --from-file or the combination of --docker-username, --docker-password and "
+                           "--docker-server is required")
+    check_flags(dry_run, output)
+    if from_file:
+        entries = gather([], from_file, [], default_key=".dockerconfigjson")
+    else:
+        entries = [(".dockerconfigjson", generators.docker_config_json(docker_server, docker_username,
+                                                                       docker_password, docker_email))]
+    obj = secret(name, entries, "kubernetes.io/dockerconfigjson")
+    if append_hash:
+        generators.append_hash(obj)
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create secret "))
+
+
+@app.command("ingress")
+def create_ingress(ctx: typer.Context, name: NameArg = None,
+                   rule: Annotated[list[str] | None, typer.Option(
+                       "--rule", help="host/path=service:port[,tls[=secret]]; a path ending in * is a Prefix")] = None,
+                   class_: Annotated[str, typer.Option("--class", help="the IngressClass")] = "",
+                   default_backend: Annotated[str, typer.Option("--default-backend",
+                                                                help="service:port for other traffic")] = "",
+                   annotation: Annotated[list[str] | None, typer.Option(
+                       "--annotation", help="key=[value]; repeatable")] = None,
+                   dry_run: DryRunOpt = "none", output: OutputOpt = "") -> None:
+    """Create an Ingress with the given name (alias: ing)."""
+    name = one_name(name, "ingress")
+    obj = generators.ingress(name, rule or [], class_, default_backend, annotation or [])
+    asyncio.run(send(ctx.obj, obj, dry_run, output, failure="failed to create ingress: "))
+
+
+app.command("ing", hidden=True)(create_ingress)
+
+
+async def _token(opts: GlobalOptions, request: Obj, output: str) -> None:
+    async with Session(opts) as s:
+        rt = s.registry.by_kind("v1", "ServiceAccount")
+        assert rt is not None
+        path = resource_path(rt, s.namespace, request["metadata"]["name"], "token")
+        try:
+            result = await s.client.request("POST", path, body=strip_zero(request))
+        except errors.APIError as exc:
+            raise KubectlError(f"failed to create token: {exc.message}") from None
+    token = ((result or {}).get("status") or {}).get("token")
+    if not token:
+        raise KubectlError("failed to create token: no token in server response")
+    if output == "name":
+        print(f"tokenrequest.authentication.k8s.io/{result['metadata']['name']}")
+    elif output:
+        print_result("", result, output, "none")
+    else:
+        print(token, end="", flush=True)
+
+
+@app.command("token")
+def create_token(ctx: typer.Context, name: NameArg = None,
+                 duration: Annotated[str, typer.Option("--duration", help="the token's lifetime (0s: the "
+                                                                          "server's default)")] = "0s",
+                 audience: Annotated[list[str] | None, typer.Option(
+                     "--audience", help="the token's audience(s); repeatable")] = None,
+                 bound_object_kind: Annotated[str, typer.Option("--bound-object-kind",
+                                                                help="Node, Pod or Secret")] = "",
+                 bound_object_name: Annotated[str, typer.Option("--bound-object-name",
+                                                                help="the object the token is bound to")] = "",
+                 bound_object_uid: Annotated[str, typer.Option("--bound-object-uid",
+                                                               help="its UID (default: the object's)")] = "",
+                 output: OutputOpt = "") -> None:
+    """Request a service account token (a TokenRequest through serviceaccounts/NAME/token) and print it."""
+    seconds = duration_flag(duration, "--duration")
+    name = one_name(name, "token")
+    check_flags("none", output)
+    if seconds < 0:
+        raise KubectlError("--duration must be greater than or equal to 0")
+    if round(seconds * 1e9) % 1_000_000_000:
+        raise KubectlError("--duration cannot be expressed in units less than seconds")
+    request = generators.token_request(name, audience or [], int(round(seconds)), bound_object_kind,
+                                       bound_object_name, bound_object_uid)
+    asyncio.run(_token(ctx.obj, request, output))
 
 
 @app.command("namespace")
@@ -585,6 +733,9 @@ async def _role(opts: GlobalOptions, kind: str, name: str, verbs: list[str], res
     check_flags(dry_run, output)
     obj = new_object(f"{RBAC}/v1", kind, name)
     if aggregation:
+        if any("=" not in pair for pair in aggregation.split(",")):
+            raise FlagError(f'invalid argument "{aggregation}" for "--aggregation-rule" flag: malformed pair, '
+                            "expect string=string")
         if urls or verbs or resources or resource_names:
             raise KubectlError("aggregation rule must be specified without nonResourceURLs, verbs, resources "
                                "or resourceNames")

@@ -160,6 +160,7 @@ async def send(opts: GlobalOptions, obj: Obj, dry_run: str, output: str, verb: s
                 if not failure:
                     raise
                 raise KubectlError(f"{failure}{exc.message}") from None
+        result.get("metadata", {}).pop("managedFields", None)  # kubectl's --show-managed-fields=false
     print_result(object_ref(rt, result["metadata"]["name"]), result, output, dry_run, verb)
 
 

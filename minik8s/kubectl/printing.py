@@ -100,11 +100,15 @@ class _Dumper(yaml.SafeDumper):
     """YAML like kubectl's: block style, lists not indented under their key, long strings kept."""
 
 
+#: What go-yaml (v2) also reads as booleans, beyond PyYAML's YAML 1.1 table: written quoted, as kubectl does.
+_GO_YAML_BOOLS = frozenset({"y", "Y", "n", "N"})
+
+
 def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     tag = "tag:yaml.org,2002:str"
     if "\n" in value:
         return dumper.represent_scalar(tag, value, style="|")
-    if value == "" or dumper.resolve(yaml.ScalarNode, value, (True, False)) != tag:
+    if value == "" or value in _GO_YAML_BOOLS or dumper.resolve(yaml.ScalarNode, value, (True, False)) != tag:
         return dumper.represent_scalar(tag, value, style='"')  # "2", "true", timestamps: quoted like kubectl
     return dumper.represent_scalar(tag, value)
 

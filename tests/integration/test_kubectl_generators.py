@@ -1,7 +1,10 @@
 """minik8s' kubectl against the official one (v1.32 and v1.37, :mod:`tests.realkubectl`) for the
 generator verbs: ``create deployment|service|serviceaccount|role|clusterrole|rolebinding|
-clusterrolebinding``, ``run``, ``expose``, ``set image|env`` and ``autoscale``, against the same
-apiserver.  The ``--dry-run=client`` objects, the printed lines, the objects created and the exit
+clusterrolebinding|configmap|secret generic|secret tls|secret docker-registry|ingress|token``,
+``run``, ``expose``, ``set image|env`` and ``autoscale``, against the same apiserver.  ``create
+token`` prints a fresh token each time: its JWT claims are compared (``aud``, ``sub``, ``exp -
+iat``).  The certificates and keys of ``create secret tls`` are made by the module
+(``cryptography``).  The ``--dry-run=client`` objects, the printed lines, the objects created and the exit
 code and first stderr line of bad input must match byte for byte, up to the differences listed in
 :data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES` (each applied by name where it occurs).
 
@@ -13,9 +16,12 @@ script per CLI, each in a namespace of its own, the three scripts at once.
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
 import json
 import os
 import re
+import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,6 +38,10 @@ from tests.support.kubectl_parity import Runs, tolerate
 from tests.support.processes import APIServer
 
 VERSIONS = sorted(CANDIDATES)
+#: The module's input files (certificates, keys, a Docker config, an env file): made by :func:`write_inputs`.
+FILES = Path(tempfile.gettempdir()) / f"kubectl-generators-{os.getpid()}"
+CERT, KEY, OTHER_KEY, JUNK = (str(FILES / n) for n in ("tls.crt", "tls.key", "other.key", "junk"))
+DOCKER_CONFIG, ENV_FILE, BINARY = (str(FILES / n) for n in ("config.json", "env", "binary"))
 #: The namespace of the invocations that change nothing (client and server dry runs, bad input).
 NS = "gen"
 DRY = ("--dry-run=client", "-o", "yaml")
@@ -53,9 +63,39 @@ DRY_RUNS = [
     ["run", "gen", "--image=nginx", "--port=80", "--env=A=1", "--env=B=x=y", "--labels=a=b,c=d", "--restart=Never",
      "--image-pull-policy=IfNotPresent", "--annotations=k=v", "--", "sleep", "10"],
     ["run", "gen", "--image=nginx", "--command", "--restart=OnFailure", "--", "sleep", "10"],
+    ["create", "secret", "tls", "gen", f"--cert={CERT}", f"--key={KEY}"],
+    ["create", "secret", "tls", "gen", f"--cert={CERT}", f"--key={KEY}", "--append-hash"],
+    ["create", "secret", "docker-registry", "gen", "--docker-server=reg.io:5000", "--docker-username=u",
+     "--docker-password=p<&>", "--docker-email=u@example.com"],
+    ["create", "secret", "docker-registry", "gen", "--docker-username=u", "--docker-password=p", "--append-hash"],
+    ["create", "secret", "docker-registry", "gen", f"--from-file={DOCKER_CONFIG}"],
+    ["create", "secret", "docker-registry", "gen", f"--from-file=x={DOCKER_CONFIG}", f"--from-file=y={DOCKER_CONFIG}"],
+    ["create", "secret", "generic", "gen", f"--from-env-file={ENV_FILE}", "--type=example.com/t", "--append-hash"],
+    ["create", "secret", "generic", "gen", "--append-hash"],
+    ["create", "configmap", "gen", f"--from-file={BINARY}", "--from-literal=a=<&>", "--append-hash"],
+    ["create", "configmap", "gen", "--append-hash"],
+    ["create", "ingress", "gen", "--rule=foo.com/bar*=svc:8080,tls=sec", "--rule=bar.com/=svc2:http",
+     "--rule=/path=svc3:80,tls", "--rule=foo.com/x=s:-5,tls=other", "--rule=b.io/y=s:2147483648,tlsx",
+     "--class=nginx", "--default-backend=def:80", "--annotation=a=b=c", "--annotation=k="],
+    ["create", "ingress", "gen", "--default-backend=:http"],
+    ["create", "clusterrole", "gen", "--aggregation-rule=a=b,c=d"],
 ]
 #: ``-o json``: kubectl prints its Go structs' field order, not sorted keys.
 JSON_RUN = ["create", "deployment", "gen", "--image=nginx", "--port=80", "--dry-run=client", "-o", "json"]
+JSON_RUNS = [JSON_RUN, *[[*args, "--dry-run=client", "-o", "json"] for args in (
+    ["create", "ingress", "gen", "--rule=foo.com/bar*=svc:8080,tls=sec", "--class=c", "--annotation=a=b"],
+    ["create", "secret", "docker-registry", "gen", "--docker-username=u", "--docker-password=p"],
+    ["create", "secret", "tls", "gen", f"--cert={CERT}", f"--key={KEY}"])]]
+#: The new generators' server dry runs (printed lines): the server validates what each builds.
+SERVER_DRY_RUNS = [[*args, "--dry-run=server"] for args in (
+    ["create", "secret", "tls", "gen", f"--cert={CERT}", f"--key={KEY}", "--append-hash"],
+    ["create", "secret", "docker-registry", "gen", "--docker-username=u", "--docker-password=p"],
+    ["create", "ingress", "gen", "--rule=foo.com/bar*=svc:8080,tls=sec", "--rule=/x=s:http"],
+    ["create", "configmap", "gen", "--from-literal=a=b", "--append-hash"],
+    ["create", "secret", "generic", "gen", "--from-literal=a=b", "--append-hash"],
+    ["create", "clusterrole", "gen", "--aggregation-rule=a=b"])] + [
+    ["create", "ingress", "gen", "--rule=a.com/=s:80", "--dry-run=server", "-o", "name"],
+    ["create", "secret", "tls", "gen", f"--cert={CERT}", f"--key={KEY}", "--dry-run=server", "-o", "name"]]
 #: The lines printed by client and server dry runs and by ``-o name``.
 LINE_RUNS = [[*args, flag]
              for args in (["create", "deployment", "gen", "--image=nginx"], ["run", "gen", "--image=nginx"])
@@ -83,13 +123,46 @@ BAD = [
     ["expose", "deployment", "nosuch", "--port=80"],
     ["set", "image", "deployment/nosuch", "a=b"],
     ["autoscale", "deployment", "x", "--min=2"],
+    ["create", "secret", "tls", "x", f"--cert={CERT}"],
+    ["create", "secret", "tls", "x"],
+    ["create", "secret", "tls", f"--cert={CERT}", f"--key={KEY}"],
+    ["create", "secret", "tls", "x", f"--cert={JUNK}", f"--key={KEY}"],
+    ["create", "secret", "tls", "x", f"--cert={CERT}", f"--key={JUNK}"],
+    ["create", "secret", "tls", "x", f"--cert={KEY}", f"--key={KEY}"],
+    ["create", "secret", "tls", "x", f"--cert={CERT}", f"--key={CERT}"],
+    ["create", "secret", "tls", "x", f"--cert={CERT}", f"--key={OTHER_KEY}"],
+    ["create", "secret", "tls", "x", f"--cert={JUNK}.nosuch", f"--key={KEY}"],
+    ["create", "secret", "docker-registry", "x", "--docker-password=p"],
+    ["create", "secret", "docker-registry", "x", "--docker-username=u", "--docker-password=p", "--docker-server="],
+    ["create", "secret", "generic", "x", f"--from-env-file={ENV_FILE}", "--from-literal=a=b"],
+    ["create", "configmap", "x", f"--from-env-file={JUNK}"],
+    ["create", "ingress", "x"],
+    ["create", "ingress", "x", "--rule=foo.com=svc:80"],
+    ["create", "ingress", "x", "--rule=foo.com/bar=svc"],
+    ["create", "ingress", "x", "--rule=a.com/=s:80", "--annotation=bad"],
+    ["create", "ingress", "x", "--default-backend=svc"],
+    ["create", "ingress"],
+    ["create", "clusterrole", "x", "--aggregation-rule=a"],
+    ["create", "token"],
+    ["create", "token", "x", "--duration=1.5s"],
+    ["create", "token", "x", "--duration=-1s", "--audience="],
+    ["create", "token", "x", "--duration=abc"],
+    ["create", "token", "x", "--audience="],
+    ["create", "token", "x", "--bound-object-kind=Foo"],
+    ["create", "token", "x", "--bound-object-kind=Pod"],
+    ["create", "token", "x", "--bound-object-name=p"],
+    ["create", "token", "x", "--bound-object-uid=u"],
+    ["create", "token", "x", "--dry-run=client"],
+    ["create", "token", "nosuch"],
     # a server error, in each generator's words (``failed to create configmap: ...``)
     *[["create", *args, "-n", "nosuch"] for args in (
         ["configmap", "x", "--from-literal=a=b"], ["secret", "generic", "x", "--from-literal=a=b"],
         ["service", "clusterip", "x", "--tcp=80"], ["service", "nodeport", "x", "--tcp=80"],
         ["service", "externalname", "x", "--external-name=a.b"], ["service", "loadbalancer", "x", "--tcp=80"],
         ["serviceaccount", "x"], ["rolebinding", "x", "--role=r", "--user=u"], ["job", "x", "--image=nginx"],
-        ["cronjob", "x", "--image=nginx", "--schedule=* * * * *"], ["deployment", "x", "--image=nginx"])],
+        ["cronjob", "x", "--image=nginx", "--schedule=* * * * *"], ["deployment", "x", "--image=nginx"],
+        ["secret", "tls", "x", f"--cert={CERT}", f"--key={KEY}"], ["token", "x"], ["ingress", "x", "--rule=/=s:80"],
+        ["secret", "docker-registry", "x", "--docker-username=u", "--docker-password=p"])],
 ]
 #: The listed differences the bad-input cases may meet.
 BAD_DIFFERENCES = ("1.32-required-flag-klog", "1.37-flag-error-case", "1.37-restart-policy-list",
@@ -101,7 +174,36 @@ PATHS = {
     "role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles/{name}",
     "rolebinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings/{name}",
     "pod": "/api/v1/namespaces/{ns}/pods/{name}",
+    "secret": "/api/v1/namespaces/{ns}/secrets/{name}",
+    "cm": "/api/v1/namespaces/{ns}/configmaps/{name}",
+    "ing": "/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses/{name}",
 }
+
+
+def write_inputs() -> None:
+    """:data:`FILES`: a self-signed certificate and its RSA key, another key, a file that is no PEM,
+    a Docker config, an env file and a file that is not UTF-8."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from cryptography.x509.oid import NameOID
+
+    FILES.mkdir(exist_ok=True)
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gen.example.com")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now)
+            .not_valid_after(now + dt.timedelta(days=1)).sign(key, hashes.SHA256()))
+    pem = serialization.Encoding.PEM
+    Path(CERT).write_bytes(cert.public_bytes(pem))
+    for path, private in ((KEY, key), (OTHER_KEY, ec.generate_private_key(ec.SECP256R1()))):
+        Path(path).write_bytes(private.private_bytes(pem, serialization.PrivateFormat.PKCS8,
+                                                     serialization.NoEncryption()))
+    Path(JUNK).write_text("not PEM\n")
+    Path(DOCKER_CONFIG).write_text('{"auths":{"r.io":{"auth":"dTpw"}}}\n')
+    Path(ENV_FILE).write_text("A=1\n# a comment\n  B=two words \n\nC=\n")
+    Path(BINARY).write_bytes(b"\xff\xfe\x00")
 
 
 @dataclass
@@ -151,6 +253,7 @@ def available(version: str) -> None:
 def module(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Module]:
     """Namespaces ``gen`` (what changes nothing), ``gen-minik8s`` and ``gen-<version>`` (each CLI's
     script); every stateless invocation submitted at once; the scripts started."""
+    write_inputs()
     home = tmp_path_factory.mktemp("generators")
     (home / "kubeconfig").write_text(render(apiserver.url))
     runs = Runs(4)
@@ -160,7 +263,7 @@ def module(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> It
             r = h.post("/api/v1/namespaces", json={"metadata": {"name": ns}})
             assert r.status_code in (201, 409), r.text
     stateless = [*([*a[:a.index("--")], *DRY, *a[a.index("--"):]] if "--" in a else [*a, *DRY] for a in DRY_RUNS),
-                 JSON_RUN, *LINE_RUNS, *BAD]
+                 *JSON_RUNS, *LINE_RUNS, *SERVER_DRY_RUNS, *BAD]
     for args in stateless:
         mod.ours(args)
         for version in VERSIONS:
@@ -179,6 +282,9 @@ def module(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> It
     finally:
         scripts.shutdown(wait=True, cancel_futures=True)
         runs.close()
+        for path in FILES.iterdir():
+            path.unlink()
+        FILES.rmdir()
 
 
 def _with_dry(args: list[str]) -> list[str]:
@@ -200,7 +306,7 @@ def compare(version: str, mod: Module, args: list[str], differences: tuple[str, 
 def test_dry_run_objects_match(version: str, module: Module) -> None:
     """``--dry-run=client -o yaml|json|name`` and ``--dry-run=server``: the same bytes."""
     available(version)
-    cases = [_with_dry(a) for a in DRY_RUNS] + [JSON_RUN] + LINE_RUNS
+    cases = [_with_dry(a) for a in DRY_RUNS] + JSON_RUNS + LINE_RUNS + SERVER_DRY_RUNS
     failures = [f for f in (compare(version, module, a, ("1.37-creationTimestamp-null",)) for a in cases) if f]
     assert not failures, "\n".join(failures)
     suffixes = [" (dry run)\n", " (server dry run)\n"] * 2
@@ -220,7 +326,8 @@ def _server_view(obj: dict[str, Any]) -> dict[str, Any]:
     apiserver allocated (a Service's clusterIP(s) and nodePorts)."""
     meta = {k: v for k, v in obj["metadata"].items() if k in ("labels", "annotations")}
     view = {"meta": meta, "spec": obj.get("spec"), "rules": obj.get("rules"), "subjects": obj.get("subjects"),
-            "roleRef": obj.get("roleRef")}
+            "roleRef": obj.get("roleRef"), "aggregationRule": obj.get("aggregationRule"), "type": obj.get("type"),
+            "data": obj.get("data"), "binaryData": obj.get("binaryData")}
     spec = view["spec"]
     if obj.get("kind") == "Service" and isinstance(spec, dict):
         for key in ("clusterIP", "clusterIPs"):
@@ -271,6 +378,27 @@ def script(mod: Module, ns: str, run: Callable[..., Result]) -> list[Any]:
         same("deploy", "web")
         step("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=50")
         step("autoscale", "deployment", "web", "--max=1", "--min=3")
+        step("create", "secret", "tls", "web-tls", f"--cert={CERT}", f"--key={KEY}")
+        same("secret", "web-tls")
+        step("create", "secret", "tls", "web-tls", f"--cert={CERT}", f"--key={KEY}", "--append-hash")
+        step("create", "secret", "docker-registry", "web-reg", "--docker-server=r.io", "--docker-username=u",
+             "--docker-password=p", "--docker-email=e@x.io")
+        same("secret", "web-reg")
+        hashed = (("secret", "web-env", ["secret", "generic", "web-env", f"--from-env-file={ENV_FILE}"]),
+                  ("cm", "web-cm", ["configmap", "web-cm", f"--from-file={BINARY}", "--from-literal=a=b"]))
+        for kind, name, args in hashed:
+            step("create", *args, "--append-hash")
+            printed = out[-1][1].out.split()[0].split("/")[-1]  # kind/NAME-HASH created
+            assert printed.startswith(f"{name}-"), printed
+            same(kind, printed)
+            step("create", *args, "--append-hash")  # AlreadyExists: the same name again
+        step("create", "ingress", "web-ing", "--rule=web.example.com/app*=web:80,tls=web-tls",
+             "--rule=web.example.com/=web:http", "--class=nginx", "--annotation=a=b")
+        same("ing", "web-ing")
+        step("create", "token", "nosuch-sa")
+        out.append(("token", token_claims(ns, run(["create", "token", "web-sa", "--audience=a", "--audience=b",
+                                                    "--duration=2h"]))))
+        out.append(("token default", token_claims(ns, run(["create", "token", "web-sa"]))))
         # kubectl create deployment x --image=y --dry-run=client -o yaml | kubectl apply -f -  (twice)
         manifest = run(["create", "deployment", "piped", "--image=minik8s/nginx", *DRY]).out
         out.append(("apply", run(["apply", "-f", "-"], stdin=manifest)))
@@ -282,6 +410,18 @@ def script(mod: Module, ns: str, run: Callable[..., Result]) -> list[Any]:
     return out
 
 
+def token_claims(ns: str, result: Result) -> tuple[int, str, Any]:
+    """What ``create token`` printed, comparable across CLIs and runs: the exit code, stderr and the
+    token's claims ``aud``, ``sub`` (the namespace written ``NS``) and ``exp - iat``; the token is
+    printed without a newline."""
+    if result.code or result.out.endswith("\n"):
+        return result.code, result.err, result.out
+    payload = result.out.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    return result.code, result.err, (claims["aud"], claims["sub"].replace(f":{ns}:", ":NS:"),
+                                     claims["exp"] - claims["iat"])
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_created_objects_and_lines(version: str, module: Module) -> None:
     """Each CLI runs the same script in its own namespace: the lines printed and the objects stored
@@ -289,6 +429,10 @@ def test_created_objects_and_lines(version: str, module: Module) -> None:
     available(version)
     ours, official = module.scripts["minik8s"].result(), module.scripts[version].result()
     assert len(ours) == len(official)
+    tokens = {entry[0]: entry[1] for entry in ours if entry[0] in ("token", "token default")}
+    assert tokens == {"token": (0, "", (["a", "b"], "system:serviceaccount:NS:web-sa", 7200)),
+                      "token default": (0, "", (["https://kubernetes.default.svc.cluster.local"],
+                                                "system:serviceaccount:NS:web-sa", 3600))}, tokens
     for mine, theirs in zip(ours[:-2], official[:-2], strict=True):
         if isinstance(mine[-1], Result):
             want, got = tolerate(("1.37-deprecated-cpu-percent",), version, theirs[-1], mine[-1])

@@ -50,6 +50,7 @@ def _drop_null_creation_timestamp(text: str) -> str:
     # compact JSON (a template's debugging help): the member and one of its commas
     text = re.sub(r',"creationTimestamp":null(?=[,}])|"creationTimestamp":null,?', "", text)
     text = re.sub(r"creationTimestamp:<nil> ?", "", text)  # Go's %v of the object
+    text = re.sub(r',\n *"creationTimestamp": null(?=\n)', "", text)  # the last member (-n: after namespace)
     return re.sub(r'(?m)^ *"creationTimestamp": null,\n', "", text)
 
 
