@@ -27,7 +27,7 @@ class Writer:
 
     def flush(self) -> None:
         """Align what was written so far (later lines start new column blocks)."""
-        self.done += printing.tabwrite(self.pending, minwidth=0, padding=2)
+        self.done += printing.tabwrite(self.pending, minwidth=0, padding=2, trim=False)
         self.pending = []
 
     def verbatim(self, text: str) -> None:

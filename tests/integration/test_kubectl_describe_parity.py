@@ -1,5 +1,6 @@
-"""minik8s' kubectl against the official kubectl 1.32 (:mod:`tests.realkubectl`) for ``describe
-deployment|replicaset|hpa|serviceaccount|role|clusterrole``, ``logs`` and ``exec``: the same
+"""minik8s' kubectl against the official kubectl 1.32 (:mod:`tests.realkubectl`) for ``describe`` (pod,
+node, namespace, service, configmap, secret, job, cronjob, deployment, replicaset, hpa, serviceaccount,
+role, clusterrole), ``logs`` and ``exec``: the same
 invocations, against the same apiserver and objects, must print the same (exit code, stdout and the
 whole of stderr).
 
@@ -130,6 +131,26 @@ def objects(apiserver: APIServer, kubelet: FakeKubelet) -> Iterator[None]:
                                            "containers": [{"name": "work", "image": "busybox"}]}}}})
         _pod(h, node, "j-pod", ["work"], {"job": "j"}, _owner(job))
         _post(h, f"/api/v1/namespaces/{NS}/configmaps", {"metadata": {"name": "cm"}})
+        _post(h, f"/api/v1/namespaces/{NS}/configmaps", {
+            "metadata": {"name": "settings", "labels": {"app": "front"}},
+            "data": {"multi": "a\nb\n"}, "binaryData": {"blob": "AAEC"}})
+        _post(h, f"/api/v1/namespaces/{NS}/secrets", {
+            "metadata": {"name": "creds"}, "type": "Opaque",
+            "data": {"password": "c2VjcmV0"}})
+        _post(h, f"/api/v1/namespaces/{NS}/services", {
+            "metadata": {"name": "web", "labels": {"app": "front"}},
+            "spec": {"selector": {"app": "front"},
+                     "ports": [{"name": "http", "port": 80, "targetPort": 8080},
+                               {"name": "metrics", "port": 9090, "protocol": "TCP"}]}})
+        _post(h, f"/api/v1/namespaces/{NS}/services", {
+            "metadata": {"name": "np"},
+            "spec": {"type": "NodePort", "selector": {"app": "lone"}, "ports": [{"port": 443}]}})
+        _post(h, f"/apis/batch/v1/namespaces/{NS}/cronjobs", {
+            "metadata": {"name": "nightly", "labels": {"tier": "batch"}},
+            "spec": {"schedule": "0 3 * * *", "concurrencyPolicy": "Forbid", "startingDeadlineSeconds": 30,
+                     "jobTemplate": {"spec": {"backoffLimit": 2, "template": {"spec": {
+                         "restartPolicy": "OnFailure",
+                         "containers": [{"name": "backup", "image": "busybox", "args": ["run"]}]}}}}}})
         _post(h, f"/apis/autoscaling/v2/namespaces/{NS}/horizontalpodautoscalers", {
             "metadata": {"name": "front", "labels": {"tier": "web"}},
             "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "front"},
@@ -181,6 +202,22 @@ DESCRIBE_CASES = [
     ["describe", "serviceaccount", "bare"],
     ["describe", "role", "reader"],
     ["describe", "clusterrole", f"{NS}-urls"],
+    ["describe", "pod", "front-new-a"],
+    ["describe", "pods"],
+    ["describe", "pod", "nope"],
+    ["describe", "node"],
+    ["describe", "namespace", NS],
+    ["describe", "ns", "nope"],
+    ["describe", "service"],
+    ["describe", "svc", "web"],
+    ["describe", "configmap"],
+    ["describe", "cm", "settings"],
+    ["describe", "secret", "creds"],
+    ["describe", "secrets"],
+    ["describe", "job", "j"],
+    ["describe", "jobs"],
+    ["describe", "cronjob", "nightly"],
+    ["describe", "cj"],
 ]
 LOGS_CASES = [
     ["logs", "two"],

@@ -26,7 +26,8 @@ async def describe_pod(s: Session, rt: ResourceType, pod: Obj) -> str:
     w = Writer()
     w.write(0, f"Name:\t{meta.get('name', '')}")
     w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
-    w.write(0, f"Priority:\t{spec.get('priority', 0)}")
+    if spec.get("priority") is not None:
+        w.write(0, f"Priority:\t{spec['priority']}")
     if spec.get("priorityClassName"):
         w.write(0, f"Priority Class Name:\t{spec['priorityClassName']}")
     if spec.get("serviceAccountName"):
