@@ -261,7 +261,7 @@ def write_volumes(w: Writer, volumes: list[Obj], space: str = "") -> None:
         if v.get("hostPath") is not None:
             w.write(2, "Type:\tHostPath (bare host directory volume)")
             w.write(2, f"Path:\t{v['hostPath'].get('path', '')}")
-            w.write(2, f"HostPathType:\t{v['hostPath'].get('type', '')}")
+            w.write(2, f"HostPathType:\t{v['hostPath'].get('type', NONE)}")
         elif v.get("emptyDir") is not None:
             w.write(2, "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)")
             w.write(2, f"Medium:\t{v['emptyDir'].get('medium', '')}")

@@ -1,14 +1,25 @@
 """minik8s' kubectl against the official kubectl 1.32 (:mod:`tests.realkubectl`) for ``describe`` (pod,
-node, namespace, service, configmap, secret, job, cronjob, deployment, replicaset, hpa, serviceaccount,
-role, clusterrole), ``logs`` and ``exec``: the same
+node, namespace, service, endpoints, ingress, configmap, secret, job, cronjob, deployment, replicaset,
+statefulset, daemonset, replicationcontroller, hpa, serviceaccount, role, clusterrole, rolebinding,
+clusterrolebinding, persistentvolume, persistentvolumeclaim, storageclass, and the kinds kubectl
+describes generically: a CustomResourceDefinition and its custom resource, Lease, Event, minik8s'
+Function and Workflow), ``logs`` and ``exec``: the same
 invocations, against the same apiserver and objects, must print the same (exit code, stdout and the
 whole of stderr).
 
 One apiserver (the session's) and one namespace for the module: two Deployments (one with an old and a
 new ReplicaSet it controls, one with none), their ReplicaSets and pods, two HPAs (Resource metrics,
 the only type minik8s serves; a behavior), two ServiceAccounts (pull, mountable and token secrets), a
-Role and a ClusterRole, a two-container pod, one whose ``kubectl.kubernetes.io/default-container``
-annotation names its second container, a one-container pod and a Job with a pod.  The pods are bound
+Role and a ClusterRole, their bindings, a two-container pod, one whose
+``kubectl.kubernetes.io/default-container`` annotation names its second container, a one-container
+pod and a Job with a pod; a CronJob, two Services, a ConfigMap and a Secret (one data key each:
+kubectl prints a map's keys in Go's random order); a StatefulSet (claim templates) with a pod, a
+DaemonSet (its counts set), a ReplicationController, Endpoints for a Service and two Ingresses
+(rules, TLS, default backends), a PersistentVolume and its claim (the bound statuses set here: no
+controller runs), an unbound claim and a pod using the bound one, a StorageClass, a CRD
+(``Gadget``) and a custom resource whose fields exercise the generic rendering, a Lease, an Event
+about a pod, a Function and a Workflow.  Cluster-scoped objects are described by name only (the
+session's apiserver holds other modules' too).  The pods are bound
 to a Node whose kubelet is the stand-in :class:`tests.support.stream_kubelet.FakeKubelet` (every
 container's log is ``line 1`` .. ``line 5``; exec prints ``ran CMD`` and ``to stderr``), so ``logs``
 and ``exec`` reach a kubelet without containers.
@@ -16,8 +27,9 @@ No controller runs: the objects never change, and every case is submitted at onc
 starts (:class:`~tests.support.kubectl_parity.Runs`).
 
 Normalisation: both runs get ``TZ=UTC`` (describe prints CreationTimestamp in the local zone);
-ages become ``<age>`` as in the ``get`` parity test (no case prints one today).  Nothing prints uids,
-IPs or resourceVersions.  Where the official kubectl walks a Go map (``logs -l``: the pods' and
+ages become ``<age>`` as in the ``get`` parity test (the Node's pods and the Events tables print
+them).  What prints uids, IPs or resourceVersions prints the same objects' on both sides.  Where
+the official kubectl walks a Go map (``logs -l``: the pods' and
 containers' requests, and their ``Defaulted container`` lines), the order is random, so those cases
 compare stdout's and stderr's lines sorted.  Nothing else is rewritten but the differences listed in
 :data:`tests.support.kubectl_parity.KNOWN_DIFFERENCES` named in :data:`DIFFERENCES`.
@@ -27,6 +39,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 
@@ -41,6 +54,13 @@ from tests.support.processes import APIServer
 from tests.support.stream_kubelet import FakeKubelet
 
 NS = "dparity"
+CRD_GROUP = "dparity.example.com"
+CRD = {"metadata": {"name": f"gadgets.{CRD_GROUP}"},
+       "spec": {"group": CRD_GROUP, "scope": "Namespaced",
+                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "shortNames": ["gd"]},
+                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                    "type": "object", "properties": {"spec": {"type": "object",
+                                                              "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
 VERSION = "1.32"
 AGE = re.compile(r"\b\d+(?:d\d*h?|h\d*m?|m\d*s?|s)\b")
 TEMPLATE = {"metadata": {"labels": {"app": "front"}},
@@ -74,6 +94,151 @@ def _pod(h: httpx.Client, node: str, name: str, containers: list[str], labels: d
         pod["status"] = {**(pod.get("status") or {}), "phase": "Running"}
         r = h.put(f"/api/v1/namespaces/{NS}/pods/{name}/status", json=pod)
         assert r.status_code == 200, r.text
+
+
+def _status(h: httpx.Client, path: str, status: dict) -> None:
+    obj = h.get(path).json()
+    obj["status"] = status
+    r = h.put(f"{path}/status", json=obj)
+    assert r.status_code == 200, r.text
+
+
+def _workloads(h: httpx.Client, node: str) -> None:
+    """A StatefulSet (claim templates, a partition) with a running pod, a DaemonSet with its counts, a
+    ReplicationController."""
+    sts = _post(h, f"/apis/apps/v1/namespaces/{NS}/statefulsets", {
+        "metadata": {"name": "db", "labels": {"tier": "data"}, "annotations": {"team": "b"}},
+        "spec": {"serviceName": "db", "replicas": 2, "selector": {"matchLabels": {"app": "db"}},
+                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}},
+                 "template": {"metadata": {"labels": {"app": "db"}},
+                              "spec": {"containers": [{"name": "pg", "image": "postgres",
+                                                       "volumeMounts": [{"name": "data", "mountPath": "/var"}]}]}},
+                 "volumeClaimTemplates": [
+                     {"metadata": {"name": "data", "labels": {"kind": "pg"}},
+                      "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast",
+                               "resources": {"requests": {"storage": "1Gi"}}}},
+                     {"metadata": {"name": "scratch"}, "spec": {"accessModes": ["ReadWriteOnce", "ReadOnlyMany"],
+                                                                "resources": {}}}]}})
+    _pod(h, node, "db-0", ["pg"], {"app": "db"}, _owner(sts), running=True)
+    _post(h, f"/apis/apps/v1/namespaces/{NS}/daemonsets", {
+        "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                 "template": {"metadata": {"labels": {"app": "agent"}},
+                              "spec": {"nodeSelector": {"disk": "ssd", "zone": "a"},
+                                       "containers": [{"name": "a", "image": "busybox"}]}}}})
+    _status(h, f"/apis/apps/v1/namespaces/{NS}/daemonsets/agent", {
+        "desiredNumberScheduled": 3, "currentNumberScheduled": 2, "updatedNumberScheduled": 1,
+        "numberAvailable": 1, "numberMisscheduled": 0, "numberReady": 1})
+    _post(h, f"/api/v1/namespaces/{NS}/replicationcontrollers", {
+        "metadata": {"name": "legacy", "labels": {"app": "legacy"}},
+        "spec": {"replicas": 1, "selector": {"app": "legacy"},
+                 "template": {"metadata": {"labels": {"app": "legacy"}},
+                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
+
+
+def _storage_and_network(h: httpx.Client) -> None:
+    """Endpoints for the ``web`` Service, two Ingresses, a bound PV/PVC pair (statuses set here), an
+    unbound claim and a pod using the bound one, a StorageClass."""
+    _post(h, f"/api/v1/namespaces/{NS}/endpoints", {
+        "metadata": {"name": "web", "labels": {"app": "front"}},
+        "subsets": [{"addresses": [{"ip": "10.1.0.1"}, {"ip": "10.1.0.2"}],
+                     "notReadyAddresses": [{"ip": "10.1.0.9"}],
+                     "ports": [{"name": "http", "port": 8080, "protocol": "TCP"},
+                               {"name": "metrics", "port": 9090, "protocol": "TCP"}]},
+                    {"addresses": [{"ip": "10.1.0.3"}, {"ip": "10.1.0.4"}],
+                     "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}]})
+    _post(h, f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses", {
+        "metadata": {"name": "site", "labels": {"app": "front"}, "annotations": {"owner": "web-team"}},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}},
+                 "tls": [{"hosts": ["foo.example.com", "bar.example.com"], "secretName": "site-tls"},
+                         {"hosts": ["sni.example.com"]}],
+                 "rules": [{"host": "foo.example.com", "http": {"paths": [
+                     {"path": "/", "pathType": "Prefix",
+                      "backend": {"service": {"name": "web", "port": {"number": 80}}}},
+                     {"path": "/metrics", "pathType": "Exact",
+                      "backend": {"service": {"name": "web", "port": {"name": "metrics"}}}}]}},
+                           {"http": {"paths": [{"path": "/gone", "pathType": "Prefix",
+                                                "backend": {"service": {"name": "missing", "port": {"number": 81}}}}]}},
+                           {"host": "nohttp.example.com"}]}})
+    _post(h, f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses", {
+        "metadata": {"name": "bare"},
+        "spec": {"ingressClassName": "nginx",
+                 "defaultBackend": {"service": {"name": "np", "port": {"number": 443}}}}})
+    _post(h, "/api/v1/persistentvolumes", {
+        "metadata": {"name": f"{NS}-pv", "labels": {"speed": "fast"}},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteMany", "ReadWriteOnce"],
+                 "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "manual",
+                 "hostPath": {"path": "/data/pv"},
+                 "claimRef": {"namespace": NS, "name": "claim"},
+                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                     {"key": "zone", "operator": "In", "values": ["a", "b"]},
+                     {"key": "disk", "operator": "Exists"}]}]}}}})
+    _status(h, f"/api/v1/persistentvolumes/{NS}-pv", {"phase": "Bound"})
+    _post(h, f"/api/v1/namespaces/{NS}/persistentvolumeclaims", {
+        "metadata": {"name": "claim", "annotations": {"note": "bound"}},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual", "volumeName": f"{NS}-pv",
+                 "resources": {"requests": {"storage": "1Gi"}}}})
+    _status(h, f"/api/v1/namespaces/{NS}/persistentvolumeclaims/claim",
+            {"phase": "Bound", "accessModes": ["ReadWriteOnce", "ReadWriteMany"], "capacity": {"storage": "1Gi"}})
+    _post(h, f"/api/v1/namespaces/{NS}/persistentvolumeclaims", {
+        "metadata": {"name": "waiting"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2Gi"}}}})
+    _post(h, f"/api/v1/namespaces/{NS}/pods", {
+        "metadata": {"name": "user"},
+        "spec": {"containers": [{"name": "c", "image": "busybox",
+                                 "volumeMounts": [{"name": "v", "mountPath": "/v", "readOnly": True}]}],
+                 "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "claim"}},
+                             {"name": "h", "hostPath": {"path": "/tmp"}}]}})
+    _post(h, "/apis/storage.k8s.io/v1/storageclasses", {
+        "metadata": {"name": f"{NS}-sc", "annotations": {"note": "x"}},
+        "provisioner": "example.com/fake", "parameters": {"type": "fast", "iops": "10"},
+        "reclaimPolicy": "Retain", "volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": True,
+        "mountOptions": ["ro", "noatime"],
+        "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a", "b"]}]}]})
+
+
+def _access_and_generic(h: httpx.Client) -> None:
+    """Bindings; a CRD and a custom resource, a Lease, an Event about ``solo``, a Function and a
+    Workflow (the kinds kubectl describes generically)."""
+    subjects = [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
+                {"kind": "ServiceAccount", "name": "robot", "namespace": NS},
+                {"kind": "Group", "name": "devs", "apiGroup": "rbac.authorization.k8s.io"}]
+    _post(h, f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/rolebindings", {
+        "metadata": {"name": "read", "labels": {"team": "a"}},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"}, "subjects": subjects})
+    _post(h, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        "metadata": {"name": f"{NS}-urls"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{NS}-urls"},
+        "subjects": subjects[1:2]})
+    _post(h, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD)
+    deadline = time.monotonic() + 30
+    while h.get(f"/apis/{CRD_GROUP}/v1").status_code != 200:
+        assert time.monotonic() < deadline, "the CRD is not served"
+        time.sleep(0.2)
+    _post(h, f"/apis/{CRD_GROUP}/v1/namespaces/{NS}/gadgets", {
+        "apiVersion": f"{CRD_GROUP}/v1", "kind": "Gadget",
+        "metadata": {"name": "g1", "labels": {"app.kubernetes.io/name": "gadget"}, "annotations": {"a": "b"}},
+        "spec": {"size": 3, "ratio": 0.5, "big": 2500000.0, "enabled": True, "tags": ["x", "y"],
+                 "note": "line one\nline two", "podIP": "10.0.0.1", "apiURL": "http://x", "fooBar-baz": 1,
+                 "nested": {"deepKey": "v", "app.kubernetes.io/name": "n", "empty": {}},
+                 "items": [{"name": "one", "port": 80}, {"name": "two", "port": 81}], "none": []}})
+    _post(h, f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases", {
+        "metadata": {"name": "lock"}, "spec": {"holderIdentity": "me", "leaseDurationSeconds": 15}})
+    _post(h, f"/api/v1/namespaces/{NS}/events", {
+        "metadata": {"name": "solo.started"},
+        "involvedObject": {"kind": "Pod", "namespace": NS, "name": "solo", "apiVersion": "v1"},
+        "reason": "Started", "message": "Started container only", "type": "Normal", "count": 1,
+        "source": {"component": "kubelet"}, "firstTimestamp": "2026-01-01T00:00:00Z",
+        "lastTimestamp": "2026-01-01T00:00:00Z"})
+    _post(h, f"/apis/minik8s.io/v1/namespaces/{NS}/functions", {
+        "metadata": {"name": "hello"}, "spec": {"source": "def handler(event, context):\n    return event\n"}})
+    _post(h, f"/apis/minik8s.io/v1/namespaces/{NS}/workflows", {
+        "metadata": {"name": "route"},
+        "spec": {"startAt": "Check", "states": {
+            "Check": {"type": "Choice", "choices": [{"variable": "$.n", "numericGreaterThan": 10, "next": "Big"}],
+                      "default": "Small"},
+            "Big": {"type": "Task", "function": "hello", "end": True},
+            "Small": {"type": "Pass", "result": "small", "end": True}}}})
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +340,7 @@ def objects(apiserver: APIServer, kubelet: FakeKubelet) -> Iterator[None]:
             "metadata": {"name": "robot-token", "annotations": {
                 "kubernetes.io/service-account.name": "robot",
                 "kubernetes.io/service-account.uid": sa["metadata"]["uid"]}},
-            "type": "kubernetes.io/service-account-token"})
+            "type": "kubernetes.io/service-account-token", "data": {"token": "dG9rZW4tdmFsdWU="}})
         _post(h, f"/api/v1/namespaces/{NS}/serviceaccounts", {"metadata": {"name": "bare"}})
         rules = [{"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list"]},
                  {"apiGroups": [""], "resources": ["pods"], "verbs": ["watch", "get"]},
@@ -186,6 +351,9 @@ def objects(apiserver: APIServer, kubelet: FakeKubelet) -> Iterator[None]:
         _post(h, "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
             "metadata": {"name": f"{NS}-urls"},
             "rules": [*rules, {"nonResourceURLs": ["/healthz", "/version"], "verbs": ["get"]}]})
+        _workloads(h, node)
+        _storage_and_network(h)
+        _access_and_generic(h)
     yield
 
 
@@ -214,10 +382,40 @@ DESCRIBE_CASES = [
     ["describe", "cm", "settings"],
     ["describe", "secret", "creds"],
     ["describe", "secrets"],
+    ["describe", "secret", "robot-token"],
     ["describe", "job", "j"],
     ["describe", "jobs"],
     ["describe", "cronjob", "nightly"],
     ["describe", "cj"],
+    ["describe", "statefulset", "db"],
+    ["describe", "sts"],
+    ["describe", "daemonset", "agent"],
+    ["describe", "ds"],
+    ["describe", "rc", "legacy"],
+    ["describe", "replicationcontrollers"],
+    ["describe", "ingress", "site"],
+    ["describe", "ing"],
+    ["describe", "endpoints", "web"],
+    ["describe", "ep"],
+    ["describe", "pv", f"{NS}-pv"],
+    ["describe", "pvc", "claim"],
+    ["describe", "pvc"],
+    ["describe", "storageclass", f"{NS}-sc"],
+    ["describe", "rolebinding", "read"],
+    ["describe", "rolebindings"],
+    ["describe", "clusterrolebinding", f"{NS}-urls"],
+    ["describe", "crd", f"gadgets.{CRD_GROUP}"],
+    ["describe", "gadget", "g1"],
+    ["describe", "gadgets"],
+    ["describe", "gd", "nope"],
+    ["describe", "lease", "lock"],
+    ["describe", "events"],
+    ["describe", "function", "hello"],
+    ["describe", "workflows"],
+    ["describe", "pod", "solo"],
+    ["describe", "pod", "user"],
+    ["describe", "sts", "nope"],
+    ["describe", "pv", "nope"],
 ]
 LOGS_CASES = [
     ["logs", "two"],
@@ -309,6 +507,11 @@ def _mismatches(cases: list[list[str]], results: dict[tuple[str, tuple[str, ...]
 def test_describe_matches_official(results: dict) -> None:
     failures = _mismatches(DESCRIBE_CASES, results)
     assert not failures, "\n\n".join(failures)
+    # the cases that name something that exists describe it (two failures alike would compare equal)
+    for args in DESCRIBE_CASES:
+        if "nope" not in args:
+            official = results[(VERSION, tuple(args))].result()
+            assert official.code == 0 and official.out.startswith("Name:"), (args, official.err)
 
 
 def test_logs_match_official(results: dict, kubelet: FakeKubelet) -> None:
