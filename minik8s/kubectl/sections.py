@@ -114,7 +114,7 @@ def write_events(w: Writer, events: list[Obj] | None) -> None:
 # ------------------------------------------------------------------ pods and pod templates
 def _ports(ports: list[Obj], key: str) -> str:
     parts = [f"{p.get(key, 0)}/{p.get('protocol') or 'TCP'}" for p in ports]
-    return ",".join(parts) if parts else NONE
+    return ", ".join(parts) if parts else NONE
 
 
 def describe_probe(probe: Obj) -> str:
@@ -164,11 +164,21 @@ def _state(w: Writer, title: str, state: Obj) -> None:
         w.write(2, f"{title}:\tWaiting")
 
 
-def _env_line(e: Obj) -> str:
+def field_value(pod: Obj | None, path: str) -> str:
+    """A pod's field as kubectl resolves a ``fieldRef`` for ``describe``: only ``metadata.name`` and
+    ``metadata.namespace`` (kubectl's scheme converts no other field label); ``""`` otherwise or
+    without a pod."""
+    if pod is None or path not in ("metadata.name", "metadata.namespace"):
+        return ""
+    return str(meta_of(pod).get(path.split(".")[1]) or "")
+
+
+def _env_line(e: Obj, pod: Obj | None = None) -> str:
     src = e.get("valueFrom") or {}
     if src.get("fieldRef"):
         ref = src["fieldRef"]
-        return f"{e['name']}:\t ({ref.get('apiVersion', 'v1')}:{ref.get('fieldPath', '')})"
+        value = field_value(pod, str(ref.get("fieldPath") or ""))
+        return f"{e['name']}:\t{value} ({ref.get('apiVersion', '')}:{ref.get('fieldPath', '')})"
     if src.get("resourceFieldRef"):
         return f"{e['name']}:\t ({src['resourceFieldRef'].get('resource', '')})"
     if src.get("secretKeyRef"):
@@ -182,11 +192,13 @@ def _env_line(e: Obj) -> str:
     return f"{e['name']}:\t"
 
 
-def write_containers(w: Writer, title: str, containers: list[Obj], statuses: list[Obj], space: str = "") -> None:
+def write_containers(w: Writer, title: str, containers: list[Obj], statuses: list[Obj], space: str = "",
+                     pod: Obj | None = None) -> None:
     """kubectl's container section: image, ports, command, state, resources, probes, env, mounts.
 
     ``space`` prefixes the title (a pod template's section is indented by two spaces and,
-    as in kubectl's ``describeContainers``, its container names by one more).
+    as in kubectl's ``describeContainers``, its container names by one more); ``pod``, when
+    describing a pod, resolves ``fieldRef`` environment values (a template shows them empty).
     """
     by_name = {s.get("name"): s for s in statuses}
     w.write(0, f"{space}{title}:")
@@ -237,7 +249,7 @@ def write_containers(w: Writer, title: str, containers: list[Obj], statuses: lis
         w.write(2, "Environment:" + ("" if env else f"\t{NONE}"))
         for e in env:
             if e.get("valueFrom"):
-                w.write(3, _env_line(e))
+                w.write(3, _env_line(e, pod))
                 continue
             for i, line in enumerate(str(e.get("value") or "").split("\n")):
                 w.write(3, f"{e.get('name')}:\t{line}" if i == 0 else f"\t{line}")
@@ -284,18 +296,18 @@ def write_volumes(w: Writer, volumes: list[Obj], space: str = "") -> None:
 
 
 def write_tolerations(w: Writer, title: str, tolerations: list[Obj]) -> None:
-    """``key=value:Effect op=Exists for 300s`` per line, or ``<none>``."""
+    """``key=value:Effect op=Exists for 300s`` per line sorted by key, or ``<none>``."""
     if not tolerations:
         w.write(0, f"{title}:\t{NONE}")
         return
-    for i, t in enumerate(tolerations):
+    for i, t in enumerate(sorted(tolerations, key=lambda t: str(t.get("key") or ""))):
         text = str(t.get("key") or "")
         if t.get("value"):
             text += f"={t['value']}"
         if t.get("effect"):
             text += f":{t['effect']}"
-        if t.get("operator") == "Exists":
-            text += " op=Exists"
+        if t.get("operator") == "Exists" and not t.get("value"):
+            text += " op=Exists" if t.get("key") or t.get("effect") else "op=Exists"
         if t.get("tolerationSeconds") is not None:
             text += f" for {t['tolerationSeconds']}s"
         w.write(0, f"{title + ':' if i == 0 else ''}\t{text}")

@@ -103,6 +103,67 @@ def _status(h: httpx.Client, path: str, status: dict) -> None:
     assert r.status_code == 200, r.text
 
 
+def _rich_node_and_pod(h: httpx.Client, node: str) -> None:
+    """A Node with capacity, conditions, taints and system info, and a pod on it with init containers,
+    resources, probes, env sources, several volume kinds, tolerations and container statuses."""
+    _post(h, "/api/v1/nodes", {
+        "metadata": {"name": node, "labels": {"kubernetes.io/hostname": node, "node-role.kubernetes.io/worker": ""}},
+        "spec": {"podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24"],
+                 "taints": [{"key": "gpu", "value": "yes", "effect": "NoSchedule"},
+                            {"key": "dedicated", "effect": "PreferNoSchedule"}]}})
+    _status(h, f"/api/v1/nodes/{node}", {
+        "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100Gi"},
+        "allocatable": {"cpu": "3800m", "memory": "7Gi", "pods": "110", "ephemeral-storage": "90Gi"},
+        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ready",
+                        "lastHeartbeatTime": "2026-01-01T00:00:00Z", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+        "addresses": [{"type": "InternalIP", "address": "10.0.0.5"}, {"type": "Hostname", "address": node}],
+        "nodeInfo": {"machineID": "m1", "systemUUID": "u1", "bootID": "b1", "kernelVersion": "6.1",
+                     "osImage": "Debian", "operatingSystem": "linux", "architecture": "amd64",
+                     "containerRuntimeVersion": "minik8s://1", "kubeletVersion": "v1.32.0",
+                     "kubeProxyVersion": "v1.32.0"}})
+    _post(h, f"/api/v1/namespaces/{NS}/pods", {
+        "metadata": {"name": "rich", "labels": {"app": "rich"}},
+        "spec": {"nodeName": node, "priority": 5, "serviceAccountName": "robot", "nodeSelector": {"disk": "ssd"},
+                 "tolerations": [{"key": "gpu", "operator": "Equal", "value": "yes", "effect": "NoSchedule"},
+                                 {"operator": "Exists"},
+                                 {"key": "slow", "operator": "Exists", "effect": "NoExecute",
+                                  "tolerationSeconds": 30}],
+                 "initContainers": [{"name": "setup", "image": "busybox", "command": ["sh", "-c", "echo hi"]}],
+                 "containers": [{
+                     "name": "app", "image": "nginx:1.25",
+                     "ports": [{"containerPort": 80}, {"containerPort": 443, "hostPort": 8443}],
+                     "resources": {"requests": {"cpu": "250m", "memory": "64Mi"},
+                                   "limits": {"cpu": "1", "memory": "128Mi"}},
+                     "livenessProbe": {"httpGet": {"path": "/healthz", "port": 80}, "periodSeconds": 5},
+                     "readinessProbe": {"tcpSocket": {"port": 443}},
+                     "envFrom": [{"configMapRef": {"name": "settings"}},
+                                 {"prefix": "S_", "secretRef": {"name": "creds"}}],
+                     "env": [{"name": "A", "value": "1"},
+                             {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                             {"name": "APP", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['app']"}}},
+                             {"name": "PW", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "password"}}}],
+                     "volumeMounts": [{"name": "cfg", "mountPath": "/etc/cfg", "readOnly": True},
+                                      {"name": "scratch", "mountPath": "/tmp", "subPath": "x"}]}],
+                 "volumes": [{"name": "cfg", "configMap": {"name": "settings"}},
+                             {"name": "scratch", "emptyDir": {"sizeLimit": "1Gi"}},
+                             {"name": "sec", "secret": {"secretName": "creds", "optional": True}}]}})
+    _status(h, f"/api/v1/namespaces/{NS}/pods/rich", {
+        "phase": "Running", "hostIP": "10.0.0.5", "podIP": "10.244.1.7", "podIPs": [{"ip": "10.244.1.7"}],
+        "startTime": "2026-01-01T00:00:00Z", "qosClass": "Burstable",
+        "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
+        "initContainerStatuses": [{"name": "setup", "ready": False, "restartCount": 0, "image": "busybox",
+                                   "imageID": "docker://sha", "containerID": "docker://c0",
+                                   "state": {"terminated": {"exitCode": 0, "reason": "Completed",
+                                                            "startedAt": "2026-01-01T00:00:00Z",
+                                                            "finishedAt": "2026-01-01T00:00:01Z"}}}],
+        "containerStatuses": [{"name": "app", "ready": True, "restartCount": 2, "image": "nginx:1.25",
+                               "imageID": "docker://sha2", "containerID": "docker://c1",
+                               "state": {"running": {"startedAt": "2026-01-01T00:00:02Z"}},
+                               "lastState": {"terminated": {"exitCode": 1, "reason": "Error",
+                                                            "startedAt": "2026-01-01T00:00:00Z",
+                                                            "finishedAt": "2026-01-01T00:00:01Z"}}}]})
+
+
 def _workloads(h: httpx.Client, node: str) -> None:
     """A StatefulSet (claim templates, a partition) with a running pod, a DaemonSet with its counts, a
     ReplicationController."""
@@ -351,6 +412,7 @@ def objects(apiserver: APIServer, kubelet: FakeKubelet) -> Iterator[None]:
         _post(h, "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
             "metadata": {"name": f"{NS}-urls"},
             "rules": [*rules, {"nonResourceURLs": ["/healthz", "/version"], "verbs": ["get"]}]})
+        _rich_node_and_pod(h, f"{NS}-rich")
         _workloads(h, node)
         _storage_and_network(h)
         _access_and_generic(h)
@@ -415,6 +477,8 @@ DESCRIBE_CASES = [
     ["describe", "pod", "solo"],
     ["describe", "pod", "user"],
     ["describe", "sts", "nope"],
+    ["describe", "pod", "rich"],
+    ["describe", "node", f"{NS}-rich"],
     ["describe", "pv", "nope"],
 ]
 LOGS_CASES = [
