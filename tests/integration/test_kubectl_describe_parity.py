@@ -3,7 +3,7 @@ node, namespace, service, endpoints, ingress, configmap, secret, job, cronjob, d
 statefulset, daemonset, replicationcontroller, hpa, serviceaccount, role, clusterrole, rolebinding,
 clusterrolebinding, persistentvolume, persistentvolumeclaim, storageclass, and the kinds kubectl
 describes generically: a CustomResourceDefinition and its custom resource, Lease, Event, minik8s'
-Function and Workflow), ``logs`` and ``exec``: the same
+Function, Workflow, WorkflowRun, Trigger, DNS, SlurmCluster), ``logs`` and ``exec``: the same
 invocations, against the same apiserver and objects, must print the same (exit code, stdout and the
 whole of stderr).
 
@@ -18,11 +18,12 @@ DaemonSet (its counts set), a ReplicationController, Endpoints for a Service and
 (rules, TLS, default backends), a PersistentVolume and its claim (the bound statuses set here: no
 controller runs), an unbound claim and a pod using the bound one, a StorageClass, a CRD
 (``Gadget``) and a custom resource whose fields exercise the generic rendering, a Lease, an Event
-about a pod, a Function and a Workflow.  Cluster-scoped objects are described by name only (the
-session's apiserver holds other modules' too).  The pods are bound
-to a Node whose kubelet is the stand-in :class:`tests.support.stream_kubelet.FakeKubelet` (every
-container's log is ``line 1`` .. ``line 5``; exec prints ``ran CMD`` and ``to stderr``), so ``logs``
-and ``exec`` reach a kubelet without containers.
+about a pod, a Function, a Workflow, a WorkflowRun, a Trigger, a DNS and a SlurmCluster.
+Cluster-scoped objects are described by name only (the session's apiserver holds other modules'
+too).  The pods are bound to a Node whose kubelet is the stand-in
+:class:`tests.support.stream_kubelet.FakeKubelet` (every container's log is ``line 1`` ..
+``line 5``; exec prints ``ran CMD`` and ``to stderr``), so ``logs`` and ``exec`` reach a kubelet
+without containers.
 No controller runs: the objects never change, and every case is submitted at once when the module
 starts (:class:`~tests.support.kubectl_parity.Runs`).
 
@@ -259,8 +260,8 @@ def _storage_and_network(h: httpx.Client) -> None:
 
 
 def _access_and_generic(h: httpx.Client) -> None:
-    """Bindings; a CRD and a custom resource, a Lease, an Event about ``solo``, a Function and a
-    Workflow (the kinds kubectl describes generically)."""
+    """Bindings; a CRD and a custom resource, a Lease, an Event about ``solo``, minik8s' Function,
+    Workflow, WorkflowRun, Trigger, DNS and SlurmCluster (the kinds kubectl describes generically)."""
     subjects = [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
                 {"kind": "ServiceAccount", "name": "robot", "namespace": NS},
                 {"kind": "Group", "name": "devs", "apiGroup": "rbac.authorization.k8s.io"}]
@@ -300,6 +301,19 @@ def _access_and_generic(h: httpx.Client) -> None:
                       "default": "Small"},
             "Big": {"type": "Task", "function": "hello", "end": True},
             "Small": {"type": "Pass", "result": "small", "end": True}}}})
+    _post(h, f"/apis/minik8s.io/v1/namespaces/{NS}/workflowruns", {
+        "metadata": {"name": "run1"}, "spec": {"workflowRef": {"name": "route"}, "input": {"n": 12, "w": 0.25}}})
+    _post(h, f"/apis/minik8s.io/v1/namespaces/{NS}/triggers", {
+        "metadata": {"name": "orders"},
+        "spec": {"filter": {"attributes": {"type": "order.created"}},
+                 "subscriber": {"ref": {"kind": "Workflow", "name": "route"}}}})
+    _post(h, f"/apis/minik8s.io/v1/namespaces/{NS}/dnses", {
+        "metadata": {"name": "shop"},
+        "spec": {"host": "shop.example.com", "paths": [{"path": "/api", "serviceName": "web", "servicePort": 80}]}})
+    _post(h, "/apis/minik8s.io/v1/slurmclusters", {
+        "metadata": {"name": f"{NS}-slurm"},
+        "spec": {"host": "login.example.com", "port": 22, "user": "me",
+                 "secretRef": {"name": "ssh", "namespace": NS}, "defaultPartition": "gpu"}})
 
 
 @pytest.fixture(scope="module")
@@ -474,6 +488,10 @@ DESCRIBE_CASES = [
     ["describe", "events"],
     ["describe", "function", "hello"],
     ["describe", "workflows"],
+    ["describe", "workflowrun", "run1"],
+    ["describe", "triggers"],
+    ["describe", "dns", "shop"],
+    ["describe", "slurmcluster", f"{NS}-slurm"],
     ["describe", "pod", "solo"],
     ["describe", "pod", "user"],
     ["describe", "sts", "nope"],
