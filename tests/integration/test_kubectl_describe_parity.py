@@ -182,6 +182,34 @@ def _workloads(h: httpx.Client, node: str) -> None:
                      {"metadata": {"name": "scratch"}, "spec": {"accessModes": ["ReadWriteOnce", "ReadOnlyMany"],
                                                                 "resources": {}}}]}})
     _pod(h, node, "db-0", ["pg"], {"app": "db"}, _owner(sts), running=True)
+    _post(h, f"/apis/apps/v1/namespaces/{NS}/statefulsets", {
+        "metadata": {"name": "cache"},
+        "spec": {"serviceName": "cache", "selector": {"matchLabels": {"app": "cache"}},
+                 "updateStrategy": {"type": "OnDelete"},
+                 "template": {"metadata": {"labels": {"app": "cache"}},
+                              "spec": {"containers": [{"name": "redis", "image": "redis"}]}}}})
+    _post(h, f"/apis/batch/v1/namespaces/{NS}/jobs", {
+        "metadata": {"name": "indexed"},
+        "spec": {"completions": 3, "parallelism": 2, "completionMode": "Indexed", "ttlSecondsAfterFinished": 60,
+                 "activeDeadlineSeconds": 600, "suspend": False,
+                 "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "w", "image": "busybox"}]}}}})
+    _status(h, f"/apis/batch/v1/namespaces/{NS}/jobs/indexed", {
+        "startTime": "2026-01-01T00:00:00Z", "completionTime": "2026-01-01T01:02:03Z", "succeeded": 3,
+        "ready": 0, "completedIndexes": "0-2",
+        "conditions": [{"type": "Complete", "status": "True", "lastProbeTime": "2026-01-01T01:02:03Z",
+                        "lastTransitionTime": "2026-01-01T01:02:03Z"}]})
+    _post(h, f"/apis/batch/v1/namespaces/{NS}/cronjobs", {
+        "metadata": {"name": "zoned"},
+        "spec": {"schedule": "*/5 * * * *", "timeZone": "Europe/Paris", "suspend": True,
+                 "successfulJobsHistoryLimit": 1, "failedJobsHistoryLimit": 0,
+                 "jobTemplate": {"spec": {"completions": 2, "parallelism": 1, "activeDeadlineSeconds": 30,
+                                          "template": {"metadata": {"labels": {"cj": "zoned"}}, "spec": {
+                                              "restartPolicy": "Never",
+                                              "containers": [{"name": "c", "image": "busybox"}]}}}}}})
+    _status(h, f"/apis/batch/v1/namespaces/{NS}/cronjobs/zoned", {
+        "lastScheduleTime": "2026-01-01T00:05:00Z",
+        "active": [{"kind": "Job", "name": "zoned-1", "namespace": NS}, {"kind": "Job", "name": "zoned-2",
+                                                                       "namespace": NS}]})
     _post(h, f"/apis/apps/v1/namespaces/{NS}/daemonsets", {
         "metadata": {"name": "agent"},
         "spec": {"selector": {"matchLabels": {"app": "agent"}},
@@ -221,7 +249,15 @@ def _storage_and_network(h: httpx.Client) -> None:
                       "backend": {"service": {"name": "web", "port": {"name": "metrics"}}}}]}},
                            {"http": {"paths": [{"path": "/gone", "pathType": "Prefix",
                                                 "backend": {"service": {"name": "missing", "port": {"number": 81}}}}]}},
+                           {"host": "res.example.com", "http": {"paths": [
+                               {"path": "/static", "pathType": "Prefix",
+                                "backend": {"resource": {"apiGroup": "k8s.example.com", "kind": "Bucket",
+                                                         "name": "assets"}}}]}},
                            {"host": "nohttp.example.com"}]}})
+    _post(h, f"/api/v1/namespaces/{NS}/endpoints", {
+        "metadata": {"name": "headless"},
+        "subsets": [{"addresses": [{"ip": "10.2.0.1"}]}, {"notReadyAddresses": [{"ip": "10.2.0.2"}],
+                                                         "ports": [{"port": 53, "protocol": "UDP"}]}]})
     _post(h, f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses", {
         "metadata": {"name": "bare"},
         "spec": {"ingressClassName": "nginx",
@@ -242,6 +278,11 @@ def _storage_and_network(h: httpx.Client) -> None:
                  "resources": {"requests": {"storage": "1Gi"}}}})
     _status(h, f"/api/v1/namespaces/{NS}/persistentvolumeclaims/claim",
             {"phase": "Bound", "accessModes": ["ReadWriteOnce", "ReadWriteMany"], "capacity": {"storage": "1Gi"}})
+    _post(h, f"/api/v1/namespaces/{NS}/persistentvolumeclaims", {
+        "metadata": {"name": "cloned"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "volumeMode": "Block",
+                 "dataSource": {"kind": "PersistentVolumeClaim", "name": "claim"},
+                 "resources": {"requests": {"storage": "1Gi"}}}})
     _post(h, f"/api/v1/namespaces/{NS}/persistentvolumeclaims", {
         "metadata": {"name": "waiting"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2Gi"}}}})
@@ -468,6 +509,8 @@ DESCRIBE_CASES = [
     ["describe", "daemonset", "agent"],
     ["describe", "ds"],
     ["describe", "rc", "legacy"],
+    ["describe", "job", "indexed"],
+    ["describe", "cronjob", "zoned"],
     ["describe", "replicationcontrollers"],
     ["describe", "ingress", "site"],
     ["describe", "ing"],
