@@ -541,6 +541,16 @@ DESCRIBE_CASES = [
     ["describe", "pod", "rich"],
     ["describe", "node", f"{NS}-rich"],
     ["describe", "pv", "nope"],
+    ["describe", "pods", "-l", "app=front"],
+    ["describe", "pods", "-l", "app=none"],
+    ["describe", "deploy", "fro"],
+    ["describe", "pods", "front-new"],
+    ["describe", "pods", "so", "two"],
+    ["describe", "pod/solo", "svc/web", "cm/nope"],
+    ["describe", "pods", "nope", "solo"],
+    ["describe", "nodes", "-l", "kubernetes.io/hostname=dparity-rich"],
+    ["describe"],
+    ["describe", "widgets"],
 ]
 LOGS_CASES = [
     ["logs", "two"],
@@ -634,7 +644,8 @@ def test_describe_matches_official(results: dict) -> None:
     assert not failures, "\n\n".join(failures)
     # the cases that name something that exists describe it (two failures alike would compare equal)
     for args in DESCRIBE_CASES:
-        if "nope" not in args:
+        failing = "so" in args or any(word in arg for arg in args for word in ("nope", "app=none", "widgets"))
+        if args[1:] and not failing:
             official = results[(VERSION, tuple(args))].result()
             assert official.code == 0 and official.out.startswith("Name:"), (args, official.err)
 

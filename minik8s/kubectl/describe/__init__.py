@@ -130,6 +130,9 @@ async def run_describe(opts: GlobalOptions, args: list[str], selector: str, all_
     """Describe what the arguments name; returns 1 when something was not found."""
     async with Session(opts) as s:
         targets = parse_targets(s.registry, args)
+        # kubectl falls back to a name prefix only for ``describe TYPE NAME`` (two arguments), and then
+        # writes each description followed by an empty line
+        prefix_mode = False
         failed = False
         texts: list[str] = []
         for t in targets:
@@ -140,7 +143,11 @@ async def run_describe(opts: GlobalOptions, args: list[str], selector: str, all_
                     try:
                         objs.append(await s.client.get(t.rt, name, ns))
                     except errors.NotFound as exc:
-                        # kubectl describe also matches a name prefix
+                        if len(args) != 2:
+                            print(server_error(exc), file=sys.stderr)
+                            failed = True
+                            continue
+                        prefix_mode = True
                         listed = await s.client.list_all(t.rt, ns, label_selector=selector or None)
                         matches = [o for o in listed.get("items") or [] if str(meta_of(o).get("name")).startswith(name)]
                         if not matches:
@@ -153,7 +160,10 @@ async def run_describe(opts: GlobalOptions, args: list[str], selector: str, all_
             describer = describer_for(t.rt.kind, t.rt.group)
             for obj in objs:
                 texts.append(await describer(s, t.rt, obj))
-        if texts:
+        if texts and prefix_mode:
+            sys.stdout.write("".join(t + "\n" for t in texts))
+            sys.stdout.flush()
+        elif texts:
             # kubectl writes "\n\n" before every description but the first (each ends in "\n")
             sys.stdout.write("\n\n\n".join(t.rstrip("\n") for t in texts) + "\n")
             sys.stdout.flush()
