@@ -62,18 +62,29 @@ def write_labels(w: Writer, title: str, labels: dict[str, Any] | None, level: in
         w.write(level, f"{title + ':' if i == 0 else ''}\t{key}={labels[key]}")
 
 
+#: kubectl's ``maxAnnotationLen``: a longer ``key: value`` is written as a block, its lines cut.
+MAX_ANNOTATION_LEN = 140
+
+
 def write_annotations(w: Writer, title: str, annotations: dict[str, Any] | None) -> None:
-    """``Annotations:  k: v`` lines, kubectl's last-applied-configuration left out."""
+    """``Annotations:  k: v`` lines sorted by key, kubectl's last-applied-configuration left out; a
+    value with several lines, or too long for one (:data:`MAX_ANNOTATION_LEN`), as ``k:`` then its
+    lines indented by two, each cut at 138 characters with ``...``."""
     shown = {k: v for k, v in (annotations or {}).items() if k != LAST_APPLIED}
     if not shown:
         w.write(0, f"{title}:\t{NONE}")
         return
-    first = True
-    for key in sorted(shown):
-        for j, line in enumerate(str(shown[key]).splitlines() or [""]):
-            label = f"{title}:" if first else ""
-            w.write(0, f"{label}\t{key}: {line}" if j == 0 else f"{label}\t  {line}")
-            first = False
+    for i, key in enumerate(sorted(shown)):
+        label = f"{title}:" if i == 0 else ""
+        value = str(shown[key]).removesuffix("\n")
+        if len(key) + len(value) + 2 > MAX_ANNOTATION_LEN or "\n" in value:
+            # kubectl 1.32: the key alone, then each line indented, cut at 138 characters
+            w.write(0, f"{label}\t{key}:")
+            for line in value.split("\n"):
+                cut = MAX_ANNOTATION_LEN - 2
+                w.write(0, f"\t  {line[:cut] + '...' if len(line) > cut else line}")
+        else:
+            w.write(0, f"{label}\t{key}: {value}")
 
 
 def header(meta: Obj) -> Writer:

@@ -413,7 +413,9 @@ def objects(apiserver: APIServer, kubelet: FakeKubelet) -> Iterator[None]:
         _pod(h, node, "j-pod", ["work"], {"job": "j"}, _owner(job))
         _post(h, f"/api/v1/namespaces/{NS}/configmaps", {"metadata": {"name": "cm"}})
         _post(h, f"/api/v1/namespaces/{NS}/configmaps", {
-            "metadata": {"name": "settings", "labels": {"app": "front"}},
+            "metadata": {"name": "settings", "labels": {"app": "front"},
+                         "annotations": {"long": "x" * 200, "multi": "first\nsecond\n  third",
+                                         "kubectl.kubernetes.io/last-applied-configuration": "{}"}},
             "data": {"multi": "a\nb\n"}, "binaryData": {"blob": "AAEC"}})
         _post(h, f"/api/v1/namespaces/{NS}/secrets", {
             "metadata": {"name": "creds"}, "type": "Opaque",
