@@ -122,6 +122,11 @@ def _rich_node_and_pod(h: httpx.Client, node: str) -> None:
                      "osImage": "Debian", "operatingSystem": "linux", "architecture": "amd64",
                      "containerRuntimeVersion": "minik8s://1", "kubeletVersion": "v1.32.0",
                      "kubeProxyVersion": "v1.32.0"}})
+    lease = {"metadata": {"name": node},
+             "spec": {"holderIdentity": node, "leaseDurationSeconds": 40,
+                      "acquireTime": "2026-01-01T00:00:00.000000Z", "renewTime": "2026-01-01T00:00:30.123456Z"}}
+    r = h.post("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", json=lease)
+    assert r.status_code in (201, 409), r.text
     _post(h, f"/api/v1/namespaces/{NS}/pods", {
         "metadata": {"name": "rich", "labels": {"app": "rich"}},
         "spec": {"nodeName": node, "priority": 5, "serviceAccountName": "robot", "nodeSelector": {"disk": "ssd"},
@@ -428,6 +433,16 @@ def objects(apiserver: APIServer, kubelet: FakeKubelet) -> Iterator[None]:
         _post(h, f"/api/v1/namespaces/{NS}/services", {
             "metadata": {"name": "np"},
             "spec": {"type": "NodePort", "selector": {"app": "lone"}, "ports": [{"port": 443}]}})
+        _post(h, f"/api/v1/namespaces/{NS}/services", {
+            "metadata": {"name": "lb"},
+            "spec": {"type": "LoadBalancer", "selector": {"app": "front", "tier": "web"},
+                     "externalTrafficPolicy": "Local", "sessionAffinity": "ClientIP",
+                     "externalIPs": ["192.0.2.10", "192.0.2.11"], "loadBalancerSourceRanges": ["10.0.0.0/8"],
+                     "ports": [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}]}})
+        _status(h, f"/api/v1/namespaces/{NS}/services/lb",
+                {"loadBalancer": {"ingress": [{"ip": "203.0.113.5"}, {"hostname": "lb.example.com"}]}})
+        _post(h, f"/api/v1/namespaces/{NS}/services", {
+            "metadata": {"name": "ext"}, "spec": {"type": "ExternalName", "externalName": "db.example.com"}})
         _post(h, f"/apis/batch/v1/namespaces/{NS}/cronjobs", {
             "metadata": {"name": "nightly", "labels": {"tier": "batch"}},
             "spec": {"schedule": "0 3 * * *", "concurrencyPolicy": "Forbid", "startingDeadlineSeconds": 30,
@@ -497,6 +512,8 @@ DESCRIBE_CASES = [
     ["describe", "ns", "nope"],
     ["describe", "service"],
     ["describe", "svc", "web"],
+    ["describe", "svc", "lb"],
+    ["describe", "svc", "ext"],
     ["describe", "configmap"],
     ["describe", "cm", "settings"],
     ["describe", "secret", "creds"],
