@@ -338,6 +338,14 @@ def _access_and_generic(h: httpx.Client) -> None:
         "reason": "Started", "message": "Started container only", "type": "Normal", "count": 1,
         "source": {"component": "kubelet"}, "firstTimestamp": "2026-01-01T00:00:00Z",
         "lastTimestamp": "2026-01-01T00:00:00Z"})
+    for name, reason, kind, count, first, last in (
+            ("two.pulled", "Pulled", "Normal", 3, "2026-01-01T00:00:00Z", "2026-01-01T00:10:00Z"),
+            ("two.backoff", "BackOff", "Warning", 1, "2026-01-01T00:05:00Z", "2026-01-01T00:05:00Z")):
+        _post(h, f"/api/v1/namespaces/{NS}/events", {
+            "metadata": {"name": name},
+            "involvedObject": {"kind": "Pod", "namespace": NS, "name": "two", "apiVersion": "v1"},
+            "reason": reason, "message": f"  {reason} happened  ", "type": kind, "count": count,
+            "source": {"component": "kubelet", "host": "n1"}, "firstTimestamp": first, "lastTimestamp": last})
     _post(h, f"/apis/minik8s.io/v1/namespaces/{NS}/functions", {
         "metadata": {"name": "hello"}, "spec": {"source": "def handler(event, context):\n    return event\n"}})
     _post(h, f"/apis/minik8s.io/v1/namespaces/{NS}/workflows", {
@@ -558,6 +566,7 @@ DESCRIBE_CASES = [
     ["describe", "pod", "user"],
     ["describe", "sts", "nope"],
     ["describe", "pod", "rich"],
+    ["describe", "pod", "two"],
     ["describe", "node", f"{NS}-rich"],
     ["describe", "pv", "nope"],
     ["describe", "pods", "-l", "app=front"],
