@@ -19,13 +19,14 @@ from minik8s.api.columns import NONE
 
 
 # ------------------------------------------------------------------ tabwriter
-def tabwrite(lines: Sequence[Sequence[str]], minwidth: int = 0, padding: int = 3) -> list[str]:
+def tabwrite(lines: Sequence[Sequence[str]], minwidth: int = 0, padding: int = 3, trim: bool = True) -> list[str]:
     """Align cells the way Go's ``text/tabwriter`` does (kubectl's tables and describe output).
 
     Each line is a list of cells; every cell but the last of a line is tab-terminated and
     takes part in alignment. A column block is a run of consecutive lines that have a cell
     in that column; its width is the widest cell plus ``padding`` (at least ``minwidth``).
-    Returns the formatted lines (no trailing spaces on the last cell).
+    Returns the formatted lines; with ``trim`` a line whose last cell is empty loses its trailing
+    spaces (Go keeps them: ``kubectl describe`` output, written with ``trim=False``, has them).
     """
     cells = [list(line) if line else [""] for line in lines]
     out: list[str] = ["" for _ in cells]
@@ -40,7 +41,7 @@ def tabwrite(lines: Sequence[Sequence[str]], minwidth: int = 0, padding: int = 3
                     parts.append(cell.ljust(widths[j]))
                 else:
                     parts.append(cell)
-            out[i] = "".join(parts).rstrip() if len(line) > 1 and not line[-1] else "".join(parts)
+            out[i] = "".join(parts).rstrip() if trim and len(line) > 1 and not line[-1] else "".join(parts)
 
     def fmt(line0: int, line1: int) -> None:
         column = len(widths)

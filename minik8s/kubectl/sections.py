@@ -27,7 +27,7 @@ class Writer:
 
     def flush(self) -> None:
         """Align what was written so far (later lines start new column blocks)."""
-        self.done += printing.tabwrite(self.pending, minwidth=0, padding=2)
+        self.done += printing.tabwrite(self.pending, minwidth=0, padding=2, trim=False)
         self.pending = []
 
     def verbatim(self, text: str) -> None:
@@ -62,18 +62,29 @@ def write_labels(w: Writer, title: str, labels: dict[str, Any] | None, level: in
         w.write(level, f"{title + ':' if i == 0 else ''}\t{key}={labels[key]}")
 
 
+#: kubectl's ``maxAnnotationLen``: a longer ``key: value`` is written as a block, its lines cut.
+MAX_ANNOTATION_LEN = 140
+
+
 def write_annotations(w: Writer, title: str, annotations: dict[str, Any] | None) -> None:
-    """``Annotations:  k: v`` lines, kubectl's last-applied-configuration left out."""
+    """``Annotations:  k: v`` lines sorted by key, kubectl's last-applied-configuration left out; a
+    value with several lines, or too long for one (:data:`MAX_ANNOTATION_LEN`), as ``k:`` then its
+    lines indented by two, each cut at 138 characters with ``...``."""
     shown = {k: v for k, v in (annotations or {}).items() if k != LAST_APPLIED}
     if not shown:
         w.write(0, f"{title}:\t{NONE}")
         return
-    first = True
-    for key in sorted(shown):
-        for j, line in enumerate(str(shown[key]).splitlines() or [""]):
-            label = f"{title}:" if first else ""
-            w.write(0, f"{label}\t{key}: {line}" if j == 0 else f"{label}\t  {line}")
-            first = False
+    for i, key in enumerate(sorted(shown)):
+        label = f"{title}:" if i == 0 else ""
+        value = str(shown[key]).removesuffix("\n")
+        if len(key) + len(value) + 2 > MAX_ANNOTATION_LEN or "\n" in value:
+            # kubectl 1.32: the key alone, then each line indented, cut at 138 characters
+            w.write(0, f"{label}\t{key}:")
+            for line in value.split("\n"):
+                cut = MAX_ANNOTATION_LEN - 2
+                w.write(0, f"\t  {line[:cut] + '...' if len(line) > cut else line}")
+        else:
+            w.write(0, f"{label}\t{key}: {value}")
 
 
 def header(meta: Obj) -> Writer:
@@ -114,7 +125,7 @@ def write_events(w: Writer, events: list[Obj] | None) -> None:
 # ------------------------------------------------------------------ pods and pod templates
 def _ports(ports: list[Obj], key: str) -> str:
     parts = [f"{p.get(key, 0)}/{p.get('protocol') or 'TCP'}" for p in ports]
-    return ",".join(parts) if parts else NONE
+    return ", ".join(parts) if parts else NONE
 
 
 def describe_probe(probe: Obj) -> str:
@@ -164,11 +175,21 @@ def _state(w: Writer, title: str, state: Obj) -> None:
         w.write(2, f"{title}:\tWaiting")
 
 
-def _env_line(e: Obj) -> str:
+def field_value(pod: Obj | None, path: str) -> str:
+    """A pod's field as kubectl resolves a ``fieldRef`` for ``describe``: only ``metadata.name`` and
+    ``metadata.namespace`` (kubectl's scheme converts no other field label); ``""`` otherwise or
+    without a pod."""
+    if pod is None or path not in ("metadata.name", "metadata.namespace"):
+        return ""
+    return str(meta_of(pod).get(path.split(".")[1]) or "")
+
+
+def _env_line(e: Obj, pod: Obj | None = None) -> str:
     src = e.get("valueFrom") or {}
     if src.get("fieldRef"):
         ref = src["fieldRef"]
-        return f"{e['name']}:\t ({ref.get('apiVersion', 'v1')}:{ref.get('fieldPath', '')})"
+        value = field_value(pod, str(ref.get("fieldPath") or ""))
+        return f"{e['name']}:\t{value} ({ref.get('apiVersion', '')}:{ref.get('fieldPath', '')})"
     if src.get("resourceFieldRef"):
         return f"{e['name']}:\t ({src['resourceFieldRef'].get('resource', '')})"
     if src.get("secretKeyRef"):
@@ -182,11 +203,13 @@ def _env_line(e: Obj) -> str:
     return f"{e['name']}:\t"
 
 
-def write_containers(w: Writer, title: str, containers: list[Obj], statuses: list[Obj], space: str = "") -> None:
+def write_containers(w: Writer, title: str, containers: list[Obj], statuses: list[Obj], space: str = "",
+                     pod: Obj | None = None) -> None:
     """kubectl's container section: image, ports, command, state, resources, probes, env, mounts.
 
     ``space`` prefixes the title (a pod template's section is indented by two spaces and,
-    as in kubectl's ``describeContainers``, its container names by one more).
+    as in kubectl's ``describeContainers``, its container names by one more); ``pod``, when
+    describing a pod, resolves ``fieldRef`` environment values (a template shows them empty).
     """
     by_name = {s.get("name"): s for s in statuses}
     w.write(0, f"{space}{title}:")
@@ -237,7 +260,7 @@ def write_containers(w: Writer, title: str, containers: list[Obj], statuses: lis
         w.write(2, "Environment:" + ("" if env else f"\t{NONE}"))
         for e in env:
             if e.get("valueFrom"):
-                w.write(3, _env_line(e))
+                w.write(3, _env_line(e, pod))
                 continue
             for i, line in enumerate(str(e.get("value") or "").split("\n")):
                 w.write(3, f"{e.get('name')}:\t{line}" if i == 0 else f"\t{line}")
@@ -261,7 +284,7 @@ def write_volumes(w: Writer, volumes: list[Obj], space: str = "") -> None:
         if v.get("hostPath") is not None:
             w.write(2, "Type:\tHostPath (bare host directory volume)")
             w.write(2, f"Path:\t{v['hostPath'].get('path', '')}")
-            w.write(2, f"HostPathType:\t{v['hostPath'].get('type', '')}")
+            w.write(2, f"HostPathType:\t{v['hostPath'].get('type', NONE)}")
         elif v.get("emptyDir") is not None:
             w.write(2, "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)")
             w.write(2, f"Medium:\t{v['emptyDir'].get('medium', '')}")
@@ -284,18 +307,18 @@ def write_volumes(w: Writer, volumes: list[Obj], space: str = "") -> None:
 
 
 def write_tolerations(w: Writer, title: str, tolerations: list[Obj]) -> None:
-    """``key=value:Effect op=Exists for 300s`` per line, or ``<none>``."""
+    """``key=value:Effect op=Exists for 300s`` per line sorted by key, or ``<none>``."""
     if not tolerations:
         w.write(0, f"{title}:\t{NONE}")
         return
-    for i, t in enumerate(tolerations):
+    for i, t in enumerate(sorted(tolerations, key=lambda t: str(t.get("key") or ""))):
         text = str(t.get("key") or "")
         if t.get("value"):
             text += f"={t['value']}"
         if t.get("effect"):
             text += f":{t['effect']}"
-        if t.get("operator") == "Exists":
-            text += " op=Exists"
+        if t.get("operator") == "Exists" and not t.get("value"):
+            text += " op=Exists" if t.get("key") or t.get("effect") else "op=Exists"
         if t.get("tolerationSeconds") is not None:
             text += f" for {t['tolerationSeconds']}s"
         w.write(0, f"{title + ':' if i == 0 else ''}\t{text}")

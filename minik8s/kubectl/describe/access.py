@@ -1,6 +1,6 @@
-"""``kubectl describe`` for who may do what: a ServiceAccount and a Role or ClusterRole in kubectl's
-layouts (``pkg/describe``'s ServiceAccountDescriber and RoleDescriber, with ``pkg/apis/rbac``'s rule
-breakdown and compaction)."""
+"""``kubectl describe`` for who may do what: a ServiceAccount, a Role or ClusterRole and a
+RoleBinding or ClusterRoleBinding in kubectl's layouts (``pkg/describe``'s ServiceAccountDescriber,
+RoleDescriber and RoleBindingDescriber, with ``pkg/apis/rbac``'s rule breakdown and compaction)."""
 
 from __future__ import annotations
 
@@ -129,4 +129,24 @@ async def describe_role(s: Session, rt: ResourceType, role: Obj) -> str:
     for verbs, groups, resources, names, urls in rules:
         w.write(1, f"{combine_resource_group(resources, groups)}\t{_go_list(urls)}\t{_go_list(names)}\t"
                    f"{_go_list(verbs)}")
+    return w.text()
+
+
+async def describe_role_binding(s: Session, rt: ResourceType, binding: Obj) -> str:
+    """A RoleBinding or ClusterRoleBinding (kubectl's RoleBindingDescriber and
+    ClusterRoleBindingDescriber): name, labels, annotations, the role it grants, the Subjects table
+    (Kind Name Namespace); no namespace line and no events, as kubectl."""
+    meta, ref = meta_of(binding), binding.get("roleRef") or {}
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}")
+    write_labels(w, "Labels", meta.get("labels"))
+    write_annotations(w, "Annotations", meta.get("annotations"))
+    w.write(0, "Role:")
+    w.write(1, f"Kind:\t{ref.get('kind') or ''}")
+    w.write(1, f"Name:\t{ref.get('name') or ''}")
+    w.write(0, "Subjects:")
+    w.write(1, "Kind\tName\tNamespace")
+    w.write(1, "----\t----\t---------")
+    for subject in binding.get("subjects") or []:
+        w.write(1, f"{subject.get('kind') or ''}\t{subject.get('name') or ''}\t{subject.get('namespace') or ''}")
     return w.text()

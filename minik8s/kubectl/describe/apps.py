@@ -1,5 +1,6 @@
-"""``kubectl describe`` for the apps kinds: a Deployment and a ReplicaSet in kubectl's layouts
-(``pkg/describe``'s DeploymentDescriber and ReplicaSetDescriber)."""
+"""``kubectl describe`` for the workload kinds: a Deployment, a ReplicaSet, a StatefulSet, a
+DaemonSet and a ReplicationController in kubectl's layouts (``pkg/describe``'s DeploymentDescriber,
+ReplicaSetDescriber, StatefulSetDescriber, DaemonSetDescriber, ReplicationControllerDescriber)."""
 
 from __future__ import annotations
 
@@ -144,4 +145,118 @@ async def describe_replica_set(s: Session, rt: ResourceType, rs: Obj) -> str:
     write_pod_template(w, spec.get("template"))
     write_workload_conditions(w, status.get("conditions") or [])
     write_events(w, await fetch_events(s, rs, rt))
+    return w.text()
+
+
+async def _pod_status_text(s: Session, obj: Obj, selector: str) -> str:
+    """``N Running / N Waiting / N Succeeded / N Failed`` for the pods ``obj`` controls among those
+    ``selector`` matches (kubectl's ``getPodStatusForController``)."""
+    listed = await s.client.list_all(s.resource("pods"), meta_of(obj).get("namespace"),
+                                     label_selector=selector if selector != NONE else None)
+    running, waiting, succeeded, failed = pod_phase_counts(list(listed.get("items") or []), meta_of(obj).get("uid"))
+    return f"{running} Running / {waiting} Waiting / {succeeded} Succeeded / {failed} Failed"
+
+
+def format_labels(labels: dict[str, Any] | None) -> str:
+    """A label map as ``labels.FormatLabels`` writes it: ``a=1,b=2`` sorted, ``<none>`` when empty."""
+    return ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items())) or NONE
+
+
+def write_volume_claim_templates(w: Writer, templates: list[Obj]) -> None:
+    """A StatefulSet's Volume Claims: each template's name, class, labels, annotations, requested
+    capacity (``<default>`` when none) and access modes (Go's ``[ReadWriteOnce]``)."""
+    if not templates:
+        w.write(0, f"Volume Claims:\t{NONE}")
+        return
+    w.write(0, "Volume Claims:")
+    for pvc in templates:
+        meta, spec = meta_of(pvc), pvc.get("spec") or {}
+        w.write(1, f"Name:\t{meta.get('name') or ''}")
+        w.write(1, f"StorageClass:\t{claim_class(pvc)}")
+        write_labels(w, "  Labels", meta.get("labels"))
+        write_labels(w, "  Annotations", meta.get("annotations"))
+        storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+        w.write(1, f"Capacity:\t{storage if storage is not None else '<default>'}")
+        w.write(1, f"Access Modes:\t[{' '.join(spec.get('accessModes') or [])}]")
+
+
+def claim_class(pvc: Obj) -> str:
+    """A claim's storage class: the beta annotation first, else ``spec.storageClassName``, else ``""``
+    (``storageutil.GetPersistentVolumeClaimClass``)."""
+    beta = (meta_of(pvc).get("annotations") or {}).get("volume.beta.kubernetes.io/storage-class")
+    if beta is not None:
+        return str(beta)
+    return str((pvc.get("spec") or {}).get("storageClassName") or "")
+
+
+async def describe_stateful_set(s: Session, rt: ResourceType, sts: Obj) -> str:
+    """A StatefulSet in kubectl's layout: creation time, selector, replicas, update strategy (with a
+    rolling update's partition), its pods' phases, pod template, volume claim templates, events."""
+    meta, spec, status = meta_of(sts), sts.get("spec") or {}, sts.get("status") or {}
+    selector = cols.format_selector(spec.get("selector"))
+    pods = await _pod_status_text(s, sts, selector)
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
+    w.write(0, f"CreationTimestamp:\t{describe_time(meta.get('creationTimestamp'))}")
+    w.write(0, f"Selector:\t{'' if selector == NONE else selector}")
+    write_labels(w, "Labels", meta.get("labels"))
+    write_annotations(w, "Annotations", meta.get("annotations"))
+    w.write(0, f"Replicas:\t{spec.get('replicas', 1)} desired | {status.get('replicas') or 0} total")
+    strategy = spec.get("updateStrategy") or {}
+    w.write(0, f"Update Strategy:\t{strategy.get('type') or ''}")
+    rolling = strategy.get("rollingUpdate")
+    if rolling is not None and rolling.get("partition") is not None:
+        w.write(1, f"Partition:\t{rolling['partition']}")
+        if rolling.get("maxUnavailable") is not None:
+            w.write(1, f"MaxUnavailable:\t{rolling['maxUnavailable']}")
+    w.write(0, f"Pods Status:\t{pods}")
+    write_pod_template(w, spec.get("template"))
+    write_volume_claim_templates(w, spec.get("volumeClaimTemplates") or [])
+    write_events(w, await fetch_events(s, sts, rt))
+    return w.text()
+
+
+async def describe_daemon_set(s: Session, rt: ResourceType, ds: Obj) -> str:
+    """A DaemonSet in kubectl's layout (no Namespace line, as kubectl 1.32): selector, node selector,
+    the scheduling counts, its pods' phases, pod template, events."""
+    meta, spec, status = meta_of(ds), ds.get("spec") or {}, ds.get("status") or {}
+    selector = cols.format_selector(spec.get("selector"))
+    pods = await _pod_status_text(s, ds, selector)
+    template_spec = (spec.get("template") or {}).get("spec") or {}
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}")
+    w.write(0, f"Selector:\t{'' if selector == NONE else selector}")
+    w.write(0, f"Node-Selector:\t{format_labels(template_spec.get('nodeSelector'))}")
+    write_labels(w, "Labels", meta.get("labels"))
+    write_annotations(w, "Annotations", meta.get("annotations"))
+    for key, label in (("desiredNumberScheduled", "Desired Number of Nodes Scheduled"),
+                       ("currentNumberScheduled", "Current Number of Nodes Scheduled"),
+                       ("updatedNumberScheduled", "Number of Nodes Scheduled with Up-to-date Pods"),
+                       ("numberAvailable", "Number of Nodes Scheduled with Available Pods"),
+                       ("numberMisscheduled", "Number of Nodes Misscheduled")):
+        w.write(0, f"{label}: {status.get(key) or 0}")
+    w.write(0, f"Pods Status:\t{pods}")
+    write_pod_template(w, spec.get("template"))
+    write_events(w, await fetch_events(s, ds, rt))
+    return w.text()
+
+
+async def describe_replication_controller(s: Session, rt: ResourceType, rc: Obj) -> str:
+    """A ReplicationController in kubectl's layout: its map selector, replicas, its pods' phases,
+    pod template, conditions, events."""
+    meta, spec, status = meta_of(rc), rc.get("spec") or {}, rc.get("status") or {}
+    selector = format_labels(spec.get("selector"))
+    pods = await _pod_status_text(s, rc, selector)
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
+    w.write(0, f"Selector:\t{selector}")
+    write_labels(w, "Labels", meta.get("labels"))
+    write_annotations(w, "Annotations", meta.get("annotations"))
+    w.write(0, f"Replicas:\t{status.get('replicas') or 0} current / {spec.get('replicas', 1)} desired")
+    w.write(0, f"Pods Status:\t{pods}")
+    write_pod_template(w, spec.get("template"))
+    write_workload_conditions(w, status.get("conditions") or [])
+    write_events(w, await fetch_events(s, rc, rt))
     return w.text()

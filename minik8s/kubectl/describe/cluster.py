@@ -36,6 +36,15 @@ def _fraction(amount: int, total: int) -> str:
     return f"{int(amount * 100 / total) if total else 0}%"
 
 
+#: What Go's int64() of a NaN or infinite float gives on amd64 (a share of a zero allocatable).
+GO_INT64_OF_NAN = -9223372036854775808
+
+
+def _pod_fraction(amount: int, total: int) -> str:
+    """A pod's share in the Non-terminated Pods table: kubectl divides without checking for zero."""
+    return f"{int(amount * 100 / total) if total else GO_INT64_OF_NAN}%"
+
+
 def _fmt(resource: str, amount: int) -> str:
     return format_cpu(amount / 1000) if resource == "cpu" else format_memory(amount)
 
@@ -61,13 +70,15 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
     if lease_rt is not None:
         try:
             lease = await s.client.get(lease_rt, name, "kube-node-lease")
-        except errors.APIError:
-            lease = None
-        w.write(0, "Lease:")
-        lspec = (lease or {}).get("spec") or {}
-        w.write(1, f"HolderIdentity:\t{lspec.get('holderIdentity') or '<unset>'}")
-        w.write(1, f"AcquireTime:\t{describe_time(lspec['acquireTime']) if lspec.get('acquireTime') else '<unset>'}")
-        w.write(1, f"RenewTime:\t{describe_time(lspec['renewTime']) if lspec.get('renewTime') else '<unset>'}")
+        except errors.APIError as exc:
+            w.write(0, f"Lease:\tFailed to get lease: {exc}")
+        else:
+            w.write(0, "Lease:")
+            lspec = lease.get("spec") or {}
+            w.write(1, f"HolderIdentity:\t{lspec.get('holderIdentity') or '<unset>'}")
+            w.write(1, "AcquireTime:\t"
+                       f"{describe_time(lspec['acquireTime']) if lspec.get('acquireTime') else '<unset>'}")
+            w.write(1, f"RenewTime:\t{describe_time(lspec['renewTime']) if lspec.get('renewTime') else '<unset>'}")
     conditions = status.get("conditions") or []
     if conditions:
         w.write(0, "Conditions:")
@@ -78,7 +89,7 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
                        f"{describe_time(c.get('lastTransitionTime'))} \t{c.get('reason') or ''} \t"
                        f"{c.get('message') or ''}")
     addresses = status.get("addresses") or []
-    w.write(0, "Addresses:" + ("" if addresses else f"\t{NONE}"))
+    w.write(0, "Addresses:")
     for a in addresses:
         w.write(1, f"{a.get('type')}:\t{a.get('address')}")
     for key, label in (("capacity", "Capacity"), ("allocatable", "Allocatable")):
@@ -88,17 +99,19 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
             for res in sorted(values):
                 w.write(1, f"{res}:\t{values[res]}")
     info = status.get("nodeInfo") or {}
-    if info:
-        w.write(0, "System Info:")
-        for field, label in (("machineID", "Machine ID"), ("systemUUID", "System UUID"), ("bootID", "Boot ID"),
-                             ("kernelVersion", "Kernel Version"), ("osImage", "OS Image"),
-                             ("operatingSystem", "Operating System"), ("architecture", "Architecture"),
-                             ("containerRuntimeVersion", "Container Runtime Version"),
-                             ("kubeletVersion", "Kubelet Version"), ("kubeProxyVersion", "Kube-Proxy Version")):
-            w.write(1, f"{label}:\t{info.get(field) or ''}")
+    w.write(0, "System Info:")
+    for field, label in (("machineID", "Machine ID"), ("systemUUID", "System UUID"), ("bootID", "Boot ID"),
+                         ("kernelVersion", "Kernel Version"), ("osImage", "OS Image"),
+                         ("operatingSystem", "Operating System"), ("architecture", "Architecture"),
+                         ("containerRuntimeVersion", "Container Runtime Version"),
+                         ("kubeletVersion", "Kubelet Version"), ("kubeProxyVersion", "Kube-Proxy Version")):
+        w.write(1, f"{label}:\t{info.get(field) or ''}")
     if spec.get("podCIDR"):
         w.write(0, f"PodCIDR:\t{spec['podCIDR']}")
-        w.write(0, f"PodCIDRs:\t{','.join(spec.get('podCIDRs') or [spec['podCIDR']])}")
+    if spec.get("podCIDRs"):
+        w.write(0, f"PodCIDRs:\t{','.join(spec['podCIDRs'])}")
+    if spec.get("providerID"):
+        w.write(0, f"ProviderID:\t{spec['providerID']}")
     pods_rt = s.registry.by_kind("v1", "Pod")
     if pods_rt is not None:
         listed = await s.client.list_all(pods_rt, None, field_selector=f"spec.nodeName={name}")
@@ -112,8 +125,8 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
             cpu_total = mem_total = 0
         totals = {"cpu": [0, 0], "memory": [0, 0]}
         w.write(0, f"Non-terminated Pods:\t({len(pods)} in total)")
-        w.write(1, "Namespace\tName\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge")
-        w.write(1, "---------\t----\t------------\t----------\t---------------\t-------------\t---")
+        w.write(1, "Namespace\tName\t\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge")
+        w.write(1, "---------\t----\t\t------------\t----------\t---------------\t-------------\t---")
         for p in pods:
             req = _pod_requests(p)
             cells = []
@@ -121,9 +134,10 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
                 r, lim = req[res]
                 totals[res][0] += r
                 totals[res][1] += lim
-                cells += [f"{_fmt(res, r)} ({_fraction(r, total)})", f"{_fmt(res, lim)} ({_fraction(lim, total)})"]
+                cells += [f"{_fmt(res, r)} ({_pod_fraction(r, total)})",
+                          f"{_fmt(res, lim)} ({_pod_fraction(lim, total)})"]
             pm = meta_of(p)
-            w.write(1, f"{pm.get('namespace')}\t{pm.get('name')}\t" + "\t".join(cells) + f"\t{cols.age(p)}")
+            w.write(1, f"{pm.get('namespace')}\t{pm.get('name')}\t\t" + "\t".join(cells) + f"\t{cols.age(p)}")
         w.write(0, "Allocated resources:")
         w.write(1, "(Total limits may be over 100 percent, i.e., overcommitted.)")
         w.write(1, "Resource\tRequests\tLimits")
@@ -131,20 +145,27 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
         for res, total in (("cpu", cpu_total), ("memory", mem_total)):
             r, lim = totals[res]
             w.write(1, f"{res}\t{_fmt(res, r)} ({_fraction(r, total)})\t{_fmt(res, lim)} ({_fraction(lim, total)})")
+        # ephemeral storage: minik8s' pods request none
+        w.write(1, "ephemeral-storage\t0 (0%)\t0 (0%)")
     write_events(w, await fetch_events(s, node, rt))
     return w.text()
 
 
 async def describe_namespace(s: Session, rt: ResourceType, ns: Obj) -> str:
-    """A Namespace: name, labels, annotations, status."""
+    """A Namespace: name, labels, annotations, status and its conditions."""
     meta = meta_of(ns)
     w = Writer()
     w.write(0, f"Name:\t{meta.get('name', '')}")
     write_labels(w, "Labels", meta.get("labels"))
     write_annotations(w, "Annotations", meta.get("annotations"))
-    w.write(0, f"Status:\t{(ns.get('status') or {}).get('phase') or ''}")
-    w.write(0, "")
-    w.write(0, "No resource quota.")
-    w.write(0, "")
-    w.write(0, "No LimitRange resource.")
+    status = ns.get("status") or {}
+    w.write(0, f"Status:\t{status.get('phase') or ''}")
+    if status.get("conditions"):
+        w.write(0, "Conditions:")
+        w.write(1, "Type\tStatus\tLastTransitionTime\tReason\tMessage")
+        w.write(1, "----\t------\t------------------\t------\t-------")
+        for c in status["conditions"]:
+            w.write(1, f"{c.get('type')}\t{c.get('status')}\t{describe_time(c.get('lastTransitionTime'))}\t"
+                       f"{c.get('reason') or ''}\t{c.get('message') or ''}")
+    # minik8s serves no ResourceQuota nor LimitRange: kubectl, meeting NotFound, prints neither section
     return w.text()

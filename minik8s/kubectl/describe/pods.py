@@ -26,7 +26,8 @@ async def describe_pod(s: Session, rt: ResourceType, pod: Obj) -> str:
     w = Writer()
     w.write(0, f"Name:\t{meta.get('name', '')}")
     w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
-    w.write(0, f"Priority:\t{spec.get('priority', 0)}")
+    if spec.get("priority") is not None:
+        w.write(0, f"Priority:\t{spec['priority']}")
     if spec.get("priorityClassName"):
         w.write(0, f"Priority Class Name:\t{spec['priorityClassName']}")
     if spec.get("serviceAccountName"):
@@ -61,11 +62,12 @@ async def describe_pod(s: Session, rt: ResourceType, pod: Obj) -> str:
     if status.get("nominatedNodeName"):
         w.write(0, f"NominatedNodeName:\t{status['nominatedNodeName']}")
     if spec.get("initContainers"):
-        write_containers(w, "Init Containers", spec["initContainers"], status.get("initContainerStatuses") or [])
-    write_containers(w, "Containers", spec.get("containers") or [], status.get("containerStatuses") or [])
+        write_containers(w, "Init Containers", spec["initContainers"], status.get("initContainerStatuses") or [],
+                         pod=pod)
+    write_containers(w, "Containers", spec.get("containers") or [], status.get("containerStatuses") or [], pod=pod)
     if spec.get("ephemeralContainers"):  # as kubectl: shown as containers (no targetContainerName)
         write_containers(w, "Ephemeral Containers", spec["ephemeralContainers"],
-                         status.get("ephemeralContainerStatuses") or [])
+                         status.get("ephemeralContainerStatuses") or [], pod=pod)
     if status.get("conditions"):
         w.write(0, "Conditions:")
         w.write(1, "Type\tStatus")

@@ -1,9 +1,12 @@
-"""``kubectl describe service``: a Service in kubectl's layout, with each port's endpoints."""
+"""``kubectl describe`` for a Service in kubectl's layout, with each port's endpoints, and for an
+Endpoints object (``pkg/describe``'s ServiceDescriber and EndpointsDescriber; kubectl 1.32 reads a
+Service's endpoints from its EndpointSlices, which minik8s does not serve: ``<none>`` then)."""
 
 from __future__ import annotations
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.columns import NONE
 from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.describe.shared import fetch_events
 from minik8s.kubectl.sections import header, meta_of, write_events
@@ -16,19 +19,25 @@ async def describe_service(s: Session, rt: ResourceType, svc: Obj) -> str:
     w = header(meta)
     selector = spec.get("selector") or {}
     w.write(0, "Selector:\t" + (",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>"))
-    w.write(0, f"Type:\t{spec.get('type', 'ClusterIP')}")
+    w.write(0, f"Type:\t{spec.get('type') or ''}")
     if spec.get("ipFamilyPolicy"):
         w.write(0, f"IP Family Policy:\t{spec['ipFamilyPolicy']}")
-    if spec.get("ipFamilies"):
-        w.write(0, f"IP Families:\t{','.join(spec['ipFamilies'])}")
-    if spec.get("clusterIP"):
-        w.write(0, f"IP:\t{spec['clusterIP']}")
-        w.write(0, f"IPs:\t{','.join(spec.get('clusterIPs') or [spec['clusterIP']])}")
-    try:
-        ep_rt = s.registry.by_kind("v1", "Endpoints")
-        endpoints = await s.client.get(ep_rt, meta.get("name", ""), meta.get("namespace")) if ep_rt else {}
-    except errors.NotFound:
-        endpoints = {}
+    w.write(0, f"IP Families:\t{','.join(spec.get('ipFamilies') or []) or NONE}")
+    w.write(0, f"IP:\t{spec.get('clusterIP') or ''}")
+    w.write(0, f"IPs:\t{','.join(spec.get('clusterIPs') or []) or NONE}")
+    if spec.get("externalIPs"):
+        w.write(0, f"External IPs:\t{','.join(spec['externalIPs'])}")
+    if spec.get("loadBalancerIP"):
+        w.write(0, f"Desired LoadBalancer IP:\t{spec['loadBalancerIP']}")
+    if spec.get("externalName"):
+        w.write(0, f"External Name:\t{spec['externalName']}")
+    ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    if ingress:
+        w.write(0, "LoadBalancer Ingress:\t" + ", ".join(
+            (f"{i['ip']} ({i['ipMode']})" if i.get("ipMode") else i["ip"]) if i.get("ip") else i.get("hostname", "")
+            for i in ingress))
+    # kubectl 1.32 reads a Service's EndpointSlices, an empty list when they cannot be listed
+    slices = await service_endpoint_slices(s, str(meta.get("namespace") or ""), str(meta.get("name") or "")) or []
     for port in spec.get("ports") or []:
         name = port.get("name") or "<unset>"
         proto = port.get("protocol", "TCP")
@@ -37,14 +46,92 @@ async def describe_service(s: Session, rt: ResourceType, svc: Obj) -> str:
         w.write(0, f"TargetPort:\t{target}/{proto}")
         if port.get("nodePort"):
             w.write(0, f"NodePort:\t{name}  {port['nodePort']}/{proto}")
-        addrs = []
-        for subset in endpoints.get("subsets") or []:
-            numbers = [p.get("port") for p in subset.get("ports") or [] if p.get("name") == port.get("name")]
-            for a in subset.get("addresses") or []:
-                addrs += [f"{a['ip']}:{n}" for n in numbers]
-        w.write(0, "Endpoints:\t" + (",".join(addrs) or "<none>"))
-    w.write(0, f"Session Affinity:\t{spec.get('sessionAffinity', 'None')}")
+        w.write(0, f"Endpoints:\t{format_endpoint_slices(slices, {port.get('name') or ''})}")
+    w.write(0, f"Session Affinity:\t{spec.get('sessionAffinity') or ''}")
     if spec.get("externalTrafficPolicy"):
         w.write(0, f"External Traffic Policy:\t{spec['externalTrafficPolicy']}")
+    if spec.get("internalTrafficPolicy"):
+        w.write(0, f"Internal Traffic Policy:\t{spec['internalTrafficPolicy']}")
+    if spec.get("healthCheckNodePort"):
+        w.write(0, f"HealthCheck NodePort:\t{spec['healthCheckNodePort']}")
+    if spec.get("loadBalancerSourceRanges"):
+        w.write(0, f"LoadBalancer Source Ranges:\t{','.join(spec['loadBalancerSourceRanges'])}")
+    if spec.get("trafficDistribution"):
+        w.write(0, f"Traffic Distribution:\t{spec['trafficDistribution']}")
     write_events(w, await fetch_events(s, svc, rt))
+    return w.text()
+
+
+#: What kubectl reads when the server does not serve EndpointSlices (a 404 on the group's path).
+NOT_SERVED = "the server could not find the requested resource"
+
+
+def _join_host_port(host: str, port: object) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def format_endpoint_slices(slices: list[Obj], port_names: set[str] | None) -> str:
+    """``ip:port,...`` of the ready endpoints (a missing condition counts as ready) serving the named
+    ports (all when None), three at most then ``+ N more...``; ``<none>`` without slices
+    (kubectl 1.32's ``formatEndpointSlices``: the counting quirks kept)."""
+    if not slices:
+        return NONE
+    shown: list[str] = []
+    more, count = False, 0
+
+    def add(endpoint: Obj, text: str) -> None:
+        nonlocal more, count
+        if len(shown) == 3:
+            more = True
+        if (endpoint.get("conditions") or {}).get("ready") is False:
+            return
+        if not more:
+            shown.append(text)
+        count += 1
+
+    for sl in slices:
+        endpoints = sl.get("endpoints") or []
+        if not sl.get("ports"):
+            for ep in endpoints:
+                add(ep, str((ep.get("addresses") or [""])[0]))
+            continue
+        for port in sl["ports"]:
+            if port_names is None or (port.get("name") or "") in port_names:
+                for ep in endpoints:
+                    add(ep, _join_host_port(str((ep.get("addresses") or [""])[0]), port.get("port")))
+    text = ",".join(shown)
+    return f"{text} + {count - 3} more..." if more else text
+
+
+async def service_endpoint_slices(s: Session, namespace: str, service: str) -> list[Obj] | None:
+    """The EndpointSlices of ``service`` (label ``kubernetes.io/service-name``); None when the
+    server does not serve them (minik8s serves Endpoints only)."""
+    rt = s.registry.by_kind("discovery.k8s.io/v1", "EndpointSlice")
+    if rt is None:
+        return None
+    try:
+        listed = await s.client.list_all(rt, namespace, label_selector=f"kubernetes.io/service-name={service}")
+    except errors.APIError:
+        return None
+    return list(listed.get("items") or [])
+
+
+async def describe_endpoints(s: Session, rt: ResourceType, ep: Obj) -> str:
+    """An Endpoints object (kubectl's EndpointsDescriber): each subset's ready and not-ready
+    addresses and its ports table, then events."""
+    w = header(meta_of(ep))
+    w.write(0, "Subsets:")
+    for subset in ep.get("subsets") or []:
+        ready = ",".join(str(a.get("ip")) for a in subset.get("addresses") or [])
+        not_ready = ",".join(str(a.get("ip")) for a in subset.get("notReadyAddresses") or [])
+        w.write(1, f"Addresses:\t{ready or NONE}")
+        w.write(1, f"NotReadyAddresses:\t{not_ready or NONE}")
+        if subset.get("ports"):
+            w.write(1, "Ports:")
+            w.write(2, "Name\tPort\tProtocol")
+            w.write(2, "----\t----\t--------")
+            for port in subset["ports"]:
+                w.write(2, f"{port.get('name') or '<unset>'}\t{port.get('port')}\t{port.get('protocol') or ''}")
+        w.write(0, "")
+    write_events(w, await fetch_events(s, ep, rt))
     return w.text()

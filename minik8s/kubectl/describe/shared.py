@@ -8,14 +8,14 @@ templates) live in :mod:`minik8s.kubectl.sections`, which ``kubectl rollout hist
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
+from decimal import Decimal
 from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.resourcetypes import ResourceType
-from minik8s.kubectl.sections import Writer, meta_of, text_of, write_annotations, write_events, write_labels
+from minik8s.kubectl.sections import Writer, meta_of, write_annotations, write_events, write_labels
 from minik8s.kubectl.session import Session
 
 #: A printer: the session (for follow-up reads such as events), the object's kind and the object;
@@ -65,74 +65,120 @@ def write_conditions(w: Writer, conditions: list[Obj]) -> None:
 
 
 # ------------------------------------------------------------------ generic
-ACRONYMS = {"api", "cidr", "cpu", "dns", "fs", "gpu", "http", "https", "id", "ip", "ips", "json", "os", "tcp",
-            "tls", "ttl", "udp", "uid", "uri", "url", "uuid"}
+#: Words kubectl's ``smartLabelFor`` writes in capitals.
+ACRONYMS = frozenset({"API", "URL", "UID", "OSB", "GUID"})
+#: The fields the generic rendering leaves out (kubectl's skip list: shown above, or managedFields).
+SKIPPED = frozenset({".metadata.managedFields", ".metadata.name", ".metadata.namespace", ".metadata.labels",
+                     ".metadata.annotations"})
+
+
+def _camel_split(word: str) -> list[str]:
+    """Runs of one character class (lower, upper, other), an upper run giving its last letter to a
+    lower run that follows (``fatih/camelcase.Split``: ``podIP`` -> pod IP, ``HTTPServer`` -> HTTP Server)."""
+    def cls(ch: str) -> int:
+        return 1 if ch.islower() else 2 if ch.isupper() else 3
+    runs: list[list[str]] = []
+    for ch in word:
+        if runs and cls(runs[-1][-1]) == cls(ch):
+            runs[-1].append(ch)
+        else:
+            runs.append([ch])
+    for i in range(len(runs) - 1):
+        if cls(runs[i][0]) == 2 and cls(runs[i + 1][0]) == 1:
+            runs[i + 1].insert(0, runs[i].pop())
+    return ["".join(r) for r in runs if r]
 
 
 def smart_label(key: str) -> str:
-    """kubectl's label for a field: ``apiVersion`` -> ``API Version``, ``podIP`` -> ``Pod IP``."""
-    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+|[A-Z]", key)
+    """kubectl's label for a field (``smartLabelFor``): ``apiVersion`` -> ``API Version``, ``podIP`` ->
+    ``Pod IP``; a key with anything but letters and ``-`` (``app.kubernetes.io/name``, ``v1``) as it is."""
+    if not key or any(not (ch.isalpha() or ch == "-") for ch in key):
+        return key
     out = []
-    for word in words or [key]:
-        low = word.lower()
-        if low in ACRONYMS:
-            out.append(low.upper() if low != "ips" else "IPs")
-        else:
-            out.append(word[:1].upper() + word[1:])
+    for part in _camel_split(key):
+        if part == "_":
+            continue
+        out.append(part.upper() if part.upper() in ACRONYMS else part[:1].upper() + part[1:])
     return " ".join(out)
 
 
-#: Maps whose keys are data (label keys, resource names), shown as they are, not as ``Title Case``.
-VERBATIM_MAPS = {"labels", "annotations", "matchLabels", "nodeSelector", "selector", "data", "stringData",
-                 "binaryData", "capacity", "allocatable", "limits", "requests", "hard", "used"}
+def go_value(value: Any) -> str:
+    """A JSON scalar as Go's ``%v`` prints it from an unstructured object."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return go_float(value)
+    return str(value)
 
 
-def write_value(w: Writer, level: int, key: str, value: Any, verbatim: bool = False) -> None:
-    """One field of the generic rendering (maps and lists nest one level deeper)."""
-    label = key if verbatim else smart_label(key)
-    if isinstance(value, dict):
-        if not value:
-            return
-        w.write(level, f"{label}:")
-        data_map = key in VERBATIM_MAPS and not any(isinstance(v, dict | list) for v in value.values())
-        for k in sorted(value):
-            write_value(w, level + 1, k, value[k], verbatim=data_map)
-    elif isinstance(value, list):
-        if not value:
-            return
-        w.write(level, f"{label}:")
-        for item in value:
-            if isinstance(item, dict):
-                for k in sorted(item):
-                    write_value(w, level + 1, k, item[k])
-            else:
-                w.write(level + 1, text_of(item))
-    else:
-        text = text_of(value)
-        if "\n" in text:
+def go_float(value: float) -> str:
+    """Go's ``%v`` of a float64 (``strconv.FormatFloat(f, 'g', -1, 64)``): the shortest digits that
+    read back the same, with an exponent (``1e+06``, ``1e-05``) when it is below -4 or at least 6."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    _, digits, exponent = Decimal(repr(abs(value))).as_tuple()
+    assert isinstance(exponent, int)
+    ds = "".join(map(str, digits)).lstrip("0")
+    exp = len(ds) + exponent - 1
+    ds = ds.rstrip("0") or "0"
+    sign = "-" if value < 0 else ""
+    if exp < -4 or exp >= 6:
+        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+        return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{ds}"
+    if len(ds) <= exp + 1:
+        return f"{sign}{ds}{'0' * (exp + 1 - len(ds))}"
+    return f"{sign}{ds[:exp + 1]}.{ds[exp + 1:]}"
+
+
+def write_unstructured(w: Writer, level: int, content: dict[str, Any], prefix: str = "") -> None:
+    """kubectl's ``printUnstructuredContent``: keys sorted, a map or list as ``Label:`` with its
+    members one level deeper (a list's maps one after the other), a scalar as ``Label:  value``
+    (the lines after the first of a multi-line string at the margin, as Go writes them)."""
+    for key in sorted(content):
+        value, path = content[key], f"{prefix}.{key}"
+        if path in SKIPPED:
+            continue
+        label = smart_label(key)
+        if isinstance(value, dict):
             w.write(level, f"{label}:")
-            for line in text.splitlines():
-                w.write(level + 1, line)
+            write_unstructured(w, level + 1, value, path)
+        elif isinstance(value, list):
+            w.write(level, f"{label}:")
+            for item in value:
+                if isinstance(item, dict):
+                    write_unstructured(w, level + 1, item, path)
+                else:
+                    _write_text(w, level + 1, "", go_value(item))
         else:
-            w.write(level, f"{label}:\t{text}")
+            _write_text(w, level, f"{label}:\t", go_value(value))
+
+
+def _write_text(w: Writer, level: int, lead: str, text: str) -> None:
+    """``lead`` + ``text`` at ``level``; a multi-line text's further lines at the margin."""
+    first, *rest = text.split("\n")
+    w.write(level, lead + first)
+    for line in rest:
+        w.write(0, line)
 
 
 async def describe_generic(s: Session, rt: ResourceType, obj: Obj) -> str:
-    """Any kind: Name, Namespace, Labels, Annotations, then the object's fields as ``Title Case:`` lines."""
+    """Any kind without a printer of its own, as kubectl's ``GenericDescriberFor`` prints an
+    unstructured object: Name, Namespace (empty for a cluster-scoped object), Labels, Annotations,
+    then every field (:func:`write_unstructured`: API Version, Kind, Metadata, Spec, Status...), then Events."""
     meta = meta_of(obj)
     w = Writer()
     w.write(0, f"Name:\t{meta.get('name', '')}")
-    if rt.namespaced:
-        w.write(0, f"Namespace:\t{meta.get('namespace', '')}")
+    w.write(0, f"Namespace:\t{meta.get('namespace') or ''}")
     write_labels(w, "Labels", meta.get("labels"))
     write_annotations(w, "Annotations", meta.get("annotations"))
-    w.write(0, f"API Version:\t{obj.get('apiVersion') or rt.api_version}")
-    w.write(0, f"Kind:\t{obj.get('kind') or rt.kind}")
-    rest_meta = {k: v for k, v in meta.items()
-                 if k not in ("name", "namespace", "labels", "annotations", "managedFields")}
-    write_value(w, 0, "metadata", rest_meta)
-    for key in obj:
-        if key not in ("apiVersion", "kind", "metadata"):
-            write_value(w, 0, key, obj[key])
+    write_unstructured(w, 0, obj)
     write_events(w, await fetch_events(s, obj, rt))
     return w.text()
