@@ -156,8 +156,12 @@ async def test_one_pod_per_node_following_nodes(apiserver: APIServer, client: Cl
         await nodes.delete(gone)
         names.discard(gone)
         await wait_for(lambda: running_on(client, namespace, names), what="the deleted node's pod removed")
-        reasons = {e["reason"] for e in await events_for(client, namespace, "agent")}
-        assert {"SuccessfulCreate", "SuccessfulDelete"} <= reasons
+
+        async def both_events() -> set[str]:  # the recorder writes events after the pods change
+            reasons = {e["reason"] for e in await events_for(client, namespace, "agent")}
+            return reasons if {"SuccessfulCreate", "SuccessfulDelete"} <= reasons else set()
+
+        await wait_for(both_events, what="the DaemonSet's SuccessfulCreate and SuccessfulDelete events")
 
 
 async def test_taints_tolerations_and_node_selector(apiserver: APIServer, client: Client, namespace: str) -> None:

@@ -32,18 +32,25 @@ async def test_create_configmap_from_literals_files_and_env_files(kubectl: Kubec
     env_file.write_text("# comment\n\nLEVEL=debug\nEMPTY=\n")
     res = kubectl.ok("create", "configmap", "app", "--from-literal=MODE=fast", "--from-literal", "URL=http://x/?a=b",
                      f"--from-file={tmp_path / 'app.conf'}", f"--from-file=logo={tmp_path / 'logo.bin'}",
-                     f"--from-file={folder}", f"--from-env-file={env_file}")
+                     f"--from-file={folder}")
     assert res.out == "configmap/app created\n"
     cm = await client.get(client.resource("configmaps"), "app", namespace)
     assert cm["data"] == {"MODE": "fast", "URL": "http://x/?a=b", "app.conf": "port=8080\n\tindented\n",
-                          "one.txt": "1", "LEVEL": "debug", "EMPTY": ""}
+                          "one.txt": "1"}
     assert cm["binaryData"] == {"logo": b64(b"\x89PNG\xff\x00")}
+    # an env file is a source of its own, as in kubectl (not combined with files or literals)
+    combined = kubectl("create", "configmap", "both", "--from-literal=A=1", f"--from-env-file={env_file}")
+    assert (combined.code, combined.err) == (1, "error: from-env-file cannot be combined with from-file or "
+                                                "from-literal\n")
+    kubectl.ok("create", "configmap", "app-env", f"--from-env-file={env_file}")
+    env_cm = await client.get(client.resource("configmaps"), "app-env", namespace)
+    assert env_cm["data"] == {"LEVEL": "debug", "EMPTY": ""}
 
     table = kubectl.ok("get", "cm").table()
-    assert table[0] == ["NAME", "DATA", "AGE"] and table[1][:2] == ["app", "7"]
+    assert table[0] == ["NAME", "DATA", "AGE"] and table[1][:2] == ["app", "5"] and table[2][:2] == ["app-env", "2"]
     described = kubectl.ok("describe", "configmap", "app").out
     assert "Name:         app\n" in described and f"Namespace:    {namespace}\n" in described
-    assert "\nData\n====\nEMPTY:\n----\n\n\n" in described
+    assert "\nData\n====\nEMPTY:\n----\n\n\n" in kubectl.ok("describe", "configmap", "app-env").out
     assert "\napp.conf:\n----\nport=8080\n\tindented\n\n" in described
     assert "\nBinaryData\n====\nlogo: 6 bytes\n" in described
 
@@ -82,7 +89,8 @@ async def test_create_secret_generic(kubectl: Kubectl, client: Client, namespace
     # the server's rules hold: ssh-auth needs ssh-privatekey
     assert_one_error_line(kubectl("create", "secret", "generic", "bad", "--type=kubernetes.io/ssh-auth",
                                   "--from-literal=user=x"),
-                          "Error from server (Invalid)", "data[ssh-privatekey]: Required value")
+                          'error: failed to create secret Secret "bad" is invalid',
+                          "data[ssh-privatekey]: Required value")
 
 
 @pytest.mark.parametrize(("args", "fragment"), [

@@ -224,7 +224,7 @@ CAN_I_RUNS = [
     ("admin", ["auth", "can-i", "--list", "--as", "carol"]),
     ("admin", ["auth", "can-i", "--list", "--as", "dave", "--as-group", "team", "--as-group", "system:authenticated"]),
     ("admin", ["auth", "whoami", "-o", "json", "--as", "dave", "--as-group", "team", "--as-uid", "42"]),
-    ("admin", ["get", "pods", "--as", "alice"]),
+    ("admin", ["get", "pods", "--as", "alice", "-o", "name"]),
     ("admin", ["create", "configmap", "x", "--as", "alice"]),
     ("bob", ["get", "pods", "--as", "alice"]),
     ("admin", ["get", "pods", "--as-group", "team"]),  # groups without a user to impersonate
