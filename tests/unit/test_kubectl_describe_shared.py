@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from minik8s.api.kubejsonpath import go_float
 from minik8s.kubectl.describe.services import format_endpoint_slices
-from minik8s.kubectl.describe.shared import go_float, smart_label, write_unstructured
+from minik8s.kubectl.describe.shared import smart_label, write_unstructured
 from minik8s.kubectl.describe.storage import access_modes, go_strings
 from minik8s.kubectl.sections import Writer
 

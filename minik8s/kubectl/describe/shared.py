@@ -9,11 +9,11 @@ templates) live in :mod:`minik8s.kubectl.sections`, which ``kubectl rollout hist
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from decimal import Decimal
 from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.kubejsonpath import go_sprint
 from minik8s.api.resourcetypes import ResourceType
 from minik8s.kubectl.sections import Writer, meta_of, write_annotations, write_events, write_labels
 from minik8s.kubectl.session import Session
@@ -102,42 +102,6 @@ def smart_label(key: str) -> str:
     return " ".join(out)
 
 
-def go_value(value: Any) -> str:
-    """A JSON scalar as Go's ``%v`` prints it from an unstructured object."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return go_float(value)
-    return str(value)
-
-
-def go_float(value: float) -> str:
-    """Go's ``%v`` of a float64 (``strconv.FormatFloat(f, 'g', -1, 64)``): the shortest digits that
-    read back the same, with an exponent (``1e+06``, ``1e-05``) when it is below -4 or at least 6."""
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "0"
-    _, digits, exponent = Decimal(repr(abs(value))).as_tuple()
-    assert isinstance(exponent, int)
-    ds = "".join(map(str, digits)).lstrip("0")
-    exp = len(ds) + exponent - 1
-    ds = ds.rstrip("0") or "0"
-    sign = "-" if value < 0 else ""
-    if exp < -4 or exp >= 6:
-        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-        return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exp < 0:
-        return f"{sign}0.{'0' * (-exp - 1)}{ds}"
-    if len(ds) <= exp + 1:
-        return f"{sign}{ds}{'0' * (exp + 1 - len(ds))}"
-    return f"{sign}{ds[:exp + 1]}.{ds[exp + 1:]}"
-
-
 def write_unstructured(w: Writer, level: int, content: dict[str, Any], prefix: str = "") -> None:
     """kubectl's ``printUnstructuredContent``: keys sorted, a map or list as ``Label:`` with its
     members one level deeper (a list's maps one after the other), a scalar as ``Label:  value``
@@ -156,9 +120,9 @@ def write_unstructured(w: Writer, level: int, content: dict[str, Any], prefix: s
                 if isinstance(item, dict):
                     write_unstructured(w, level + 1, item, path)
                 else:
-                    _write_text(w, level + 1, "", go_value(item))
+                    _write_text(w, level + 1, "", go_sprint(item))
         else:
-            _write_text(w, level, f"{label}:\t", go_value(value))
+            _write_text(w, level, f"{label}:\t", go_sprint(value))
 
 
 def _write_text(w: Writer, level: int, lead: str, text: str) -> None:

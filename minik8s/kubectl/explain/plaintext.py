@@ -26,10 +26,10 @@ true follows Go's templates (an empty string, map or list, zero and null are fal
 
 from __future__ import annotations
 
-import math
 from typing import Any
 from urllib.parse import unquote
 
+from minik8s.api.kubejsonpath import go_float
 from minik8s.kubectl.explain.wrap import wordwrap
 
 Schema = dict[str, Any]
@@ -64,48 +64,12 @@ def go_value(value: Any) -> str:
     if value is None:
         return "<nil>"
     if isinstance(value, int | float):
-        return _go_float(float(value))
+        return go_float(float(value))
     if isinstance(value, dict):
         return "map[" + " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value)) + "]"
     if isinstance(value, list):
         return "[" + " ".join(go_value(v) for v in value) + "]"
     return str(value)
-
-
-def _go_float(number: float) -> str:
-    """``%v`` of a float64: the shortest digits that read back the same, in e-notation when the
-    exponent is below -4 or from 6 up (``1e+06``, ``123456``, ``1.5e-05``)."""
-    if math.isinf(number):
-        return "+Inf" if number > 0 else "-Inf"
-    if math.isnan(number):
-        return "NaN"
-    if number == 0:
-        return "-0" if math.copysign(1, number) < 0 else "0"
-    text = repr(number)
-    mantissa, _, exp_text = text.partition("e")
-    sign = "-" if mantissa.startswith("-") else ""
-    mantissa = mantissa.lstrip("-")
-    if exp_text:
-        exp = int(exp_text)
-        whole, _, frac = mantissa.partition(".")
-        all_digits = (whole + frac).rstrip("0") or "0"
-        point = len(whole) + exp
-    else:
-        whole, _, frac = mantissa.partition(".")
-        frac = frac.rstrip("0")
-        stripped = (whole + frac).lstrip("0")
-        lead = len(whole + frac) - len(stripped)
-        all_digits = stripped.rstrip("0") or "0"
-        point = len(whole) - lead
-    exp = point - 1
-    if exp < -4 or exp >= 6:
-        tail = all_digits[1:]
-        return f"{sign}{all_digits[0]}{'.' + tail if tail else ''}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if point <= 0:
-        return f"{sign}0.{'0' * -point}{all_digits}"
-    if point >= len(all_digits):
-        return f"{sign}{all_digits}{'0' * (point - len(all_digits))}"
-    return f"{sign}{all_digits[:point]}.{all_digits[point:]}"
 
 
 def indent(amount: int, text: str) -> str:
