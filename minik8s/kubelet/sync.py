@@ -190,7 +190,7 @@ class PodSyncer:
             self.events.emit(pod, "Normal", "Killing", f"Stopping container {c.container_name}", c.container_name)
         if running:
             log.info("kubelet pod=%s stopping %d container(s) grace=%ss", key, len(running), grace)
-        pod_ip = self._pod_ip(pod, containers)
+        pod_ip = self._pod_ip(pod, self._sandbox(containers))
         await asyncio.gather(*(self._kill(pod, c, grace, pod_ip) for c in running))
         for c in containers:
             if c.is_sandbox and c.running:
@@ -253,7 +253,7 @@ class PodSyncer:
             if reason:
                 self.events.emit(pod, "Normal", "Killing", reason, c["name"])
                 log.info("kubelet pod=%s %s", key, reason)
-                await self._kill(pod, current, self._kill_grace(pod, c), self._pod_ip(pod, containers))
+                await self._kill(pod, current, self._kill_grace(pod, c), self._pod_ip(pod, self._sandbox(containers)))
                 self.probes.forget_container(current.id)
                 containers = await self._refresh(containers)
                 by_name = self._group(containers)
@@ -396,7 +396,7 @@ class PodSyncer:
         if reason == "DeadlineExceeded" and apps:
             self.events.emit(pod, "Warning", "DeadlineExceeded",
                              "Pod was active on the node longer than the specified deadline")
-        pod_ip = self._pod_ip(pod, containers)
+        pod_ip = self._pod_ip(pod, self._sandbox(containers))
         await asyncio.gather(*(self._kill(pod, c, grace, pod_ip) for c in apps))
         for c in containers:
             if c.is_sandbox and c.running:
@@ -412,10 +412,11 @@ class PodSyncer:
                 grace = await self.hooks.pre_stop(pod, container, info.id, pod_ip, grace)
         await self.runtime.stop(info.id, max(int(round(grace)), MIN_GRACE_SECONDS))
 
-    def _pod_ip(self, pod: Obj, containers: list[ContainerInfo]) -> str:
+    def _pod_ip(self, pod: Obj, sandbox: ContainerInfo | None) -> str:
+        """The pod's IP its containers see: the node's with ``hostNetwork``, else the running
+        sandbox's (``""`` without one)."""
         if (pod.get("spec") or {}).get("hostNetwork"):
             return self.cfg.node_ip
-        sandbox = self._sandbox(containers)
         return (sandbox.ip or "") if sandbox is not None and sandbox.running else ""
 
     # ================================================================== sandbox
@@ -506,7 +507,7 @@ class PodSyncer:
                                sandbox: ContainerInfo | None, paths: dict[str, str],
                                waiting: dict[str, tuple[str, str]]) -> bool:
         """Start one container (after back-off and image checks); returns True when one was started."""
-        meta, spec = pod["metadata"], pod.get("spec") or {}
+        meta = pod["metadata"]
         name = container["name"]
         if sandbox is None or not sandbox.running:
             waiting[name] = ("ContainerCreating", "")
@@ -535,29 +536,13 @@ class PodSyncer:
                 self.queue.add_after(key, remaining + 0.05)
                 return False
             self.crash_backoff.next(bkey, finished)
-        try:
-            await self.images.ensure(pod, container)
-        except ImagePullError as exc:
-            waiting[name] = (exc.reason, exc.message)
-            if exc.reason == "ErrImagePull":
-                self.queue.add_after(key, self.crash_backoff.initial)
+        if not await self._pull(key, pod, container, waiting):
             return False
         attempt = current.restart_count + 1 if current is not None else 0
-        pod_ip = sandbox.ip or ""
-        if spec.get("hostNetwork"):
-            pod_ip = self.cfg.node_ip
-        try:
-            cid = await self._create_app(pod, container, attempt, sandbox, paths, pod_ip)
-        except ContainerConfigError as exc:
-            waiting[name] = ("CreateContainerConfigError", str(exc))
-            self.events.emit(pod, "Warning", "Failed", f"Error: {exc}"[:1024], name)
+        pod_ip = self._pod_ip(pod, sandbox)
+        cid = await self._create(pod, container, attempt, sandbox, paths, pod_ip, waiting)
+        if cid is None:
             return False
-        except (RuntimeErrorBase, VolumeError, ValueError) as exc:
-            msg = getattr(exc, "message", None) or str(exc)
-            waiting[name] = ("CreateContainerError", msg)
-            self.events.emit(pod, "Warning", "Failed", f"Error: {msg}"[:1024], name)
-            return False
-        self.events.emit(pod, "Normal", "Created", f"Created container {name}", name)
         try:
             await self.runtime.start(cid)
         except RuntimeErrorBase as exc:
@@ -587,27 +572,11 @@ class PodSyncer:
                 waiting[name] = ("ContainerCreating", f"target container {target} is not running")
                 return False
             pid_of = current.id
-        try:
-            await self.images.ensure(pod, container)
-        except ImagePullError as exc:
-            waiting[name] = (exc.reason, exc.message)
-            if exc.reason == "ErrImagePull":
-                self.queue.add_after(key, self.crash_backoff.initial)
+        if not await self._pull(key, pod, container, waiting):
             return False
-        pod_ip = self.cfg.node_ip if (pod.get("spec") or {}).get("hostNetwork") else sandbox.ip or ""
-        try:
-            paths = await self.volumes.setup(pod) if container.get("volumeMounts") else {}
-            cid = await self._create_app(pod, container, 0, sandbox, paths, pod_ip, pid_of)
-        except ContainerConfigError as exc:
-            waiting[name] = ("CreateContainerConfigError", str(exc))
-            self.events.emit(pod, "Warning", "Failed", f"Error: {exc}"[:1024], name)
+        cid = await self._create(pod, container, 0, sandbox, None, self._pod_ip(pod, sandbox), waiting, pid_of)
+        if cid is None:
             return False
-        except (RuntimeErrorBase, VolumeError, ValueError) as exc:
-            msg = getattr(exc, "message", None) or str(exc)
-            waiting[name] = ("CreateContainerError", msg)
-            self.events.emit(pod, "Warning", "Failed", f"Error: {msg}"[:1024], name)
-            return False
-        self.events.emit(pod, "Normal", "Created", f"Created container {name}", name)
         try:
             await self.runtime.start(cid)
         except RuntimeErrorBase as exc:
@@ -616,6 +585,41 @@ class PodSyncer:
         self.events.emit(pod, "Normal", "Started", f"Started container {name}", name)
         log.info("kubelet pod=%s ephemeral container=%s started id=%s", key, name, cid[:12])
         return True
+
+    async def _pull(self, key: str, pod: Obj, container: Obj, waiting: dict[str, tuple[str, str]]) -> bool:
+        """The container's image present (pulled per its policy); False, with the reason in
+        ``waiting`` and a retry queued after an ``ErrImagePull``, when it is not."""
+        try:
+            await self.images.ensure(pod, container)
+        except ImagePullError as exc:
+            waiting[container["name"]] = (exc.reason, exc.message)
+            if exc.reason == "ErrImagePull":
+                self.queue.add_after(key, self.crash_backoff.initial)
+            return False
+        return True
+
+    async def _create(self, pod: Obj, container: Obj, attempt: int, sandbox: ContainerInfo,
+                      paths: dict[str, str] | None, pod_ip: str, waiting: dict[str, tuple[str, str]],
+                      pid_of: str | None = None) -> str | None:
+        """:meth:`_create_app` with the ``Created`` event; a failure is the container's waiting
+        reason (``CreateContainerConfigError``, ``CreateContainerError``) and a ``Failed`` event, and
+        None.  ``paths`` None: the container's volumes are set up here (an ephemeral container's)."""
+        name = container["name"]
+        try:
+            if paths is None:
+                paths = await self.volumes.setup(pod) if container.get("volumeMounts") else {}
+            cid = await self._create_app(pod, container, attempt, sandbox, paths, pod_ip, pid_of)
+        except ContainerConfigError as exc:
+            waiting[name] = ("CreateContainerConfigError", str(exc))
+            self.events.emit(pod, "Warning", "Failed", f"Error: {exc}"[:1024], name)
+            return None
+        except (RuntimeErrorBase, VolumeError, ValueError) as exc:
+            msg = getattr(exc, "message", None) or str(exc)
+            waiting[name] = ("CreateContainerError", msg)
+            self.events.emit(pod, "Warning", "Failed", f"Error: {msg}"[:1024], name)
+            return None
+        self.events.emit(pod, "Normal", "Created", f"Created container {name}", name)
+        return cid
 
     async def _create_app(self, pod: Obj, container: Obj, attempt: int, sandbox: ContainerInfo,
                           paths: dict[str, str], pod_ip: str, pid_of: str | None = None) -> str:
