@@ -165,7 +165,9 @@ def test_existing_ones_cannot_be_removed_or_changed(env: Env) -> None:
     ec = r.json()["spec"]["ephemeralContainers"]
     assert ec == [{"name": "first", "image": BUSYBOX, "command": ["sleep", "3600"], "imagePullPolicy": "IfNotPresent",
                    "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}]
-    pod = env.pod("keeper")
+    # the kubelet writes the pod's status meanwhile: the PUTs below carry no resourceVersion (an
+    # unconditional update, as pods allow), so that what they meet is validation, not a 409
+    pod = _unconditional(env.pod("keeper"))
     pod["spec"]["ephemeralContainers"] = []
     msg = _invalid(env.http.put(env.path("keeper", "ephemeralcontainers"), json=pod))
     assert msg == ('Pod "keeper" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers '
@@ -174,7 +176,7 @@ def test_existing_ones_cannot_be_removed_or_changed(env: Env) -> None:
     msg = _invalid(env.http.put(env.path("keeper", "ephemeralcontainers"), json=pod))
     assert 'existing ephemeral containers "first" may not be changed\n' in msg
     # a PUT changes only spec.ephemeralContainers: the rest of the pod, its labels included, stays
-    pod = env.pod("keeper")
+    pod = _unconditional(env.pod("keeper"))
     pod["metadata"].setdefault("labels", {})["x"] = "y"
     pod["spec"]["containers"][0]["image"] = "minik8s/python"
     pod["spec"]["ephemeralContainers"].append({"name": "second", "image": BUSYBOX, "command": ["true"]})
@@ -184,9 +186,15 @@ def test_existing_ones_cannot_be_removed_or_changed(env: Env) -> None:
     assert [c["name"] for c in out["spec"]["ephemeralContainers"]] == ["first", "second"]
     assert out["spec"]["containers"][0]["image"] == BUSYBOX and "x" not in (out["metadata"].get("labels") or {})
     # a plain update that keeps them as they are is allowed
-    pod = env.pod("keeper")
+    pod = _unconditional(env.pod("keeper"))
     pod["metadata"].setdefault("labels", {})["x"] = "y"
     assert env.http.put(env.path("keeper"), json=pod).status_code == 200
+
+
+def _unconditional(pod: dict) -> dict:
+    """``pod`` without its resourceVersion: a PUT of it is not refused for a status written since."""
+    pod["metadata"].pop("resourceVersion", None)
+    return pod
 
 
 def test_pod_security_admits_the_subresource(env: Env) -> None:
