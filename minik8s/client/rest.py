@@ -1,10 +1,14 @@
-"""The async REST client every component and kubectl use (httpx).
+"""The async REST client every component and kubectl use.
 
 Objects travel as wire-form dicts; Status failures raise the matching
 :mod:`minik8s.api.errors` class (NotFound, Conflict, AlreadyExists, Invalid,
 Unauthorized, ...).  Transport errors are retried with exponential back-off
 (only for requests that are safe to repeat, and for any request that never
 reached the server); after the last try they raise :class:`ServerUnavailable`.
+
+Requests go through a :class:`~minik8s.client.transport.Transport`: httpx's pooled client for
+the components (the default), the standard library's ``http.client`` for kubectl (which then
+starts without importing httpx); see :mod:`minik8s.client.transport`.
 
 Failover: when the kubeconfig lists several apiservers (``server`` plus the
 ``minik8s.io/servers`` cluster extension, :mod:`minik8s.client.kubeconfig`), a connection
@@ -23,11 +27,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from minik8s.api import errors
 from minik8s.api.resourcetypes import Registry, ResourceType, from_discovery
+from minik8s.client import transport as transports
 from minik8s.client.kubeconfig import ClientConfig, load
+from minik8s.client.transport import Response, Transport
 
 log = logging.getLogger("client")
 
@@ -71,11 +75,14 @@ class Client:
     on each change (O(queued x connections)), so a component that starts thousands of
     requests at once (a scheduler burst, 1,000 hollow nodes renewing Leases) would otherwise
     spend its CPU in the pool instead of on the requests.
+
+    ``transport``: ``"httpx"`` (the default) or ``"stdlib"`` (see the module's docstring).
     """
 
     def __init__(self, config: ClientConfig | None = None, registry: Registry | None = None,
                  retries: int = 5, backoff: float = 0.2, timeout: float = 30.0,
-                 warning_handler: Callable[[str], None] | None = None, max_inflight: int = 64) -> None:
+                 warning_handler: Callable[[str], None] | None = None, max_inflight: int = 64,
+                 transport: str = "httpx") -> None:
         self.config = config or ClientConfig()
         self._inflight = asyncio.Semaphore(max_inflight)
         #: called with the text of each ``Warning`` header of a response (kubectl prints them)
@@ -93,12 +100,14 @@ class Client:
         if self.config.token:
             headers.append(("Authorization", f"Bearer {self.config.token}"))
         headers += self.config.impersonation_headers()
-        self.http = httpx.AsyncClient(
-            base_url=self.config.servers[0], headers=headers, verify=self.config.ssl_context(),
-            timeout=httpx.Timeout(timeout, connect=5.0),
-            # as many idle connections kept as requests may be in flight: no connect/close churn
-            limits=httpx.Limits(max_connections=max(200, max_inflight), max_keepalive_connections=max_inflight),
-        )
+        self.transport: Transport
+        if transport == "stdlib":
+            from minik8s.client.stdlibtransport import StdlibTransport
+            self.transport = StdlibTransport(self.config.servers[0], headers, self.config.ssl_context(), timeout)
+        else:
+            from minik8s.client.httpxtransport import HttpxTransport
+            self.transport = HttpxTransport(self.config.servers[0], headers, self.config.ssl_context(), timeout,
+                                            max_keepalive=max_inflight)
 
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **kwargs: Any) -> Client:
@@ -112,7 +121,7 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
-        await self.http.aclose()
+        await self.transport.aclose()
 
     @property
     def server(self) -> str:
@@ -126,7 +135,7 @@ class Client:
             return False
         old = servers[self._server]
         self._server = (self._server + 1) % len(servers)
-        self.http.base_url = httpx.URL(servers[self._server])
+        self.transport.base_url = servers[self._server]
         log.warning("apiserver %s unreachable; failing over to %s", old, servers[self._server])
         return True
 
@@ -171,6 +180,16 @@ class Client:
         if body is not None:
             content = json.dumps(body).encode()
             headers["Content-Type"] = content_type
+        resp = await self.send(method, path, params=params, content=content, headers=headers, timeout=timeout)
+        return self.decode(resp)
+
+    async def send(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                   content: bytes | None = None, headers: dict[str, str] | None = None,
+                   timeout: float | None = None) -> Response:
+        """One request as it is (``content``: the body's bytes), with the client's retries and
+        fail-over; the response is returned whatever its status (:meth:`decode` turns a failure
+        into an APIError) and its ``Warning`` headers go to the warning handler.  Raises
+        ServerUnavailable when the apiserver cannot be reached."""
         idempotent = method in ("GET", "HEAD", "PUT", "DELETE")
         delay = self.backoff
         tries = 0      # backed-off retries so far
@@ -178,34 +197,32 @@ class Client:
         while True:
             try:
                 async with self._inflight:
-                    resp = await self.http.request(method, path, params=_clean(params or {}), content=content,
-                                                   headers=headers, timeout=timeout if timeout is not None
-                                                   else httpx.USE_CLIENT_DEFAULT)
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError,
-                    httpx.ReadError, httpx.ReadTimeout, httpx.WriteError, httpx.PoolTimeout) as exc:
-                never_sent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
-                if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) \
+                    resp = await self.transport.request(method, path, params=_clean(params or {}), content=content,
+                                                        headers=headers, timeout=timeout)
+            except transports.RETRIABLE as exc:
+                never_sent = isinstance(exc, transports.NEVER_SENT)
+                if isinstance(exc, transports.ConnectError) \
                         and switched < len(self.config.servers) - 1 and self._fail_over():
                     switched += 1
                     continue  # another apiserver, at once: the request never reached this one
                 if tries >= self.retries or not (idempotent or never_sent):
                     raise ServerUnavailable(f"cannot reach the apiserver at {self.server}: "
-                                            f"{type(exc).__name__} {exc}".strip()) from exc
+                                            f"{_failure_name(exc)} {exc}".strip()) from exc
                 tries += 1
                 switched = 0
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
             if self.warning_handler is not None:
-                for text in warning_texts(resp.headers.get_list("warning")):
+                for text in warning_texts(resp.header_list("warning")):
                     self.warning_handler(text)
-            return self._decode(resp)
+            return resp
 
     @staticmethod
-    def _decode(resp: httpx.Response) -> Any:
-        ctype = resp.headers.get("content-type", "")
+    def decode(resp: Response) -> Any:
+        """The body of ``resp`` (JSON decoded, else text); raises the APIError of a failure status."""
         try:
-            body: Any = resp.json() if "json" in ctype else resp.text
+            body: Any = resp.json() if "json" in resp.header("content-type") else resp.text
         except ValueError:
             body = resp.text
         if resp.status_code >= 400:
@@ -302,33 +319,34 @@ class Client:
                          "fieldSelector": field_selector, "timeoutSeconds": timeout_seconds,
                          "allowWatchBookmarks": allow_bookmarks})
         try:
-            async with self.http.stream("GET", resource_path(rt, namespace), params=params,
-                                        timeout=httpx.Timeout(30.0, connect=5.0, read=None)) as resp:
+            async with self.transport.stream("GET", resource_path(rt, namespace), params=params) as resp:
                 if resp.status_code >= 400:
-                    await resp.aread()
-                    self._decode(resp)
+                    self.decode(await resp.read())
                 async for line in resp.aiter_lines():
                     if line.strip():
                         yield json.loads(line)
-        except httpx.TransportError as exc:
-            if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        except transports.TransportError as exc:
+            if isinstance(exc, transports.ConnectError):
                 self._fail_over()  # the next watch goes to another apiserver
-            raise ServerUnavailable(f"watch on {rt.plural} broke: {type(exc).__name__} {exc}".strip()) from exc
+            raise ServerUnavailable(f"watch on {rt.plural} broke: {_failure_name(exc)} {exc}".strip()) from exc
 
     async def stream_text(self, path: str, params: dict[str, Any] | None = None) -> AsyncIterator[str]:
         """GET a streamed text body (pod logs) chunk by chunk."""
         try:
-            async with self.http.stream("GET", path, params=_clean(params or {}),
-                                        timeout=httpx.Timeout(30.0, connect=5.0, read=None)) as resp:
+            async with self.transport.stream("GET", path, params=_clean(params or {})) as resp:
                 if resp.status_code >= 400:
-                    await resp.aread()
-                    self._decode(resp)
+                    self.decode(await resp.read())
                 async for chunk in resp.aiter_text():
                     yield chunk
-        except httpx.TransportError as exc:
-            if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        except transports.TransportError as exc:
+            if isinstance(exc, transports.ConnectError):
                 self._fail_over()
             raise ServerUnavailable(f"cannot reach the apiserver at {self.server}: {exc}") from exc
+
+
+def _failure_name(exc: BaseException) -> str:
+    """The name of the library's own failure (``ConnectError``, ``ReadTimeout``) behind ``exc``."""
+    return type(exc.__cause__ or exc).__name__
 
 
 _WARNING = re.compile(r'^\d{3} \S+ "((?:[^"\\]|\\.)*)"')

@@ -4,6 +4,7 @@ SelfSubjectRulesReview) and ``whoami`` (a SelfSubjectReview), printed as kubectl
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from typing import Annotated, Any
 
@@ -24,7 +25,8 @@ NON_RESOURCE_VERBS = ("get", "put", "post", "head", "options", "delete", "patch"
 
 
 async def _post(s: Session, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    resp = await s.client.http.request("POST", path, json=body)
+    resp = await s.client.send("POST", path, content=json.dumps(body).encode(),
+                               headers={"Content-Type": "application/json"})
     try:
         data: Any = resp.json()
     except ValueError:

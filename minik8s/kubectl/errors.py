@@ -5,11 +5,10 @@ from __future__ import annotations
 import sys
 from urllib.parse import urlparse
 
-import httpx
-
 from minik8s.api import errors
 from minik8s.client.kubeconfig import InvalidConfiguration, KubeconfigError
 from minik8s.client.rest import ServerUnavailable
+from minik8s.client.transport import ConnectError, TransportError
 
 #: client-go's words for an error answer that is not a Status (``NewGenericServerResponse``)
 GENERIC_MESSAGES = {
@@ -67,7 +66,7 @@ def server_address(server: str) -> str:
 
 def unreachable(server: str, cause: BaseException | None) -> str:
     """kubectl's words for a server that cannot be reached."""
-    if isinstance(cause, httpx.ConnectError | ConnectionRefusedError) or \
+    if isinstance(cause, ConnectError | ConnectionRefusedError) or \
             "refused" in str(cause or "").lower():
         return (f"The connection to the server {server_address(server)} was refused - "
                 "did you specify the right host or port?")
@@ -96,7 +95,7 @@ def render(exc: BaseException, server: str | None = None) -> tuple[str, int]:
         return f"Error in configuration: {exc}", 1
     if isinstance(exc, KubeconfigError):
         return f"error: {exc}", 1
-    if isinstance(exc, httpx.TransportError | ConnectionError):
+    if isinstance(exc, TransportError | ConnectionError):
         return unreachable(server or "", exc), 1
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return f"error: {text}", 1

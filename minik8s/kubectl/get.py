@@ -298,7 +298,7 @@ async def run_get(opts: GlobalOptions, args: list[str], o: GetOptions) -> int:
 async def run_raw(opts: GlobalOptions, path: str) -> int:
     """``get --raw PATH``: GET the path and write the body as it came (no newline added)."""
     async with Session(opts, discover=False) as s:
-        resp = await s.client.http.request("GET", path)
+        resp = await s.client.send("GET", path)
         if resp.status_code >= 400:
             try:
                 body: Any = resp.json()

@@ -22,12 +22,12 @@ import typer
 
 from minik8s.api import decoding, errors
 from minik8s.api.base import Obj
-from minik8s.client.rest import PATCH_TYPES, ServerUnavailable, resource_path, warning_texts
+from minik8s.client.rest import PATCH_TYPES, ServerUnavailable, resource_path
 from minik8s.kubectl.creating import DryRunOpt, OutputOpt, check_flags
 from minik8s.kubectl.errors import KubectlError, failure_line
 from minik8s.kubectl.options import FilesOpt, RecursiveOpt
 from minik8s.kubectl.selection import ObjectRef, select
-from minik8s.kubectl.session import GlobalOptions, Session, print_warning
+from minik8s.kubectl.session import GlobalOptions, Session
 from minik8s.kubectl.structured import prints_object, write_object
 
 #: ``--type`` values, as kubectl lists them in its error.
@@ -58,16 +58,9 @@ async def send_patch(s: Session, ref: ObjectRef, body: bytes, patch_type: str, s
     if server_dry_run:
         params = {"dryRun": "All", **params}
     path = resource_path(ref.rt, ref.namespace, ref.name, subresource)
-    try:
-        resp = await s.client.http.request("PATCH", path, params=params, content=body,
-                                           headers={"Content-Type": PATCH_TYPES[patch_type]})
-    except Exception as exc:  # noqa: BLE001 - the transport's failures, as the client names them
-        if type(exc).__module__.startswith(("httpx", "httpcore")):
-            raise ServerUnavailable(f"cannot reach the apiserver at {s.client.server}: {exc}") from exc
-        raise
-    for text in warning_texts(resp.headers.get_list("warning")):
-        print_warning(text)
-    result: Any = s.client._decode(resp)  # noqa: SLF001 - the client's one Status decoder
+    resp = await s.client.send("PATCH", path, params=params, content=body,
+                               headers={"Content-Type": PATCH_TYPES[patch_type]})
+    result: Any = s.client.decode(resp)
     return result if isinstance(result, dict) else {}
 
 

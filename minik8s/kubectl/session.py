@@ -96,7 +96,8 @@ class Session:
         self.namespace = opts.default_namespace()
         self.registry: Registry = Registry([])  # filled from the server's discovery
         self.client = Client(opts.config(), self.registry, retries=1, backoff=0.2,
-                             timeout=opts.request_timeout or 30.0, warning_handler=print_warning)
+                             timeout=opts.request_timeout or 30.0, warning_handler=print_warning,
+                             transport="stdlib")
 
     async def __aenter__(self) -> Session:
         try:

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from minik8s.api import kubejsonpath
-from minik8s.kubectl import gotemplate, printing
+from minik8s.kubectl import printing
 from minik8s.kubectl.customcolumns import read_template
 from minik8s.kubectl.errors import KubectlError
 
@@ -45,6 +45,8 @@ def structured(output: str, data: Any) -> str:
         return printing.to_json(data)
     template = read_template(arg, "--template") if kind in FILE_FORMATS else arg
     if kind in GO_TEMPLATE_FORMATS:
+        from minik8s.kubectl import gotemplate  # its parser is compiled only for -o go-template
+
         try:
             gotemplate.parse(template)
         except gotemplate.TemplateError as exc:

@@ -212,7 +212,7 @@ async def test_custom_resource_verbs(client: Client, namespace: str,
     assert (await client.request("GET", f"{base}/a"))["spec"]["replicas"] == 4
     # printer columns in the Table
     table = await client.request("GET", base, params={"labelSelector": "app=a"})
-    async with httpx.AsyncClient(base_url=str(client.http.base_url)) as raw:
+    async with httpx.AsyncClient(base_url=client.server) as raw:
         resp = await raw.get(base, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
     table = resp.json()
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Spec", "Replicas", "Phase", "Image", "Age"]
@@ -253,7 +253,7 @@ async def test_custom_resource_watch_and_finalizers(client: Client, namespace: s
     await client.request("PATCH", f"{base}/w", body={"metadata": {"finalizers": None}}, content_type=MERGE)
     with pytest.raises(errors.NotFound):
         await client.request("GET", f"{base}/w")
-    async with httpx.AsyncClient(base_url=str(client.http.base_url), timeout=10) as raw:
+    async with httpx.AsyncClient(base_url=client.server, timeout=10) as raw:
         async with raw.stream("GET", base, params={"watch": "true", "resourceVersion": rv,
                                                    "timeoutSeconds": "5"}) as resp:
             events = []
@@ -293,7 +293,7 @@ async def test_kopf_deletion_flow_answers_and_events(client: Client, namespace: 
     assert released["metadata"]["deletionTimestamp"] and "finalizers" not in released["metadata"]
     assert released["metadata"]["resourceVersion"] == purged["metadata"]["resourceVersion"]
     events: list[tuple[str, str, bool, bool]] = []
-    async with httpx.AsyncClient(base_url=str(client.http.base_url), timeout=10) as raw:
+    async with httpx.AsyncClient(base_url=client.server, timeout=10) as raw:
         async with raw.stream("GET", base, params={"watch": "true", "resourceVersion": rv0,
                                                    "timeoutSeconds": "5"}) as resp:
             async for line in resp.aiter_lines():
@@ -362,7 +362,7 @@ async def test_schema_violations_and_pruning(client: Client, namespace: str,
     with pytest.raises(errors.NotFound):
         await client.request("GET", f"{base}/bad")
     # unknown fields: pruned with a warning (default), refused with Strict
-    async with httpx.AsyncClient(base_url=str(client.http.base_url)) as raw:
+    async with httpx.AsyncClient(base_url=client.server) as raw:
         resp = await raw.post(base, json=cr("p", extra="x"))
         assert resp.status_code == 201, resp.text
         assert 'unknown field \\"spec.extra' in resp.headers.get("warning", "")

@@ -36,9 +36,11 @@ async def test_requests_in_flight_are_bounded() -> None:
         in_flight -= 1
         return httpx.Response(200, json={"kind": "Namespace", "metadata": {"name": "x"}})
 
+    from minik8s.client.httpxtransport import HttpxTransport
+
     client = Client(ClientConfig(server="http://127.0.0.1:1"), max_inflight=3)
-    await client.http.aclose()
-    client.http = httpx.AsyncClient(base_url="http://127.0.0.1:1", transport=httpx.MockTransport(handler))
+    await client.close()
+    client.transport = HttpxTransport("http://127.0.0.1:1", [], True, 30.0, 3, mock=httpx.MockTransport(handler))
     rt = client.kind("v1", "Namespace")
     results = await asyncio.gather(*(client.get(rt, f"n{i}") for i in range(20)))
     await client.close()
