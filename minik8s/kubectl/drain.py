@@ -40,7 +40,7 @@ from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.options import SelectorOpt, duration_flag
 from minik8s.kubectl.selection import ObjectRef, for_each
 from minik8s.kubectl.session import GlobalOptions, Session
-from minik8s.kubectl.waiting import wait_gone
+from minik8s.kubectl.waiting import gone, wait_gone
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
@@ -238,7 +238,20 @@ async def evict(s: Session, victim: ObjectRef, o: DrainOptions, deadline: float 
             print(f"error when evicting {where} (will retry after 5s): {exc.message}", file=sys.stderr, flush=True)
         except errors.APIError as exc:
             raise KubectlError(f"error when evicting {where}: {exc.message}") from None
-        await asyncio.sleep(EVICTION_RETRY)
+        await asyncio.sleep(EVICTION_RETRY if deadline is None
+                            else min(EVICTION_RETRY, max(deadline - time.monotonic(), 0.0)))
+
+
+async def _report_eviction_failure(s: Session, ref: ObjectRef, victims: list[ObjectRef], why: str) -> None:
+    """What kubectl writes when evictions failed (a global timeout): the pods still there, the node
+    left to drain, the error; then exit 1 (``typer.Exit``)."""
+    pending = [v for v in victims if not await gone(s, v)]
+    lines = [f'There are pending pods in node "{ref.name}" when an error occurred: {why}',
+             *(f"pod/{v.name}" for v in pending),
+             f'error: unable to drain node "{ref.name}" due to error: {why}, continuing command...',
+             "There are pending nodes to be drained:", f" {ref.name}", why]
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    raise typer.Exit(1)
 
 
 async def drain_node(s: Session, pod_rt: ResourceType, ref: ObjectRef, o: DrainOptions) -> None:
@@ -279,8 +292,7 @@ async def drain_node(s: Session, pod_rt: ResourceType, ref: ObjectRef, o: DrainO
             if not isinstance(r, KubectlError):
                 raise r
         if failed:
-            raise KubectlError(f'unable to drain node "{ref.name}" due to error: '
-                               + ", ".join(str(r) for r in failed))
+            await _report_eviction_failure(s, ref, victims, ", ".join(str(r) for r in failed))
     word = "deleted" if o.disable_eviction else "evicted"
     left = await wait_gone(s, victims, max(deadline - time.monotonic(), 0.001) if deadline is not None else 0,
                            on_gone=lambda v: print(f"{v.ref} {word}", flush=True))
