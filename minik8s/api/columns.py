@@ -144,6 +144,11 @@ def _num(value: Any) -> str:
     return str(value if value is not None else 0)
 
 
+def _int_or_na(value: Any) -> str:
+    """An IntOrString as ``IntOrString.String()`` prints it, ``N/A`` when unset (PodDisruptionBudget columns)."""
+    return "N/A" if value is None else str(value)
+
+
 def _int(value: Any) -> int:
     """An integer cell (0 when unset), as Kubernetes' ``int64(...)`` cells."""
     try:
@@ -870,6 +875,15 @@ COLUMNS: dict[str, list[Column]] = {
     "CustomResourceDefinition": [
         Column("Created At", lambda o, at: str(_meta(o).get("creationTimestamp") or ""), type="date",
                description=AGE_DESCRIPTION),
+    ],
+    "PodDisruptionBudget": [
+        Column("Min Available", lambda o, at: _int_or_na(_spec(o).get("minAvailable")),
+               description="The minimum number of pods that must be available."),
+        Column("Max Unavailable", lambda o, at: _int_or_na(_spec(o).get("maxUnavailable")),
+               description="The maximum number of pods that may be unavailable."),
+        Column("Allowed Disruptions", lambda o, at: _int(_status(o).get("disruptionsAllowed")), type="integer",
+               description="Calculated number of pods that may be disrupted at this time."),
+        _AGE,
     ],
     "Lease": [
         Column("Holder", lambda o, at: str(_spec(o).get("holderIdentity") or ""),

@@ -36,6 +36,7 @@ from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
 from minik8s.api.networking import DNS, Ingress
+from minik8s.api.policy import PodDisruptionBudget
 from minik8s.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.api.serverless import Function, Trigger, Workflow, WorkflowRun
@@ -64,7 +65,7 @@ CORE_TYPES = [
                  verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
     ResourceType("", "v1", "Pod", "pods", "pod", True, Pod, short_names=("po",),
                  subresources=frozenset({"status", "binding", "log", "exec", "attach", "portforward",
-                                          "ephemeralcontainers"}),
+                                          "ephemeralcontainers", "eviction"}),
                  categories=("all",)),
     ResourceType("", "v1", "Node", "nodes", "node", False, Node, short_names=("no",),
                  subresources=frozenset({"status"})),
@@ -106,6 +107,8 @@ CORE_TYPES = [
                  "customresourcedefinition", False, CustomResourceDefinition, short_names=("crd", "crds"),
                  subresources=frozenset({"status"})),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
+    ResourceType("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", True,
+                 PodDisruptionBudget, short_names=("pdb",), subresources=frozenset({"status"})),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),
     ResourceType("apps", "v1", "Deployment", "deployments", "deployment", True, Deployment,

@@ -35,6 +35,7 @@ from minik8s.apiserver.authorization import APIServerAuthorizer, review
 from minik8s.apiserver.bootstrap import Bootstrap
 from minik8s.apiserver.cacher import Cacher, SharedEvent
 from minik8s.apiserver.endpointreconciler import DEFAULT_INTERVAL, DEFAULT_TTL, LeaseEndpointReconciler
+from minik8s.apiserver.eviction import Evictions
 from minik8s.apiserver.httpio import (
     InternalErrors,
     KubeJSONResponse,
@@ -130,6 +131,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     kubelet = kubelet_client or KubeletClient()
     pods = PodSubresources(api, kubelet)
     scale = ScaleSubresource(api)
+    evictions = Evictions(api)
     crds = CRDController(api, registry, builtin_types)
     tokens = ServiceAccountTokens(api, registry, token_issuer)
     scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION, kubelet)
@@ -373,6 +375,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             info = getattr(request.state, "request_info", None)
             if info is not None:
                 await rbac.node_restriction(api, registry, node, info)
+        if t.subresource == "eviction" and t.rt.custom is None:
+            return await evictions.handle(request, t.rt, t.namespace or "", t.name or "")
         if t.subresource == "token" or (t.rt.group, t.rt.kind, t.rt.custom) == \
                 ("authentication.k8s.io", "TokenReview", None):
             if method != "POST" or (t.subresource is None and t.name is not None):

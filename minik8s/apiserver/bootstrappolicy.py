@@ -70,6 +70,7 @@ _VIEW_GROUPS: list[tuple[str, list[str]]] = [
     ("batch", ["jobs", "jobs/status", "cronjobs", "cronjobs/status"]),
     ("autoscaling", ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
     ("networking.k8s.io", ["ingresses", "ingresses/status"]),
+    ("policy", ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
     ("minik8s.io", OWN + [f"{r}/status" for r in OWN]),
     ("metrics.k8s.io", ["pods", "nodes"]),
 ]
@@ -81,6 +82,7 @@ _EDIT_GROUPS: list[tuple[str, list[str]]] = [
     ("batch", ["jobs", "cronjobs"]),
     ("autoscaling", ["horizontalpodautoscalers"]),
     ("networking.k8s.io", ["ingresses"]),
+    ("policy", ["poddisruptionbudgets"]),
     ("minik8s.io", OWN),
 ]
 _DISCOVERY = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/version", "/version/",
@@ -136,7 +138,7 @@ def cluster_roles() -> list[Obj]:
         # each its own service account): it reads and writes every kind it manages.
         _role("system:kube-controller-manager", [
             _rule(["", "apps", "batch", "autoscaling", "networking.k8s.io", "coordination.k8s.io", "minik8s.io",
-                   "events.k8s.io", "storage.k8s.io"], ["*"], ALL),
+                   "events.k8s.io", "storage.k8s.io", "policy"], ["*"], ALL),
             _rule([GROUP], ["clusterroles", "roles", "clusterrolebindings", "rolebindings"], READ),
             _rule(["metrics.k8s.io"], ["pods", "nodes"], READ),
             # the garbage collector follows ownerReferences through every kind, custom resources

@@ -30,11 +30,12 @@ def api_versions(server_address: str) -> dict[str, Any]:
 SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "binding": ["create"], "scale": ["get", "patch", "update"],
                      "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
                      "portforward": ["create", "get"], "token": ["create"],
-                     "ephemeralcontainers": ["get", "patch", "update"]}
+                     "ephemeralcontainers": ["get", "patch", "update"], "eviction": ["create"]}
 SUBRESOURCE_KINDS = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions",
-                     "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions", "token": "TokenRequest"}
+                     "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions", "token": "TokenRequest",
+                     "eviction": "Eviction"}
 #: subresources whose kind is another group's, as kube-apiserver says (group, version)
-SUBRESOURCE_GROUPS = {"token": ("authentication.k8s.io", "v1")}
+SUBRESOURCE_GROUPS = {"token": ("authentication.k8s.io", "v1"), "eviction": ("policy", "v1")}
 
 
 def _subresources(rt: ResourceType) -> list[tuple[str, list[str], str, tuple[str, str]]]:

@@ -22,6 +22,7 @@ from minik8s.controllers.base import Controller
 from minik8s.controllers.cronjob import CronJobController
 from minik8s.controllers.daemonset import DaemonSetController
 from minik8s.controllers.deployment import DeploymentController
+from minik8s.controllers.disruption import DisruptionController
 from minik8s.controllers.dnsrecords import DNSController
 from minik8s.controllers.endpoints import EndpointsController
 from minik8s.controllers.function import FunctionController
@@ -101,6 +102,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "pvc-protection": lambda c, f, o: PVCProtectionController(c, f),
     "pv-protection": lambda c, f, o: PVProtectionController(c, f),
     "local-path-provisioner": lambda c, f, o: LocalPathProvisioner(c, f, root=o.local_path_root),
+    "disruption": lambda c, f, o: DisruptionController(c, f),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle", "persistentvolume-binder", "pv-protection",
@@ -119,7 +121,7 @@ ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "depl
            "job-controller": "job", "cronjob-controller": "cronjob",
            "persistentvolume-binder-controller": "persistentvolume-binder",
            "pvc-protection-controller": "pvc-protection", "pv-protection-controller": "pv-protection",
-           "localpath": "local-path-provisioner"}
+           "localpath": "local-path-provisioner", "disruption-controller": "disruption"}
 
 
 def select_controllers(spec: str | None) -> list[str]:

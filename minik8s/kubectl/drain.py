@@ -11,16 +11,21 @@ there); uncordoning clears it.  Draining cordons the node and deletes the pods b
 * finished (Succeeded/Failed) pods always go.
 
 Unlike kubectl, a refused drain is decided before anything is written, so it leaves the
-node as it was.  The apiserver serves no ``pods/eviction`` subresource, so pods are deleted
-(kubectl's ``--disable-eviction`` path) with ``--grace-period`` (default: the pod's own).
-Drain then waits until every deleted pod is really gone (the kubelet finishes a graceful
-deletion), printing ``pod/<name> deleted`` for each, and ends with ``node/<name> drained``.
+node as it was.  Pods are evicted through the ``pods/eviction`` subresource (policy/v1), as
+kubectl does by default, so their PodDisruptionBudgets are honoured: ``evicting pod ns/name`` is
+printed for each try, and an eviction the budget refuses (429) is tried again every 5 s with
+kubectl's ``error when evicting pods/"name" -n "ns" (will retry after 5s): ...`` line, until it passes
+or ``--timeout`` is reached (``global timeout reached``).  ``--disable-eviction`` deletes the pods
+instead, bypassing the budgets.  Both honour ``--grace-period`` (default: the pod's own).  Drain
+then waits until every pod is really gone (the kubelet finishes a graceful deletion), printing
+``pod/<name> evicted`` (or ``deleted``) for each, and ends with ``node/<name> drained``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Annotated
@@ -30,11 +35,12 @@ import typer
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.resourcetypes import ResourceType
+from minik8s.client.rest import resource_path
 from minik8s.kubectl.errors import KubectlError
 from minik8s.kubectl.options import SelectorOpt, duration_flag
 from minik8s.kubectl.selection import ObjectRef, for_each
 from minik8s.kubectl.session import GlobalOptions, Session
-from minik8s.kubectl.waiting import wait_gone
+from minik8s.kubectl.waiting import gone, wait_gone
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
@@ -117,6 +123,7 @@ class DrainOptions:
     grace_period: int | None = None
     timeout: float = 0.0
     pod_selector: str = ""
+    disable_eviction: bool = False
 
 
 @dataclass
@@ -194,8 +201,61 @@ def warnings(verdicts: list[PodVerdict]) -> str:
 
 
 # ====================================================================== drain: doing it
+#: How long kubectl waits before trying again an eviction a disruption budget refused (seconds).
+EVICTION_RETRY = 5.0
+
+
+def _go_duration(seconds: float) -> str:
+    """Go's ``time.Duration`` text of whole seconds (``1m0s``, ``20s``), as kubectl prints its timeout."""
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
+
+
+async def evict(s: Session, victim: ObjectRef, o: DrainOptions, deadline: float | None) -> None:
+    """POST a policy/v1 Eviction for one pod until the apiserver takes it (kubectl's ``evictPods``):
+    a 429 (a disruption budget refuses) is reported and tried again after 5 s; a pod already gone
+    is done.  Raises KubectlError when ``deadline`` (``time.monotonic()``) passes or another error comes."""
+    where = f'pods/"{victim.name}" -n "{victim.namespace}"'
+    body: Obj = {"kind": "Eviction", "apiVersion": "policy/v1",
+                 "metadata": {"name": victim.name, "namespace": victim.namespace}}
+    if o.grace_period is not None:
+        body["deleteOptions"] = {"gracePeriodSeconds": o.grace_period}
+    path = resource_path(victim.rt, victim.namespace, victim.name, "eviction")
+    while True:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise KubectlError(f"error when evicting {where}: global timeout reached: {_go_duration(o.timeout)}")
+        print(f"evicting pod {victim.namespace}/{victim.name}", flush=True)
+        try:
+            await s.client.request("POST", path, body=body)
+            return
+        except errors.NotFound:
+            return
+        except errors.TooManyRequests as exc:
+            print(f"error when evicting {where} (will retry after 5s): {exc.message}", file=sys.stderr, flush=True)
+        except errors.APIError as exc:
+            raise KubectlError(f"error when evicting {where}: {exc.message}") from None
+        await asyncio.sleep(EVICTION_RETRY if deadline is None
+                            else min(EVICTION_RETRY, max(deadline - time.monotonic(), 0.0)))
+
+
+async def _report_eviction_failure(s: Session, ref: ObjectRef, victims: list[ObjectRef], why: str) -> None:
+    """What kubectl writes when evictions failed (a global timeout): the pods still there, the node
+    left to drain, the error; then exit 1 (``typer.Exit``)."""
+    pending = [v for v in victims if not await gone(s, v)]
+    lines = [f'There are pending pods in node "{ref.name}" when an error occurred: {why}',
+             *(f"pod/{v.name}" for v in pending),
+             f'error: unable to drain node "{ref.name}" due to error: {why}, continuing command...',
+             "There are pending nodes to be drained:", f" {ref.name}", why]
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    raise typer.Exit(1)
+
+
 async def drain_node(s: Session, pod_rt: ResourceType, ref: ObjectRef, o: DrainOptions) -> None:
-    """Cordon one node, delete its pods and wait until they are gone.
+    """Cordon one node, evict (or delete) its pods and wait until they are gone.
 
     Raises KubectlError ``unable to drain node "n1" due to error: ...`` when pods are
     refused (before anything changed) or when they are not gone within ``o.timeout``.
@@ -213,18 +273,29 @@ async def drain_node(s: Session, pod_rt: ResourceType, ref: ObjectRef, o: DrainO
         print(f"Warning: {warned}", file=sys.stderr, flush=True)
     victims: list[ObjectRef] = []
     for v in verdicts:
-        if not v.delete:
-            continue
-        meta = v.pod.get("metadata") or {}
-        victim = ObjectRef(pod_rt, meta.get("namespace"), str(meta.get("name")), meta.get("uid"))
-        try:
-            await s.client.delete(pod_rt, victim.name, victim.namespace, grace_period_seconds=o.grace_period,
-                                  preconditions={"uid": victim.uid} if victim.uid else None)
-        except errors.NotFound:
-            pass
-        victims.append(victim)
-    left = await wait_gone(s, victims, o.timeout,
-                           on_gone=lambda v: print(f"{v.ref} deleted", flush=True))
+        if v.delete:
+            meta = v.pod.get("metadata") or {}
+            victims.append(ObjectRef(pod_rt, meta.get("namespace"), str(meta.get("name")), meta.get("uid")))
+    deadline = time.monotonic() + o.timeout if o.timeout > 0 else None
+    if o.disable_eviction:
+        for victim in victims:
+            try:
+                await s.client.delete(pod_rt, victim.name, victim.namespace, grace_period_seconds=o.grace_period,
+                                      preconditions={"uid": victim.uid} if victim.uid else None)
+            except errors.NotFound:
+                pass
+    else:
+        results = await asyncio.gather(*(evict(s, victim, o, deadline) for victim in victims),
+                                       return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException)]
+        for r in failed:
+            if not isinstance(r, KubectlError):
+                raise r
+        if failed:
+            await _report_eviction_failure(s, ref, victims, ", ".join(str(r) for r in failed))
+    word = "deleted" if o.disable_eviction else "evicted"
+    left = await wait_gone(s, victims, max(deadline - time.monotonic(), 0.001) if deadline is not None else 0,
+                           on_gone=lambda v: print(f"{v.ref} {word}", flush=True))
     if left:
         pending = ", ".join(f"{v.namespace}/{v.name}" for v in left)
         raise KubectlError(f'unable to drain node "{ref.name}" due to error: timed out waiting for the '
@@ -257,11 +328,13 @@ def drain(
                                               help="seconds each pod gets to stop (-1: its own)")] = -1,
     timeout: Annotated[str, typer.Option("--timeout", help="give up after this long (e.g. 2m; 0: never)")] = "0s",
     pod_selector: Annotated[str, typer.Option("--pod-selector", help="only pods matching this label selector")] = "",
+    disable_eviction: Annotated[bool, typer.Option(
+        "--disable-eviction", help="delete pods instead of evicting them, bypassing PodDisruptionBudgets")] = False,
 ) -> None:
-    """Drain a node in preparation for maintenance: cordon it, then delete its pods."""
+    """Drain a node in preparation for maintenance: cordon it, then evict its pods."""
     o = DrainOptions(force=force, ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data,
                      grace_period=grace_period if grace_period >= 0 else None, timeout=duration_flag(timeout),
-                     pod_selector=pod_selector)
+                     pod_selector=pod_selector, disable_eviction=disable_eviction)
     code = asyncio.run(run_drain(ctx.obj, nodes or [], selector, o))
     if code:
         raise typer.Exit(code)

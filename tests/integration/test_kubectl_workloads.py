@@ -330,7 +330,8 @@ async def test_drain(kc: AsyncKubectl, client: Client, namespace: str, nodes: li
             res = await kc.ok("drain", n1, "--force", "--grace-period", "5", "--timeout", "60s")
             assert res.lines[0] == f"node/{n1} cordoned"
             assert res.lines[-1] == f"node/{n1} drained"
-            assert sorted(res.lines[1:-1]) == sorted(f"pod/{name} deleted" for name in on_n1.values())
+            assert sorted(res.lines[1:-1]) == sorted([f"evicting pod {namespace}/{name}" for name in on_n1.values()]
+                                                     + [f"pod/{name} evicted" for name in on_n1.values()])
             assert res.err == f"Warning: deleting Pods that declare no controller: {namespace}/bare\n"
             assert (await _node(client, n1))["spec"]["unschedulable"] is True
             now = await pods(client, namespace, live_only=False)

@@ -24,7 +24,7 @@ from minik8s.api.registry import default_registry
 from minik8s.apiserver.versions import SERVED_VERSIONS
 from tests.support.processes import APIServer
 
-TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api,
+TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api, k8s.PolicyV1Api,
               k8s.RbacAuthorizationV1Api)
 
 POD_SPEC = {"containers": [{"name": "main", "image": "minik8s/busybox", "command": ["sleep", "3600"]}]}
@@ -55,6 +55,9 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
     ("v1", "ServiceAccount"): ({"automountServiceAccountToken": False}, None),
     ("v1", "ReplicationController"): ({"spec": {"replicas": 0, "template": TEMPLATE}}, {"observedGeneration": 1}),
     ("coordination.k8s.io/v1", "Lease"): ({"spec": {"holderIdentity": "typed", "leaseDurationSeconds": 40}}, None),
+    ("policy/v1", "PodDisruptionBudget"): ({"spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "typed"}}}},
+                                           {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 0,
+                                            "desiredHealthy": 1, "expectedPods": 0}),
     ("apps/v1", "ReplicaSet"): ({"spec": {"replicas": 0, "selector": {"matchLabels": {"app": "typed"}},
                                           "template": TEMPLATE}}, None),
     ("apps/v1", "Deployment"): ({"spec": {"replicas": 0, "selector": {"matchLabels": {"app": "typed"}},
@@ -292,7 +295,7 @@ async def test_typed_list_calls_of_served_kinds_succeed(apiserver: APIServer, na
 #: The typed API class of each group/version minik8s serves Kubernetes kinds in.
 API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": k8s.AutoscalingV2Api,
                "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api,
-               "coordination.k8s.io/v1": k8s.CoordinationV1Api,
+               "coordination.k8s.io/v1": k8s.CoordinationV1Api, "policy/v1": k8s.PolicyV1Api,
                "networking.k8s.io/v1": k8s.NetworkingV1Api, "storage.k8s.io/v1": k8s.StorageV1Api,
                "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api,
                "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api}

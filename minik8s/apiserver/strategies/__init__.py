@@ -21,6 +21,7 @@ from minik8s.apiserver.strategies.job import CronJobStrategy, JobStrategy
 from minik8s.apiserver.strategies.namespace import NamespaceStrategy
 from minik8s.apiserver.strategies.node import NodeStrategy
 from minik8s.apiserver.strategies.pod import PodStrategy
+from minik8s.apiserver.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
 from minik8s.apiserver.strategies.rbac import rbac_strategies
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
 from minik8s.apiserver.strategies.replicationcontroller import ReplicationControllerStrategy
@@ -59,6 +60,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "Secret": SecretStrategy(),
         "SlurmCluster": SlurmClusterStrategy(),
         "GPUJob": GPUJobStrategy(),
+        "PodDisruptionBudget": PodDisruptionBudgetStrategy(),
         **serverless_strategies(),
         **storage_strategies(),
         **rbac_strategies(),

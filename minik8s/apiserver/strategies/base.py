@@ -20,6 +20,8 @@ from minik8s.api.selectors import LabelSelector
 
 Cause = tuple[str, Any, str]
 
+_PERCENT = re.compile(r"[0-9]+%")
+
 REQUIRED = "Required value"
 
 
@@ -126,6 +128,23 @@ def selector_errors(selector: Obj | None, path: str) -> list[Cause]:
         LabelSelector.from_dict(selector)
     except ValueError as exc:
         return [(path, None, str(exc))]
+    return []
+
+
+def int_or_percent_errors(value: Any, path: str) -> list[Cause]:
+    """``ValidatePositiveIntOrPercent`` plus ``IsNotMoreThan100Percent``."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        if not _PERCENT.fullmatch(value):
+            return [(path, value, "a valid percent string must be a numeric string followed by an ending '%'")]
+        if int(value[:-1]) > 100:
+            return [(path, value, "must not be greater than 100%")]
+        return []
+    if isinstance(value, bool) or not isinstance(value, int):
+        return [(path, value, "must be an integer or percentage (e.g '5%')")]
+    if value < 0:
+        return [(path, value, "must be greater than or equal to 0")]
     return []
 
 

@@ -20,7 +20,7 @@ import copy
 import re
 from typing import Any
 
-from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, unsupported
+from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, int_or_percent_errors, unsupported
 from minik8s.apiserver.strategies.pod import default_pod_spec
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy, validate_workload_spec
 
@@ -41,23 +41,6 @@ def _int_or_percent_value(value: Any) -> int:
     return 0
 
 
-def _int_or_percent_errors(value: Any, path: str) -> list[Cause]:
-    """``ValidatePositiveIntOrPercent`` plus ``IsNotMoreThan100Percent``."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        if not _PERCENT.fullmatch(value):
-            return [(path, value, "a valid percent string must be a numeric string followed by an ending '%'")]
-        if int(value[:-1]) > 100:
-            return [(path, value, "must not be greater than 100%")]
-        return []
-    if isinstance(value, bool) or not isinstance(value, int):
-        return [(path, value, "must be an integer or percentage (e.g '5%')")]
-    if value < 0:
-        return [(path, value, "must be greater than or equal to 0")]
-    return []
-
-
 def validate_update_strategy(strategy: Obj, path: str = "spec.updateStrategy") -> list[Cause]:
     """``ValidateDaemonSetUpdateStrategy`` and ``ValidateRollingUpdateDaemonSet``."""
     kind = strategy.get("type")
@@ -71,8 +54,8 @@ def validate_update_strategy(strategy: Obj, path: str = "spec.updateStrategy") -
     if not isinstance(ru, dict):
         return [(f"{path}.rollingUpdate", None, REQUIRED)]
     causes: list[Cause] = []
-    causes += _int_or_percent_errors(ru.get("maxUnavailable"), f"{path}.rollingUpdate.maxUnavailable")
-    causes += _int_or_percent_errors(ru.get("maxSurge"), f"{path}.rollingUpdate.maxSurge")
+    causes += int_or_percent_errors(ru.get("maxUnavailable"), f"{path}.rollingUpdate.maxUnavailable")
+    causes += int_or_percent_errors(ru.get("maxSurge"), f"{path}.rollingUpdate.maxSurge")
     has_unavailable = _int_or_percent_value(ru.get("maxUnavailable")) != 0
     has_surge = _int_or_percent_value(ru.get("maxSurge")) != 0
     if has_unavailable and has_surge:

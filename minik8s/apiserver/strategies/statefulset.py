@@ -21,8 +21,8 @@ from __future__ import annotations
 import copy
 
 from minik8s.api import validation as v
-from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, unsupported
-from minik8s.apiserver.strategies.daemonset import _int_or_percent_errors, _int_or_percent_value
+from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, int_or_percent_errors, unsupported
+from minik8s.apiserver.strategies.daemonset import _int_or_percent_value
 from minik8s.apiserver.strategies.pod import default_pod_spec
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy, validate_workload_spec
 
@@ -61,7 +61,7 @@ def validate_statefulset_update_strategy(strategy: object, path: str = "spec.upd
     max_unavailable = ru.get("maxUnavailable")
     if max_unavailable is not None:
         where = f"{path}.rollingUpdate.maxUnavailable"
-        errors = _int_or_percent_errors(max_unavailable, where)
+        errors = int_or_percent_errors(max_unavailable, where)
         causes += errors
         if not errors and _int_or_percent_value(max_unavailable) == 0:
             causes.append((where, max_unavailable, "cannot be 0"))

@@ -6,10 +6,10 @@ DaemonSet, ReplicationController), :mod:`.autoscaling` (HorizontalPodAutoscaler)
 (ServiceAccount, Role, ClusterRole, RoleBinding, ClusterRoleBinding), :mod:`.cluster` (Node,
 Namespace), :mod:`.services` (Service, Endpoints), :mod:`.networking` (Ingress), :mod:`.storage`
 (PersistentVolume, PersistentVolumeClaim, StorageClass), :mod:`.batch` (Job, CronJob),
-:mod:`.config` (ConfigMap, Secret — never a Secret's values), :mod:`.gpujobs` (GPUJob, minik8s'
-own).  Every other kind — custom resources, Event, Lease, CustomResourceDefinition, minik8s'
-Function, Workflow... — gets the generic rendering kubectl's ``GenericDescriberFor`` gives
-unstructured objects (:func:`~.shared.describe_generic`).
+:mod:`.config` (ConfigMap, Secret — never a Secret's values), :mod:`.policy` (PodDisruptionBudget),
+:mod:`.gpujobs` (GPUJob, minik8s' own).  Every other kind — custom resources, Event, Lease,
+CustomResourceDefinition, minik8s' Function, Workflow... — gets the generic rendering kubectl's
+``GenericDescriberFor`` gives unstructured objects (:func:`~.shared.describe_generic`).
 :data:`DESCRIBERS` maps a Kind to its printer; a new kind adds its module and one row here.
 """
 
@@ -38,6 +38,7 @@ from minik8s.kubectl.describe.config import describe_config_map, describe_secret
 from minik8s.kubectl.describe.gpujobs import describe_gpujob
 from minik8s.kubectl.describe.networking import describe_ingress
 from minik8s.kubectl.describe.pods import describe_pod
+from minik8s.kubectl.describe.policy import describe_pdb
 from minik8s.kubectl.describe.services import describe_endpoints, describe_service
 from minik8s.kubectl.describe.shared import Describer, describe_generic, fetch_events
 from minik8s.kubectl.describe.storage import (
@@ -66,6 +67,7 @@ __all__ = [
     "describe_ingress",
     "describe_job",
     "describe_namespace",
+    "describe_pdb",
     "describe_node",
     "describe_persistent_volume",
     "describe_persistent_volume_claim",
@@ -111,11 +113,12 @@ DESCRIBERS: dict[str, Describer] = {
     "PersistentVolume": describe_persistent_volume,
     "PersistentVolumeClaim": describe_persistent_volume_claim,
     "StorageClass": describe_storage_class,
+    "PodDisruptionBudget": describe_pdb,
 }
 #: The API groups whose kinds :data:`DESCRIBERS` describes (a custom resource of another group
 #: with the same kind name gets the generic rendering, as kubectl looks describers up by group and kind).
 BUILTIN_GROUPS = frozenset({"", "apps", "batch", "autoscaling", "rbac.authorization.k8s.io", "networking.k8s.io",
-                            "storage.k8s.io", "minik8s.io"})
+                            "storage.k8s.io", "minik8s.io", "policy"})
 
 
 def describer_for(kind: str, group: str | None = None) -> Describer:
