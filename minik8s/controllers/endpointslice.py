@@ -203,7 +203,27 @@ def plan_slices(groups: dict[PortsKey, Group], existing: list[Obj], template: Ob
             body = copy.deepcopy(template)
             body["endpoints"], body["ports"] = chunk, copy.deepcopy(group.ports)
             plan.create.append(body)
+    _reuse_deleted(plan, {str(meta_of(sl).get("name")): sl for sl in existing}, owners)
     return plan
+
+
+def _reuse_deleted(plan: Plan, existing: dict[str, Obj], owners: object) -> None:
+    """Turn creates into updates of slices that would be deleted (same addressType, same owner), as
+    Kubernetes' reconciler ``finalize`` does: a placeholder becomes the first real slice, and so on."""
+    for name in list(plan.delete):
+        if not plan.create:
+            return
+        old = existing.get(name)
+        body = plan.create[-1]
+        if old is None or old.get("addressType") != body.get("addressType") \
+                or meta_of(old).get("ownerReferences") != owners:
+            continue
+        plan.create.pop()
+        plan.delete.remove(name)
+        updated = copy.deepcopy(old)
+        updated["endpoints"], updated["ports"] = body["endpoints"], body["ports"]
+        updated["metadata"]["labels"] = dict(meta_of(body).get("labels") or {})
+        plan.update.append(updated)
 
 
 def slice_labels(service: Obj, managed_by: str) -> dict[str, str]:
