@@ -32,8 +32,12 @@ def client_class(definition: str) -> type | None:
     """The kubernetes client's model of an OpenAPI definition name, if it has one."""
     if not definition.startswith("io.k8s."):
         return None
-    *_, version, kind = definition.split(".")
-    return getattr(k8s, f"{version[:1].upper()}{version[1:]}{kind}", None)
+    *_, group, version, kind = definition.split(".")
+    name = f"{version[:1].upper()}{version[1:]}{kind}"
+    # a kind two groups name alike is the client's <Group><Version><Kind> (DiscoveryV1EndpointPort)
+    if group == "core" or hasattr(k8s, name):
+        return getattr(k8s, name, None)
+    return getattr(k8s, f"{group[:1].upper()}{group[1:]}{name}", None)
 
 
 def collect() -> tuple[dict[str, dict[str, str]], dict[str, list[str]]]:

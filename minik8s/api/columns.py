@@ -394,6 +394,27 @@ def endpoints_list(obj: Obj, at: dt.datetime) -> str:
     return ",".join(shown) + (f" + {more} more..." if more else "")
 
 
+def _list_with_more(shown: list[str], count: int, limit: int = 3) -> str:
+    """kubectl's ``listWithMoreString``: ``a,b,c + N more...``, ``<unset>`` when empty."""
+    if count > limit:
+        return ",".join(shown) + f" + {count - limit} more..."
+    return ",".join(shown) or "<unset>"
+
+
+def endpointslice_ports(obj: Obj, at: dt.datetime) -> str:
+    """PORTS of an EndpointSlice: each port's number (its name when unset, ``*`` when neither)."""
+    ports = obj.get("ports") or []
+    shown = [str(p["port"]) if p.get("port") is not None else str(p["name"]) if p.get("name") is not None else "*"
+             for p in ports[:3]]
+    return _list_with_more(shown, len(ports))
+
+
+def endpointslice_endpoints(obj: Obj, at: dt.datetime) -> str:
+    """ENDPOINTS of an EndpointSlice: every endpoint's addresses, three shown."""
+    addresses = [str(a) for e in obj.get("endpoints") or [] for a in e.get("addresses") or []]
+    return _list_with_more(addresses[:3], len(addresses))
+
+
 # ------------------------------------------------------------------ HPA
 def _metric_name(spec: Obj) -> str:
     kind = spec.get("type") or ""
@@ -859,6 +880,23 @@ COLUMNS: dict[str, list[Column]] = {
     ],
     "Endpoints": [
         Column("Endpoints", endpoints_list, description="Endpoints of the service"),
+        _AGE,
+    ],
+    "EndpointSlice": [
+        Column("AddressType", lambda o, at: str(o.get("addressType") or ""),
+               description="addressType specifies the type of address carried by this EndpointSlice. All "
+                           "addresses in this slice must be the same type. This field is immutable after creation. "
+                           "The following address types are currently supported: * IPv4: Represents an IPv4 "
+                           "Address. * IPv6: Represents an IPv6 Address. * FQDN: Represents a Fully Qualified "
+                           "Domain Name."),
+        Column("Ports", endpointslice_ports,
+               description="ports specifies the list of network ports exposed by each endpoint in this slice. Each "
+                           "port must have a unique name. When ports is empty, it indicates that there are no "
+                           "defined ports. When a port is defined with a nil port value, it indicates \"all "
+                           "ports\". Each slice may include a maximum of 100 ports."),
+        Column("Endpoints", endpointslice_endpoints,
+               description="endpoints is a list of unique endpoints in this slice. Each slice may include a "
+                           "maximum of 1000 endpoints."),
         _AGE,
     ],
     "HorizontalPodAutoscaler": [

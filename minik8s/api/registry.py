@@ -32,6 +32,7 @@ from minik8s.api.core import (
     Service,
     ServiceAccount,
 )
+from minik8s.api.discovery import EndpointSlice
 from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
@@ -109,6 +110,7 @@ CORE_TYPES = [
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
     ResourceType("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", True,
                  PodDisruptionBudget, short_names=("pdb",), subresources=frozenset({"status"})),
+    ResourceType("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice", True, EndpointSlice),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),
     ResourceType("apps", "v1", "Deployment", "deployments", "deployment", True, Deployment,

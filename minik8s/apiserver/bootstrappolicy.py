@@ -71,6 +71,7 @@ _VIEW_GROUPS: list[tuple[str, list[str]]] = [
     ("autoscaling", ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
     ("networking.k8s.io", ["ingresses", "ingresses/status"]),
     ("policy", ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
+    ("discovery.k8s.io", ["endpointslices"]),
     ("minik8s.io", OWN + [f"{r}/status" for r in OWN]),
     ("metrics.k8s.io", ["pods", "nodes"]),
 ]
@@ -138,7 +139,7 @@ def cluster_roles() -> list[Obj]:
         # each its own service account): it reads and writes every kind it manages.
         _role("system:kube-controller-manager", [
             _rule(["", "apps", "batch", "autoscaling", "networking.k8s.io", "coordination.k8s.io", "minik8s.io",
-                   "events.k8s.io", "storage.k8s.io", "policy"], ["*"], ALL),
+                   "events.k8s.io", "storage.k8s.io", "policy", "discovery.k8s.io"], ["*"], ALL),
             _rule([GROUP], ["clusterroles", "roles", "clusterrolebindings", "rolebindings"], READ),
             _rule(["metrics.k8s.io"], ["pods", "nodes"], READ),
             # the garbage collector follows ownerReferences through every kind, custom resources
@@ -155,6 +156,7 @@ def cluster_roles() -> list[Obj]:
         ]),
         _role("system:kube-dns", [
             _rule([""], ["services", "endpoints", "pods", "namespaces"], READ),
+            _rule(["discovery.k8s.io"], ["endpointslices"], READ),
             # each server keeps the kube-dns Service and its own address in the Endpoints
             _rule([""], ["services", "endpoints"], ["create", "update", "patch"]),
             _rule(["networking.k8s.io"], ["ingresses"], READ),

@@ -102,18 +102,32 @@ def should_pod_be_in_endpoints(pod: Obj, include_terminating: bool) -> bool:
     return True
 
 
-def endpoint_address(pod: Obj, service: Obj) -> Obj:
-    """The EndpointAddress of ``pod`` for ``service``: ip, nodeName, targetRef, hostname."""
-    meta, spec = meta_of(pod), pod.get("spec") or {}
-    address: Obj = {"ip": (pod.get("status") or {}).get("podIP")}
-    smeta = meta_of(service)
+def pod_hostname(pod: Obj, service: Obj) -> str | None:
+    """The pod's ``spec.hostname`` when its ``spec.subdomain`` names ``service`` of its namespace
+    (Kubernetes' ``ShouldSetHostname``), else None."""
+    meta, spec, smeta = meta_of(pod), pod.get("spec") or {}, meta_of(service)
     if spec.get("hostname") and spec.get("subdomain") == smeta.get("name") \
             and meta.get("namespace") == smeta.get("namespace"):
-        address["hostname"] = spec["hostname"]
+        return str(spec["hostname"])
+    return None
+
+
+def pod_reference(pod: Obj) -> Obj:
+    """The ``targetRef`` of a pod's address: kind Pod, namespace, name, uid."""
+    meta = meta_of(pod)
+    return {"kind": "Pod", "namespace": meta.get("namespace"), "name": meta.get("name"), "uid": meta.get("uid")}
+
+
+def endpoint_address(pod: Obj, service: Obj) -> Obj:
+    """The EndpointAddress of ``pod`` for ``service``: ip, nodeName, targetRef, hostname."""
+    spec = pod.get("spec") or {}
+    address: Obj = {"ip": (pod.get("status") or {}).get("podIP")}
+    hostname = pod_hostname(pod, service)
+    if hostname:
+        address["hostname"] = hostname
     if spec.get("nodeName"):
         address["nodeName"] = spec["nodeName"]
-    address["targetRef"] = {"kind": "Pod", "namespace": meta.get("namespace"), "name": meta.get("name"),
-                            "uid": meta.get("uid")}
+    address["targetRef"] = pod_reference(pod)
     return address
 
 
@@ -226,33 +240,28 @@ def endpoints_up_to_date(current: Obj, subsets: list[Obj], labels: dict[str, str
 
 
 # ====================================================================== controller
-class EndpointsController(Controller):
-    """Reconciles Endpoints (keys ``namespace/name`` of Services) from the Service and pod caches."""
-
-    name = "endpoint-controller"
+class ServicePodsController(Controller):
+    """What the Endpoints and EndpointSlice controllers share: Service and pod informers, keys
+    ``namespace/name`` of Services, queued when the Service changes or a pod it selects (or
+    selected, before a relabel) is added, changed or deleted."""
 
     def __init__(self, client: Client, factory: SharedInformerFactory, recorder: EventRecorder | None = None) -> None:
         super().__init__(client, factory, recorder)
         self.svc_rt = client.kind("v1", "Service")
-        self.ep_rt = client.kind("v1", "Endpoints")
         self.pod_rt = client.kind("v1", "Pod")
         self.services = factory.informer(self.svc_rt, {NAMESPACE_INDEX: by_namespace})
         self.pods = factory.informer(self.pod_rt, {NAMESPACE_INDEX: by_namespace})
-        self.endpoints = factory.informer(self.ep_rt)
         self.services.add_handler(self._on_service, lambda _old, cur: self._on_service(cur), self._on_service)
         self.pods.add_handler(self._add_pod, self._update_pod, self._add_pod)
-        self.endpoints.add_handler(None, lambda _old, cur: self._on_endpoints(cur), self._on_endpoints)
+
+    def selected_pods(self, service: Obj, selector: LabelSelector) -> list[Obj]:
+        """The pods of the Service's namespace that ``selector`` (the Service's) matches."""
+        return [p for p in self.pods.by_index(NAMESPACE_INDEX, meta_of(service).get("namespace") or "")
+                if selector.matches(meta_of(p).get("labels") or {})]
 
     # ------------------------------------------------------------------ event handlers
     def _on_service(self, service: Obj) -> None:
         self.enqueue(object_key(service))
-
-    def _on_endpoints(self, endpoints: Obj) -> None:
-        """Someone else changed or deleted an Endpoints we manage: sync its Service again."""
-        key = object_key(endpoints)
-        service = self.services.get(key)
-        if service is not None and service_selector(service) is not None:
-            self.enqueue(key)
 
     def _services_selecting(self, namespace: str, labels: dict[str, str]) -> list[str]:
         keys = []
@@ -275,6 +284,25 @@ class EndpointsController(Controller):
             keys |= set(self._services_selecting(meta_of(old).get("namespace") or "",
                                                  meta_of(old).get("labels") or {}))
         for key in keys:
+            self.enqueue(key)
+
+
+class EndpointsController(ServicePodsController):
+    """Reconciles Endpoints (keys ``namespace/name`` of Services) from the Service and pod caches."""
+
+    name = "endpoint-controller"
+
+    def __init__(self, client: Client, factory: SharedInformerFactory, recorder: EventRecorder | None = None) -> None:
+        super().__init__(client, factory, recorder)
+        self.ep_rt = client.kind("v1", "Endpoints")
+        self.endpoints = factory.informer(self.ep_rt)
+        self.endpoints.add_handler(None, lambda _old, cur: self._on_endpoints(cur), self._on_endpoints)
+
+    def _on_endpoints(self, endpoints: Obj) -> None:
+        """Someone else changed or deleted an Endpoints we manage: sync its Service again."""
+        key = object_key(endpoints)
+        service = self.services.get(key)
+        if service is not None and service_selector(service) is not None:
             self.enqueue(key)
 
     # ------------------------------------------------------------------ running
@@ -302,9 +330,7 @@ class EndpointsController(Controller):
         selector = service_selector(service)
         if selector is None or (service.get("spec") or {}).get("type") == "ExternalName":
             return  # the user manages the Endpoints of a Service without selector
-        pods = [p for p in self.pods.by_index(NAMESPACE_INDEX, namespace)
-                if selector.matches(meta_of(p).get("labels") or {})]
-        subsets = compute_subsets(service, pods)
+        subsets = compute_subsets(service, self.selected_pods(service, selector))
         labels = desired_labels(service)
         current = self.endpoints.get(key)
         if current is not None and endpoints_up_to_date(current, subsets, labels):

@@ -25,6 +25,8 @@ from minik8s.controllers.deployment import DeploymentController
 from minik8s.controllers.disruption import DisruptionController
 from minik8s.controllers.dnsrecords import DNSController
 from minik8s.controllers.endpoints import EndpointsController
+from minik8s.controllers.endpointslice import EndpointSliceController
+from minik8s.controllers.endpointslicemirroring import EndpointSliceMirroringController
 from minik8s.controllers.function import FunctionController
 from minik8s.controllers.functionautoscaler import FunctionAutoscaler
 from minik8s.controllers.garbagecollector import GarbageCollector
@@ -83,6 +85,8 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "statefulset": lambda c, f, o: StatefulSetController(c, f),
     "garbagecollector": lambda c, f, o: GarbageCollector(c, f),
     "endpoint": lambda c, f, o: EndpointsController(c, f),
+    "endpointslice": lambda c, f, o: EndpointSliceController(c, f),
+    "endpointslicemirroring": lambda c, f, o: EndpointSliceMirroringController(c, f),
     "nodeipam": lambda c, f, o: NodeIPAMController(c, f, cluster_cidr=o.cluster_cidr,
                                                    node_cidr_mask_size=o.node_cidr_mask_size),
     "dns": lambda c, f, o: DNSController(c, f),
@@ -111,7 +115,9 @@ CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle", "persistentvolume-binde
 ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "deployment",
            "daemonset-controller": "daemonset", "statefulset-controller": "statefulset",
            "garbage-collector-controller": "garbagecollector", "garbage-collector": "garbagecollector",
-           "endpoints": "endpoint", "endpoints-controller": "endpoint", "node-ipam-controller": "nodeipam",
+           "endpoints": "endpoint", "endpoints-controller": "endpoint",
+           "endpointslice-controller": "endpointslice",
+           "endpointslice-mirroring-controller": "endpointslicemirroring", "node-ipam-controller": "nodeipam",
            "dns-controller": "dns", "horizontal-pod-autoscaler-controller": "horizontalpodautoscaling",
            "hpa": "horizontalpodautoscaling", "node-lifecycle-controller": "nodelifecycle",
            "gpujob-controller": "gpujob", "slurmcluster": "gpujob",

@@ -1,6 +1,6 @@
 """The ``minik8s dns`` process: informers → :class:`ClusterZone` → :class:`DNSServer`, plus registration.
 
-Start-up: start the informers (Services, Endpoints, Pods, DNS objects, Ingresses), wait
+Start-up: start the informers (Services, EndpointSlices, Pods, DNS objects, Ingresses), wait
 for their first lists (so the first answers are already right), bind the server (retrying
 while the address does not exist yet), then register: the ``kube-dns`` Service and this
 server's address in its Endpoints, re-checked every ``register_period`` seconds (a deleted
@@ -14,6 +14,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
+from minik8s.api.discovery import SERVICE_INDEX, slice_service_key
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.registration import ServiceRegistration
@@ -64,11 +65,12 @@ class ClusterDNS:
         self.config = config
         self.factory = SharedInformerFactory(client)
         services = self.factory.for_kind("v1", "Service", {NAMESPACE_INDEX: by_namespace})
-        endpoints = self.factory.for_kind("v1", "Endpoints")
+        endpoint_slices = self.factory.for_kind("discovery.k8s.io/v1", "EndpointSlice",
+                                                {SERVICE_INDEX: slice_service_key})
         pods = self.factory.for_kind("v1", "Pod", {POD_IP_INDEX: pod_ips})
         fronts = [self.factory.for_kind("minik8s.io/v1", "DNS"),
                   self.factory.for_kind("networking.k8s.io/v1", "Ingress")]
-        self.zone = ClusterZone(services, endpoints, pods, fronts, config.cluster_domain, config.ttl)
+        self.zone = ClusterZone(services, endpoint_slices, pods, fronts, config.cluster_domain, config.ttl)
         for informer in fronts:
             informer.add_handler(lambda _obj: self.zone.invalidate_hosts(),
                                  lambda _old, _cur: self.zone.invalidate_hosts(),

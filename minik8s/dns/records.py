@@ -4,7 +4,7 @@ Names served (``<domain>`` is the cluster domain, ``cluster.local`` by default; 
 case-insensitive):
 
 * ``<svc>.<ns>.svc.<domain>`` — A: the ClusterIP; for a headless Service
-  (``clusterIP: None``) the ready addresses of its Endpoints; CNAME: the
+  (``clusterIP: None``) the ready addresses of its EndpointSlices; CNAME: the
   ``externalName`` of an ExternalName Service.  SRV on that name: every named port.
 * ``_<port>._<proto>.<svc>.<ns>.svc.<domain>`` — SRV: priority 0, port and target
   ``<svc>.<ns>.svc.<domain>`` (headless: one record per ready endpoint, target
@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from dnslib import CNAME, NS, QTYPE, RCODE, RR, SOA, SRV, A, DNSLabel
 
 from minik8s.api.base import Obj, ObjList
+from minik8s.api.discovery import SERVICE_INDEX, endpoint_ready
 from minik8s.api.networking import Frontend, claimed_hosts, frontend_of, is_controlled_by
 from minik8s.client.informer import NAMESPACE_INDEX
 
@@ -85,15 +86,17 @@ def undashed_ipv4(label: str) -> str | None:
 class ClusterZone:
     """Answers questions about the cluster domain and DNS-object hosts from caches.
 
-    ``services``, ``endpoints``, ``pods`` and each of ``frontends`` (DNS objects, Ingresses)
+    ``services``, ``endpoint_slices``, ``pods`` and each of ``frontends`` (DNS objects, Ingresses)
     are caches keyed ``namespace/name``; ``services`` needs the :data:`NAMESPACE_INDEX`
-    index and ``pods`` the :data:`POD_IP_INDEX` index.  ``ttl`` is in seconds.
+    index, ``endpoint_slices`` the :data:`~minik8s.api.discovery.SERVICE_INDEX` index
+    (:func:`~minik8s.api.discovery.slice_service_key`) and ``pods`` the :data:`POD_IP_INDEX` index.
+    ``ttl`` is in seconds.
     """
 
-    def __init__(self, services: Cache, endpoints: Cache, pods: Cache, frontends: Sequence[Cache],
+    def __init__(self, services: Cache, endpoint_slices: Cache, pods: Cache, frontends: Sequence[Cache],
                  domain: str = "cluster.local", ttl: int = DEFAULT_TTL) -> None:
         self.services = services
-        self.endpoints = endpoints
+        self.endpoint_slices = endpoint_slices
         self.pods = pods
         self.frontends = list(frontends)
         self.domain = domain.strip(".").lower()
@@ -198,10 +201,21 @@ class ClusterZone:
         return f"{meta.get('name')}.{meta.get('namespace')}.svc.{self.domain}"
 
     def _ready_addresses(self, service: Obj) -> list[tuple[Obj, Obj]]:
-        """(address, subset) pairs of the Service's ready endpoints."""
+        """(address, slice) pairs of the ready endpoints of the Service's EndpointSlices (a missing
+        ``ready`` condition counts as ready, as CoreDNS reads it); an address is ``{"ip", "hostname"}``."""
         meta = service.get("metadata") or {}
-        endpoints = self.endpoints.get(f"{meta.get('namespace')}/{meta.get('name')}") or {}
-        return [(a, s) for s in endpoints.get("subsets") or [] for a in s.get("addresses") or [] if a.get("ip")]
+        out = []
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        for endpoint_slice in self.endpoint_slices.by_index(SERVICE_INDEX, key):
+            if endpoint_slice.get("addressType") != "IPv4":
+                continue
+            for endpoint in endpoint_slice.get("endpoints") or []:
+                if not endpoint_ready(endpoint):
+                    continue
+                for ip in endpoint.get("addresses") or []:
+                    address = {"ip": ip, "hostname": endpoint.get("hostname")}
+                    out.append((address, endpoint_slice))
+        return out
 
     def _service(self, name: str, service: Obj, qtype: int) -> Answer:
         spec = service.get("spec") or {}

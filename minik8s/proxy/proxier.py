@@ -1,6 +1,6 @@
 """The proxy's control loop: informers mark the state dirty, one loop syncs it to the kernel.
 
-Kubernetes' kube-proxy shape (``BoundedFrequencyRunner``): Service and Endpoints informers
+Kubernetes' kube-proxy shape (``BoundedFrequencyRunner``): Service and EndpointSlice informers
 (shared, cluster-wide) only set a *dirty* flag; a single loop syncs when the flag is set,
 but never sooner than ``min_sync_period`` after the previous sync started, and at least
 every ``sync_period`` seconds (a forced full resync, which also re-checks the jumps from
@@ -54,7 +54,7 @@ class Proxier:
         self.route = route
         self.factory = SharedInformerFactory(client)
         self.services: Informer = self.factory.for_kind("v1", "Service")
-        self.endpoints: Informer = self.factory.for_kind("v1", "Endpoints")
+        self.slices: Informer = self.factory.for_kind("discovery.k8s.io/v1", "EndpointSlice")
         self._dirty = asyncio.Event()
         self._force = True
         self.syncs = 0
@@ -79,14 +79,14 @@ class Proxier:
     async def run(self) -> None:
         """Run until cancelled (the rules stay in place after it ends, as kube-proxy's do)."""
         await asyncio.to_thread(self._ensure_route)
-        for informer in (self.services, self.endpoints):
+        for informer in (self.services, self.slices):
             informer.add_handler(self.mark_dirty, self.mark_dirty, self.mark_dirty)
         self.factory.start()
         try:
             while not await self.factory.wait_for_cache_sync(timeout=10):
                 log.warning("waiting for the apiserver at %s; keeping the current rules", self.client.config.server)
-            log.info("informers synced services=%d endpoints=%d", len(self.services.keys()),
-                     len(self.endpoints.keys()))
+            log.info("informers synced services=%d endpointslices=%d", len(self.services.keys()),
+                     len(self.slices.keys()))
             await self._loop()
         finally:
             await self.factory.shutdown()
@@ -124,7 +124,7 @@ class Proxier:
 
     async def sync_once(self, force: bool = False) -> bool:
         """Build the state from the caches and apply it; returns False (and logs) on failure."""
-        state = build_state(self.services.list(), self.endpoints.list())
+        state = build_state(self.services.list(), self.slices.list())
         t0 = time.perf_counter()
         try:
             result = await asyncio.to_thread(self.backend.sync, state, force)

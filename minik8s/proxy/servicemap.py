@@ -1,12 +1,16 @@
-"""Services and Endpoints (wire dicts from the informers) → one immutable :class:`ProxyState`.
+"""Services and EndpointSlices (wire dicts from the informers) → one immutable :class:`ProxyState`.
 
 Kubernetes' kube-proxy keeps a ``ServicePortMap`` and an ``EndpointsMap`` keyed by
 ``ServicePortName`` (namespace, service name, port name); this module builds the same two
-maps from the cached objects.  Service ports and Endpoints ports are matched by *name* and
-protocol: the endpoints controller has already resolved each (possibly named) targetPort
-into the port number an EndpointPort carries.  Only ``addresses`` (ready endpoints) are
-used; ``notReadyAddresses`` never receive traffic.  Services that are headless
-(``clusterIP: None``), ExternalName, or have no ClusterIP yet get no rules.
+maps from the cached objects.  As kube-proxy has since 1.19, endpoints come from the
+``discovery.k8s.io/v1`` EndpointSlices of a Service (label ``kubernetes.io/service-name``;
+Endpoints of selector-less Services reach it through the mirroring controller).  Service
+ports and slice ports are matched by *name* and protocol: the EndpointSlice controller has
+already resolved each (possibly named) targetPort into the port number a slice port carries.
+Ready endpoints receive traffic; when a Service port has none, its serving terminating
+endpoints do (kube-proxy's ``ProxyTerminatingEndpoints``, so a rolling update drains
+gracefully); others never.  Services that are headless (``clusterIP: None``), ExternalName,
+or have no ClusterIP yet get no rules.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from minik8s.api.base import Obj
 from minik8s.api.core import PROTOCOLS
+from minik8s.api.discovery import SERVICE_NAME_LABEL, endpoint_ready, endpoint_serving, endpoint_terminating
 
 
 @dataclass(frozen=True, order=True)
@@ -103,18 +108,36 @@ def service_ports(service: Obj) -> list[ServicePort]:
     return out
 
 
-def endpoint_ports(endpoints: Obj) -> dict[tuple[str, str], set[Endpoint]]:
-    """Ready endpoints of one Endpoints object keyed by (port name, protocol)."""
-    out: dict[tuple[str, str], set[Endpoint]] = {}
-    for subset in endpoints.get("subsets") or []:
-        addresses = [a.get("ip") for a in subset.get("addresses") or [] if _valid_ipv4(a.get("ip"))]
-        for p in subset.get("ports") or []:
+#: (ready endpoints, serving terminating endpoints) of one (port name, protocol)
+PortEndpoints = tuple[set[Endpoint], set[Endpoint]]
+
+
+def slice_ports(endpoint_slices: Iterable[Obj]) -> dict[tuple[str, str], PortEndpoints]:
+    """The endpoints of one Service's EndpointSlices keyed by (port name, protocol): the ready
+    ones, and the serving terminating ones (used only when a port has no ready endpoint)."""
+    out: dict[tuple[str, str], PortEndpoints] = {}
+    for endpoint_slice in endpoint_slices:
+        if endpoint_slice.get("addressType") != "IPv4":
+            continue
+        for p in endpoint_slice.get("ports") or []:
             port = p.get("port")
             if not isinstance(port, int) or not 0 < port < 65536:
                 continue
-            key = (p.get("name") or "", p.get("protocol") or "TCP")
-            out.setdefault(key, set()).update(Endpoint(ip, port) for ip in addresses)
+            ready, terminating = out.setdefault((p.get("name") or "", p.get("protocol") or "TCP"), (set(), set()))
+            for endpoint in endpoint_slice.get("endpoints") or []:
+                addresses = [a for a in endpoint.get("addresses") or [] if _valid_ipv4(a)]
+                if not addresses:
+                    continue
+                if endpoint_ready(endpoint):
+                    ready.add(Endpoint(addresses[0], port))
+                elif endpoint_serving(endpoint) and endpoint_terminating(endpoint):
+                    terminating.add(Endpoint(addresses[0], port))
     return out
+
+
+def _service_of(endpoint_slice: Obj) -> tuple[str, str]:
+    meta = endpoint_slice.get("metadata") or {}
+    return (meta.get("namespace") or "", (meta.get("labels") or {}).get(SERVICE_NAME_LABEL) or "")
 
 
 def _key(obj: Obj) -> tuple[str, str]:
@@ -122,15 +145,18 @@ def _key(obj: Obj) -> tuple[str, str]:
     return (meta.get("namespace") or "", meta.get("name") or "")
 
 
-def build_state(services: Iterable[Obj], endpoints: Iterable[Obj]) -> ProxyState:
-    """The snapshot for a set of Services and Endpoints (Endpoints match Services by namespace/name)."""
-    by_service = {_key(e): endpoint_ports(e) for e in endpoints}
+def build_state(services: Iterable[Obj], endpoint_slices: Iterable[Obj]) -> ProxyState:
+    """The snapshot for a set of Services and EndpointSlices (slices match Services by namespace and
+    their ``kubernetes.io/service-name`` label)."""
+    grouped: dict[tuple[str, str], list[Obj]] = {}
+    for endpoint_slice in endpoint_slices:
+        grouped.setdefault(_service_of(endpoint_slice), []).append(endpoint_slice)
     ports: dict[ServicePortName, ServicePort] = {}
     eps: dict[ServicePortName, tuple[Endpoint, ...]] = {}
     for svc in services:
-        ep_ports = by_service.get(_key(svc), {})
+        ep_ports = slice_ports(grouped.get(_key(svc), []))
         for sp in service_ports(svc):
             ports[sp.name] = sp
-            found = ep_ports.get((sp.name.port, sp.protocol), set())
-            eps[sp.name] = tuple(sorted(found, key=lambda e: e.sort_key))
+            ready, terminating = ep_ports.get((sp.name.port, sp.protocol), (set(), set()))
+            eps[sp.name] = tuple(sorted(ready or terminating, key=lambda e: e.sort_key))
     return ProxyState(dict(sorted(ports.items())), dict(sorted(eps.items())))

@@ -3,7 +3,8 @@
 A ``minik8s proxy`` process (its own chain prefix and 10.96.X.0/24 slice, as in
 ``test_proxy.py``) programs the DNS Service; the DNS server listens on the gateway of a
 Docker bridge network of our own (the role of the node's pod-bridge gateway) and registers
-that address in the Service's Endpoints.  Queries go from the host and from a busybox
+that address in the Service's Endpoints, which the EndpointSlice mirroring controller (run
+in-process) copies into the EndpointSlice kube-proxy reads.  Queries go from the host and from a busybox
 container on that network to ``10.96.X.10:53``.  Network safety: only our ClusterIP slice,
 our bridge and our containers are involved; everything is removed afterwards.
 """
@@ -19,6 +20,7 @@ import docker
 import pytest
 
 from minik8s.client.rest import Client
+from tests.support.controllers import controller_manager
 from tests.support.dns import answers, dns_server, query
 from tests.support.proxy import IMAGE, PROXY_MARKS, ProxyProcess, create_network
 
@@ -44,7 +46,8 @@ async def test_cluster_dns_ip_reaches_the_server_from_host_and_pod(
     svc_rt = client.kind("v1", "Service")
     web = await client.create(svc_rt, {"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}}, namespace)
     dns_ip = f"10.96.{proxy.third}.10"
-    async with dns_server(client, namespace, bind_address=gateway, cluster_dns_ip=dns_ip) as server:
+    async with controller_manager(client, namespace, ["endpointslicemirroring"]), \
+            dns_server(client, namespace, bind_address=gateway, cluster_dns_ip=dns_ip) as server:
         port = server.server.port
         proxy.wait_programmed(dns_ip, 53, [f"{gateway}:{port}"])
         name = f"web.{namespace}.svc.cluster.local"

@@ -31,9 +31,11 @@ async def test_answers_cluster_names_over_udp_and_tcp_and_registers_itself(clien
         "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}}, namespace)
     await client.create(svc_rt, {"metadata": {"name": "db"}, "spec": {
         "clusterIP": "None", "ports": [{"name": "pg", "port": 5432}]}}, namespace)
-    await client.create(ep_rt, {"metadata": {"name": "db"}, "subsets": [{
-        "addresses": [{"ip": "10.244.201.7"}, {"ip": "10.244.201.8"}],
-        "ports": [{"name": "pg", "port": 5432, "protocol": "TCP"}]}]}, namespace)
+    await client.create(client.kind("discovery.k8s.io/v1", "EndpointSlice"), {
+        "metadata": {"name": "db-1", "labels": {"kubernetes.io/service-name": "db"}}, "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.244.201.7"]}, {"addresses": ["10.244.201.8"]},
+                      {"addresses": ["10.244.201.6"], "conditions": {"ready": False}}],
+        "ports": [{"name": "pg", "port": 5432, "protocol": "TCP"}]}, namespace)
     pod = await client.create(pod_rt, {"metadata": {"name": "p"}, "spec": {
         "containers": [{"name": "c", "image": "minik8s/busybox"}]}}, namespace)
     await client.patch(pod_rt, "p", {"status": {"podIP": "10.244.201.9"}}, namespace, subresource="status")

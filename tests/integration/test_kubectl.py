@@ -631,7 +631,15 @@ async def test_describe_service_shows_ports_and_endpoints(kubectl: Kubectl, clie
     assert created["spec"]["clusterIP"] in out
     assert "Port:" in out and "http  80/TCP" in out and "TargetPort:" in out and "8080/TCP" in out
     assert f"http  {created['spec']['ports'][0]['nodePort']}/TCP" in out
-    # kubectl 1.32 reads a Service's endpoints from EndpointSlices, which minik8s does not serve yet:
-    # <none>, as the official kubectl prints it; the Endpoints object has them
+    # kubectl 1.32 reads a Service's endpoints from its EndpointSlices (no mirroring controller runs
+    # here: <none>); the Endpoints object has them
     assert re.search(r"\nEndpoints: +<none>\n", out), out
     assert re.search(r"Addresses: +10\.244\.0\.5,10\.244\.0\.6\n", kubectl.ok("describe", "endpoints", "web").out)
+    await client.create(client.kind("discovery.k8s.io/v1", "EndpointSlice"), {
+        "metadata": {"name": "web-x", "labels": {"kubernetes.io/service-name": "web"}}, "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.244.0.5"]}, {"addresses": ["10.244.0.6"]}],
+        "ports": [{"name": "http", "port": 8080}]}, namespace)
+    assert re.search(r"\nEndpoints: +10\.244\.0\.5:8080,10\.244\.0\.6:8080\n", kubectl.ok("describe", "svc", "web").out)
+    table = kubectl.ok("get", "endpointslices").out.splitlines()
+    assert table[0].split() == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]
+    assert table[1].split()[:4] == ["web-x", "IPv4", "8080", "10.244.0.5,10.244.0.6"]

@@ -1,6 +1,6 @@
 """minik8s' kubectl against the official kubectl 1.32 (:mod:`tests.realkubectl`) for ``describe`` (pod,
 node, namespace, service, endpoints, ingress, configmap, secret, job, cronjob, deployment, replicaset,
-statefulset, daemonset, replicationcontroller, hpa, serviceaccount, role, clusterrole, rolebinding,
+statefulset, daemonset, replicationcontroller, endpointslice, hpa, serviceaccount, role, clusterrole, rolebinding,
 clusterrolebinding, persistentvolume, persistentvolumeclaim, storageclass, and the kinds kubectl
 describes generically: a CustomResourceDefinition and its custom resource, Lease, Event, minik8s'
 Function, Workflow, WorkflowRun, Trigger, DNS, SlurmCluster), ``logs`` and ``exec``: the same
@@ -14,7 +14,7 @@ Role and a ClusterRole, their bindings, a two-container pod, one whose
 ``kubectl.kubernetes.io/default-container`` annotation names its second container, a one-container
 pod and a Job with a pod; a CronJob, two Services, a ConfigMap and a Secret (one data key each:
 kubectl prints a map's keys in Go's random order); a StatefulSet (claim templates) with a pod, a
-DaemonSet (its counts set), a ReplicationController, Endpoints for a Service and two Ingresses
+DaemonSet (its counts set), a ReplicationController, Endpoints and EndpointSlices for Services, two Ingresses
 (rules, TLS, default backends), a PersistentVolume and its claim (the bound statuses set here: no
 controller runs), an unbound claim and a pod using the bound one, a StorageClass, a CRD
 (``Gadget``) and a custom resource whose fields exercise the generic rendering, a Lease, an Event
@@ -242,6 +242,23 @@ def _storage_and_network(h: httpx.Client) -> None:
                                {"name": "metrics", "port": 9090, "protocol": "TCP"}]},
                     {"addresses": [{"ip": "10.1.0.3"}, {"ip": "10.1.0.4"}],
                      "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}]})
+    web_slice = {"kubernetes.io/service-name": "web"}
+    _post(h, f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices", {
+        "metadata": {"name": "web-a", "labels": web_slice, "annotations": {"note": "a"}}, "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.1.0.1"], "conditions": {"ready": True, "serving": True, "terminating": False},
+                       "hostname": "web-0", "nodeName": "node-1", "zone": "z1",
+                       "targetRef": {"kind": "Pod", "namespace": NS, "name": "front-new-a"}},
+                      {"addresses": ["10.1.0.2"]},
+                      {"addresses": ["10.1.0.9"], "conditions": {"ready": False}},
+                      {"addresses": ["10.1.0.5"], "conditions": {"ready": True}}],
+        "ports": [{"name": "http", "port": 8080, "protocol": "TCP"},
+                  {"name": "metrics", "port": 9090, "protocol": "TCP", "appProtocol": "http"}]})
+    _post(h, f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices", {
+        "metadata": {"name": "web-b", "labels": web_slice}, "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.1.0.3"]}, {"addresses": ["10.1.0.4"]}],
+        "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]})
+    _post(h, f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices", {
+        "metadata": {"name": "np-a", "labels": {"kubernetes.io/service-name": "np"}}, "addressType": "IPv4"})
     _post(h, f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses", {
         "metadata": {"name": "site", "labels": {"app": "front"}, "annotations": {"owner": "web-team"}},
         "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}},
@@ -543,6 +560,8 @@ DESCRIBE_CASES = [
     ["describe", "ing"],
     ["describe", "endpoints", "web"],
     ["describe", "ep"],
+    ["describe", "endpointslice", "web-a"],
+    ["describe", "endpointslices"],
     ["describe", "pv", f"{NS}-pv"],
     ["describe", "pvc", "claim"],
     ["describe", "pvc"],

@@ -4,8 +4,8 @@ The module runs one proxy process (``python -m minik8s proxy``) against the sess
 apiserver with its own chain prefix (``KT`` + 5 hex), its own slice of the service CIDR
 (``10.96.X.0/24``, routed to its own port-less bridge) and the cluster CIDR 10.244.0.0/16.
 Backends are three busybox httpd containers on a Docker bridge network of our own (a free
-``10.244.Y.0/24``), each answering its own name.  Services and Endpoints are created
-through the API (no selector, so no controller touches the Endpoints).
+``10.244.Y.0/24``), each answering its own name.  Services and their EndpointSlices are
+created through the API (no selector, so no controller touches the slices).
 
 Network safety: traffic goes only to our containers, our ClusterIPs (DNATed to our
 containers or rejected locally) and this machine's own address (NodePort).  Everything —
@@ -150,13 +150,15 @@ async def create_service(client: Client, ns: str, name: str, third: int, *, node
 
 
 def endpoints_body(ns: str, name: str, ips: list[str]) -> Obj:
-    subsets = [{"addresses": [{"ip": ip} for ip in ips],
-                "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}] if ips else []
-    return {"metadata": {"name": name, "namespace": ns}, "subsets": subsets}
+    """The EndpointSlice ``name`` of Service ``name`` (kube-proxy reads slices): ``ips`` ready on 8080."""
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "addressType": "IPv4",
+            "metadata": {"name": name, "namespace": ns, "labels": {"kubernetes.io/service-name": name}},
+            "endpoints": [{"addresses": [ip], "conditions": {"ready": True}} for ip in ips],
+            "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}
 
 
 async def set_endpoints(client: Client, ns: str, name: str, ips: list[str]) -> None:
-    rt = client.kind("v1", "Endpoints")
+    rt = client.kind("discovery.k8s.io/v1", "EndpointSlice")
     try:
         current = await client.get(rt, name, ns)
     except errors.NotFound:

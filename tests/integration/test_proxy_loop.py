@@ -51,13 +51,15 @@ async def test_loop_coalesces_rate_limits_resyncs_and_retries(client: Client, na
     try:
         await asyncio.wait_for(proxier.synced.wait(), 10)
         assert backend.calls[0][1] is True  # the first sync is a full one
-        svc_rt, ep_rt = client.kind("v1", "Service"), client.kind("v1", "Endpoints")
+        svc_rt, ep_rt = client.kind("v1", "Service"), client.kind("discovery.k8s.io/v1", "EndpointSlice")
         await client.create(svc_rt, {"metadata": {"name": "web"}, "spec": {
             "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}}, namespace)
-        ep = await client.create(ep_rt, {"metadata": {"name": "web"}, "subsets": []}, namespace)
+        ep = await client.create(ep_rt, {"metadata": {"name": "web", "labels": {"kubernetes.io/service-name": "web"}},
+                                         "addressType": "IPv4", "ports": [{"name": "http", "port": 8080}]},
+                                 namespace)
         before = len(backend.calls)
         for i in range(2, 12):  # a burst of 10 changes
-            ep["subsets"] = [{"addresses": [{"ip": f"10.244.9.{i}"}], "ports": [{"name": "http", "port": 8080}]}]
+            ep["endpoints"] = [{"addresses": [f"10.244.9.{i}"]}]
             ep = await client.update(ep_rt, ep)
         want = (Endpoint("10.244.9.11", 8080),)
         await wait_for(lambda: bool(backend.calls) and endpoints_of(backend.calls[-1][2], namespace) == want)
@@ -73,7 +75,7 @@ async def test_loop_coalesces_rate_limits_resyncs_and_retries(client: Client, na
 
         # a failing backend: retried (as a full sync) until it works, with the latest state
         backend.fail_next = 2
-        ep["subsets"] = [{"addresses": [{"ip": "10.244.9.99"}], "ports": [{"name": "http", "port": 8080}]}]
+        ep["endpoints"] = [{"addresses": ["10.244.9.99"]}]
         await client.update(ep_rt, ep)
         latest = (Endpoint("10.244.9.99", 8080),)
         await wait_for(lambda: proxier.failures == 2 and proxier.state is not None

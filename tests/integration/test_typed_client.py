@@ -25,7 +25,7 @@ from minik8s.apiserver.versions import SERVED_VERSIONS
 from tests.support.processes import APIServer
 
 TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api, k8s.PolicyV1Api,
-              k8s.RbacAuthorizationV1Api)
+              k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api)
 
 POD_SPEC = {"containers": [{"name": "main", "image": "minik8s/busybox", "command": ["sleep", "3600"]}]}
 TEMPLATE = {"metadata": {"labels": {"app": "typed"}}, "spec": POD_SPEC}
@@ -58,6 +58,12 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
     ("policy/v1", "PodDisruptionBudget"): ({"spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "typed"}}}},
                                            {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 0,
                                             "desiredHealthy": 1, "expectedPods": 0}),
+    ("discovery.k8s.io/v1", "EndpointSlice"): ({
+        "metadata": {"labels": {"kubernetes.io/service-name": "typed"}}, "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.244.0.9"], "conditions": {"ready": True, "serving": True,
+                                                                  "terminating": False},
+                       "hints": {"forZones": [{"name": "z1"}]}, "nodeName": "n1", "zone": "z1"}],
+        "ports": [{"name": "http", "port": 80, "protocol": "TCP", "appProtocol": "http"}]}, None),
     ("apps/v1", "ReplicaSet"): ({"spec": {"replicas": 0, "selector": {"matchLabels": {"app": "typed"}},
                                           "template": TEMPLATE}}, None),
     ("apps/v1", "Deployment"): ({"spec": {"replicas": 0, "selector": {"matchLabels": {"app": "typed"}},
@@ -252,6 +258,7 @@ SERVED_LISTS = {
     "AutoscalingV2Api": ["horizontal_pod_autoscaler"],
     "StorageV1Api": ["storage_class"],
     "RbacAuthorizationV1Api": ["role", "role_binding", "cluster_role", "cluster_role_binding"],
+    "DiscoveryV1Api": ["endpoint_slice"],
 }
 #: Cluster-scoped kinds among them (one ``list_<kind>`` call, no namespaced form).
 CLUSTER_LISTS = ("namespace", "node", "persistent_volume", "storage_class", "cluster_role", "cluster_role_binding")
@@ -296,6 +303,7 @@ async def test_typed_list_calls_of_served_kinds_succeed(apiserver: APIServer, na
 API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": k8s.AutoscalingV2Api,
                "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api,
                "coordination.k8s.io/v1": k8s.CoordinationV1Api, "policy/v1": k8s.PolicyV1Api,
+               "discovery.k8s.io/v1": k8s.DiscoveryV1Api,
                "networking.k8s.io/v1": k8s.NetworkingV1Api, "storage.k8s.io/v1": k8s.StorageV1Api,
                "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api,
                "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api}

@@ -81,6 +81,7 @@ async def test_slow_start_batches_grow_and_stop_on_failure() -> None:
 
 def test_select_controllers() -> None:
     everything = ["replicaset", "deployment", "daemonset", "statefulset", "garbagecollector", "endpoint",
+                  "endpointslice", "endpointslicemirroring",
                   "nodeipam", "dns", "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function",
                   "functionautoscaler", "serviceaccount", "root-ca-cert-publisher", "replicationcontroller", "job",
                   "cronjob", "persistentvolume-binder", "pvc-protection", "pv-protection", "local-path-provisioner",

@@ -8,6 +8,7 @@ from typing import Any
 from dnslib import QTYPE, RCODE
 
 from minik8s.api.base import Obj, ObjList
+from minik8s.api.discovery import SERVICE_INDEX, slice_service_key
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.dns.records import POD_IP_INDEX, Answer, ClusterZone, pod_ips
 
@@ -42,10 +43,12 @@ SERVICES = [
      "metadata": {"name": "dns-shop", "namespace": "default", "ownerReferences": [
          {"apiVersion": "minik8s.io/v1", "kind": "DNS", "name": "shop", "uid": "dns-uid", "controller": True}]}},
 ]
-ENDPOINTS = [{"metadata": {"name": "db", "namespace": "default"}, "subsets": [{
-    "addresses": [{"ip": "10.244.0.8", "hostname": "db-0"}, {"ip": "10.244.0.7"}],
-    "notReadyAddresses": [{"ip": "10.244.0.9"}],
-    "ports": [{"name": "pg", "port": 5432, "protocol": "TCP"}]}]}]
+SLICE_LABELS = {"kubernetes.io/service-name": "db"}
+ENDPOINTS = [{"metadata": {"name": "db-abc", "namespace": "default", "labels": SLICE_LABELS}, "addressType": "IPv4",
+              "endpoints": [{"addresses": ["10.244.0.8"], "hostname": "db-0", "conditions": {"ready": True}},
+                            {"addresses": ["10.244.0.7"]},
+                            {"addresses": ["10.244.0.9"], "conditions": {"ready": False}}],
+              "ports": [{"name": "pg", "port": 5432, "protocol": "TCP"}]}]
 PODS = [{"metadata": {"name": "p", "namespace": "default"}, "status": {"podIP": "10.244.0.7"}}]
 DNSES = [{"apiVersion": "minik8s.io/v1", "kind": "DNS",
           "metadata": {"name": "shop", "namespace": "default", "uid": "dns-uid", "creationTimestamp": "t"},
@@ -53,7 +56,8 @@ DNSES = [{"apiVersion": "minik8s.io/v1", "kind": "DNS",
 
 
 def zone() -> ClusterZone:
-    return ClusterZone(StaticCache(SERVICES, {NAMESPACE_INDEX: by_namespace}), StaticCache(ENDPOINTS),
+    return ClusterZone(StaticCache(SERVICES, {NAMESPACE_INDEX: by_namespace}),
+                       StaticCache(ENDPOINTS, {SERVICE_INDEX: slice_service_key}),
                        StaticCache(PODS, {POD_IP_INDEX: pod_ips}), [StaticCache(DNSES), StaticCache([])])
 
 
@@ -131,9 +135,11 @@ async def test_server_packs_answers_truncates_udp_and_answers_edns() -> None:
     from minik8s.dns.server import DNSServer, parse_resolv_conf, parse_upstream
 
     many = [svc("big", clusterIP="None", ports=[])]
-    eps = [{"metadata": {"name": "big", "namespace": "default"},
-            "subsets": [{"addresses": [{"ip": f"10.244.1.{i}"} for i in range(1, 101)]}]}]
-    server = DNSServer(ClusterZone(StaticCache(many, {NAMESPACE_INDEX: by_namespace}), StaticCache(eps),
+    eps = [{"metadata": {"name": f"big-{i}", "namespace": "default", "labels": {"kubernetes.io/service-name": "big"}},
+            "addressType": "IPv4", "endpoints": [{"addresses": [f"10.244.1.{i * 50 + j}"]} for j in range(1, 51)]}
+           for i in range(2)]  # 100 endpoints in two slices
+    server = DNSServer(ClusterZone(StaticCache(many, {NAMESPACE_INDEX: by_namespace}),
+                                   StaticCache(eps, {SERVICE_INDEX: slice_service_key}),
                                    StaticCache([]), []))
     question = DNSRecord.question("big.default.svc.cluster.local")
     small = DNSRecord.parse(await server.handle(question.pack(), tcp=False) or b"")

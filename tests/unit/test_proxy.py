@@ -51,11 +51,15 @@ def svc(name: str, ip: str | None, ports: list[dict[str, Any]], ns: str = "defau
 
 
 def eps(name: str, ips: list[str], ports: list[dict[str, Any]], ns: str = "default",
-        not_ready: list[str] | None = None) -> dict[str, Any]:
-    subset: dict[str, Any] = {"addresses": [{"ip": i} for i in ips], "ports": ports}
-    if not_ready:
-        subset["notReadyAddresses"] = [{"ip": i} for i in not_ready]
-    return {"metadata": {"namespace": ns, "name": name}, "subsets": [subset]}
+        not_ready: list[str] | None = None, terminating: list[str] | None = None) -> dict[str, Any]:
+    """An EndpointSlice of Service ``name``: ``ips`` ready, ``not_ready`` not, ``terminating`` serving
+    and terminating."""
+    endpoints = [{"addresses": [i], "conditions": {"ready": True}} for i in ips]
+    endpoints += [{"addresses": [i], "conditions": {"ready": False}} for i in not_ready or []]
+    endpoints += [{"addresses": [i], "conditions": {"ready": False, "serving": True, "terminating": True}}
+                  for i in terminating or []]
+    return {"metadata": {"namespace": ns, "name": f"{name}-x1", "labels": {"kubernetes.io/service-name": name}},
+            "addressType": "IPv4", "endpoints": endpoints, "ports": ports}
 
 
 def web_state(ips: list[str], node_port: int | None = None) -> ProxyState:
@@ -123,6 +127,20 @@ def test_build_state_skips_headless_external_and_unallocated_services() -> None:
 def test_endpoints_sorted_numerically_and_deduplicated() -> None:
     state = web_state(["10.244.1.10", "10.244.1.9", "10.244.1.10"])
     assert [str(e) for e in next(iter(state.endpoints.values()))] == ["10.244.1.9:8080", "10.244.1.10:8080"]
+
+
+def test_serving_terminating_endpoints_only_when_none_is_ready() -> None:
+    services = [svc("web", "10.96.0.10", [{"name": "http", "port": 80, "protocol": "TCP"}])]
+    port = [{"name": "http", "port": 8080, "protocol": "TCP"}]
+    http = ServicePortName("default", "web", "http")
+    state = build_state(services, [eps("web", ["10.244.1.2"], port, terminating=["10.244.1.3"])])
+    assert state.endpoints[http] == (Endpoint("10.244.1.2", 8080),)
+    state = build_state(services, [eps("web", [], port, not_ready=["10.244.1.4"], terminating=["10.244.1.3"])])
+    assert state.endpoints[http] == (Endpoint("10.244.1.3", 8080),)
+    # a slice split in two (over 100 endpoints) and another Service's slice
+    state = build_state(services, [eps("web", ["10.244.1.5"], port), eps("web", ["10.244.1.6"], port),
+                                   eps("other", ["10.244.1.7"], port)])
+    assert state.endpoints[http] == (Endpoint("10.244.1.5", 8080), Endpoint("10.244.1.6", 8080))
 
 
 def test_node_port_only_for_nodeport_services() -> None:

@@ -12,9 +12,11 @@ from dnslib import QTYPE
 
 from minik8s.api.apps import StatefulSetView
 from minik8s.api.base import Obj
+from minik8s.api.discovery import SERVICE_INDEX, SERVICE_NAME_LABEL, slice_service_key
 from minik8s.apiserver.strategies.statefulset import StatefulSetStrategy
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.controllers.endpoints import compute_subsets
+from minik8s.controllers.endpointslice import desired_groups
 from minik8s.controllers.statefulset import (
     POD_INDEX_LABEL,
     POD_NAME_LABEL,
@@ -258,8 +260,12 @@ def test_pods_answer_by_name_under_the_headless_service() -> None:
     assert [a.get("hostname") for a in subsets[0]["addresses"]] == ["web-0", "web-1"]
     other = {**service, "metadata": {"name": "other", "namespace": "ns"}}
     assert all("hostname" not in a for a in compute_subsets(other, pods)[0]["addresses"])
-    endpoints = {"metadata": {"name": "web", "namespace": "ns"}, "subsets": subsets}
-    zone = ClusterZone(_Cache([service], {NAMESPACE_INDEX: by_namespace}), _Cache([endpoints]),
+    endpoint_slice = {"metadata": {"name": "web-x", "namespace": "ns", "labels": {SERVICE_NAME_LABEL: "web"}},
+                      "addressType": "IPv4",
+                      "endpoints": [e for g in desired_groups(service, pods).values() for e in g.endpoints.values()]}
+    assert sorted(str(e.get("hostname")) for e in endpoint_slice["endpoints"]) == ["web-0", "web-1"]
+    zone = ClusterZone(_Cache([service], {NAMESPACE_INDEX: by_namespace}),
+                       _Cache([endpoint_slice], {SERVICE_INDEX: slice_service_key}),
                        _Cache(pods, {POD_IP_INDEX: pod_ips}), [])
     answer = zone.answer("web-1.web.ns.svc.cluster.local.", QTYPE.A)
     assert answer is not None and [str(rr.rdata) for rr in answer.answers] == ["10.244.0.11"]

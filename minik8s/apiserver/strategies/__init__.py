@@ -13,6 +13,7 @@ from minik8s.apiserver.strategies.config import ConfigMapStrategy, SecretStrateg
 from minik8s.apiserver.strategies.daemonset import DaemonSetStrategy
 from minik8s.apiserver.strategies.deployment import DeploymentStrategy
 from minik8s.apiserver.strategies.dns import DNSStrategy
+from minik8s.apiserver.strategies.endpointslice import EndpointSliceStrategy
 from minik8s.apiserver.strategies.event import EventStrategy
 from minik8s.apiserver.strategies.gpujob import GPUJobStrategy, SlurmClusterStrategy
 from minik8s.apiserver.strategies.horizontalpodautoscaler import HorizontalPodAutoscalerStrategy
@@ -55,6 +56,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "CronJob": CronJobStrategy(),
         "DNS": DNSStrategy(),
         "Ingress": IngressStrategy(),
+        "EndpointSlice": EndpointSliceStrategy(),
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
         "ConfigMap": ConfigMapStrategy(),
         "Secret": SecretStrategy(),

@@ -4,7 +4,7 @@ One module a kind or a small family of kinds, each following kubectl's own layou
 (``pkg/describe``): :mod:`.pods` (Pod), :mod:`.apps` (Deployment, ReplicaSet, StatefulSet,
 DaemonSet, ReplicationController), :mod:`.autoscaling` (HorizontalPodAutoscaler), :mod:`.access`
 (ServiceAccount, Role, ClusterRole, RoleBinding, ClusterRoleBinding), :mod:`.cluster` (Node,
-Namespace), :mod:`.services` (Service, Endpoints), :mod:`.networking` (Ingress), :mod:`.storage`
+Namespace), :mod:`.services` (Service, Endpoints, EndpointSlice), :mod:`.networking` (Ingress), :mod:`.storage`
 (PersistentVolume, PersistentVolumeClaim, StorageClass), :mod:`.batch` (Job, CronJob),
 :mod:`.config` (ConfigMap, Secret — never a Secret's values), :mod:`.policy` (PodDisruptionBudget),
 :mod:`.gpujobs` (GPUJob, minik8s' own).  Every other kind — custom resources, Event, Lease,
@@ -39,7 +39,7 @@ from minik8s.kubectl.describe.gpujobs import describe_gpujob
 from minik8s.kubectl.describe.networking import describe_ingress
 from minik8s.kubectl.describe.pods import describe_pod
 from minik8s.kubectl.describe.policy import describe_pdb
-from minik8s.kubectl.describe.services import describe_endpoints, describe_service
+from minik8s.kubectl.describe.services import describe_endpoints, describe_endpointslice, describe_service
 from minik8s.kubectl.describe.shared import Describer, describe_generic, fetch_events
 from minik8s.kubectl.describe.storage import (
     describe_persistent_volume,
@@ -110,6 +110,7 @@ DESCRIBERS: dict[str, Describer] = {
     "ReplicationController": describe_replication_controller,
     "Ingress": describe_ingress,
     "Endpoints": describe_endpoints,
+    "EndpointSlice": describe_endpointslice,
     "PersistentVolume": describe_persistent_volume,
     "PersistentVolumeClaim": describe_persistent_volume_claim,
     "StorageClass": describe_storage_class,
@@ -118,7 +119,7 @@ DESCRIBERS: dict[str, Describer] = {
 #: The API groups whose kinds :data:`DESCRIBERS` describes (a custom resource of another group
 #: with the same kind name gets the generic rendering, as kubectl looks describers up by group and kind).
 BUILTIN_GROUPS = frozenset({"", "apps", "batch", "autoscaling", "rbac.authorization.k8s.io", "networking.k8s.io",
-                            "storage.k8s.io", "minik8s.io", "policy"})
+                            "storage.k8s.io", "minik8s.io", "policy", "discovery.k8s.io"})
 
 
 def describer_for(kind: str, group: str | None = None) -> Describer:

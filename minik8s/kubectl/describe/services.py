@@ -1,6 +1,6 @@
-"""``kubectl describe`` for a Service in kubectl's layout, with each port's endpoints, and for an
-Endpoints object (``pkg/describe``'s ServiceDescriber and EndpointsDescriber; kubectl 1.32 reads a
-Service's endpoints from its EndpointSlices, which minik8s does not serve: ``<none>`` then)."""
+"""``kubectl describe`` for a Service in kubectl's layout, with each port's endpoints (from its
+EndpointSlices, as kubectl 1.32 reads them), for an Endpoints object and for an EndpointSlice
+(``pkg/describe``'s ServiceDescriber, EndpointsDescriber and EndpointSliceDescriber)."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def format_endpoint_slices(slices: list[Obj], port_names: set[str] | None) -> st
 
 async def service_endpoint_slices(s: Session, namespace: str, service: str) -> list[Obj] | None:
     """The EndpointSlices of ``service`` (label ``kubernetes.io/service-name``); None when the
-    server does not serve them (minik8s serves Endpoints only)."""
+    server does not serve them or they cannot be listed."""
     rt = s.registry.by_kind("discovery.k8s.io/v1", "EndpointSlice")
     if rt is None:
         return None
@@ -134,4 +134,41 @@ async def describe_endpoints(s: Session, rt: ResourceType, ep: Obj) -> str:
                 w.write(2, f"{port.get('name') or '<unset>'}\t{port.get('port')}\t{port.get('protocol') or ''}")
         w.write(0, "")
     write_events(w, await fetch_events(s, ep, rt))
+    return w.text()
+
+
+async def describe_endpointslice(s: Session, rt: ResourceType, eps: Obj) -> str:
+    """A discovery.k8s.io/v1 EndpointSlice (kubectl 1.32's ``describeEndpointSliceV1``): address type,
+    the ports table, each endpoint's addresses, ready condition, hostname, target, node and zone."""
+    w = header(meta_of(eps))
+    w.write(0, f"AddressType:\t{eps.get('addressType') or ''}")
+    if not eps.get("ports"):
+        w.write(0, "Ports: <unset>")
+    else:
+        w.write(0, "Ports:")
+        w.write(1, "Name\tPort\tProtocol")
+        w.write(1, "----\t----\t--------")
+        for port in eps["ports"]:
+            number = port.get("port")
+            w.write(1, f"{port.get('name') or '<unset>'}\t{'<unset>' if number is None else number}\t"
+                       f"{port.get('protocol') or ''}")
+    if not eps.get("endpoints"):
+        w.write(0, "Endpoints: <none>")
+    else:
+        w.write(0, "Endpoints:")
+        for endpoint in eps["endpoints"]:
+            w.write(1, f"- Addresses:\t{', '.join(endpoint.get('addresses') or []) or NONE}")
+            w.write(2, "Conditions:")
+            ready = (endpoint.get("conditions") or {}).get("ready")
+            w.write(3, f"Ready:\t{'<unset>' if ready is None else str(ready).lower()}")
+            hostname = endpoint.get("hostname")
+            w.write(2, f"Hostname:\t{'<unset>' if hostname is None else hostname}")
+            target = endpoint.get("targetRef")
+            if target is not None:
+                w.write(2, f"TargetRef:\t{target.get('kind') or ''}/{target.get('name') or ''}")
+            node = endpoint.get("nodeName")
+            w.write(2, f"NodeName:\t{'<unset>' if node is None else node}")
+            zone = endpoint.get("zone")
+            w.write(2, f"Zone:\t{'<unset>' if zone is None else zone}")
+    write_events(w, await fetch_events(s, eps, rt))
     return w.text()
