@@ -201,6 +201,12 @@ async def test_rollout_status_deadline_exceeded_and_timeout(kc: AsyncKubectl, cl
     async with controller_manager(client, namespace, WORKLOAD):
         await client.create(d_rt, deployment("stuck", 1, {"app": "stuck"}, progressDeadlineSeconds=1), namespace)
         await client.create(d_rt, deployment("slow", 1, {"app": "slow"}), namespace)
+
+        async def observed() -> bool:  # else kubectl waits for "spec update to be observed" first
+            d = await _deployment(client, namespace, "slow")
+            return bool((d.get("status") or {}).get("observedGeneration") == d["metadata"]["generation"])
+
+        await wait_for(observed, what="the controller observed deployment slow")
         stuck, slow = await asyncio.gather(
             kc("rollout", "status", "deployment/stuck", "--timeout", "40s"),
             kc("rollout", "status", "deployment/slow", "--timeout", "2s"))
