@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import jsonpatch
 import jsonpointer
+
+from minik8s.api.k8sopenapi import PatchSchema
 
 __all__ = [
     "MERGE_KEYS",
@@ -35,10 +38,11 @@ __all__ = [
 #: A JSON value (object, array, string, number, boolean or null).
 JSON = Any
 
-#: Field name -> merge key for the lists that strategic merge patch merges item by item
-#: (the ``patchMergeKey`` tags of the Kubernetes core types). ``ports`` is special: it is
-#: keyed by ``containerPort`` when its items have one (Container ports) and by ``port``
-#: otherwise (Service ports). Every other list is replaced whole.
+#: Field name -> merge key for the lists that strategic merge patch merges item by item when
+#: the object's kind has no schema to say it (minik8s' own kinds; with a
+#: :class:`~minik8s.api.k8sopenapi.PatchSchema` the schema's ``x-kubernetes-patch-merge-key``
+#: decides). ``ports`` is special: it is keyed by ``containerPort`` when its items have one
+#: (Container ports) and by ``port`` otherwise (Service ports). Every other list is replaced whole.
 MERGE_KEYS: dict[str, str] = {
     "containers": "name",
     "initContainers": "name",
@@ -136,12 +140,19 @@ def json_patch(target: JSON, operations: list[dict[str, Any]]) -> JSON:
 # Kubernetes strategic merge patch
 
 
-def strategic_merge_patch(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+def strategic_merge_patch(target: dict[str, Any], patch: dict[str, Any],
+                          schema: PatchSchema | None = None) -> dict[str, Any]:
     """Apply a Kubernetes strategic merge patch (``application/strategic-merge-patch+json``).
 
+    ``schema``: the kind's schema (:class:`~minik8s.api.k8sopenapi.PatchSchema`).  With it, the
+    lists its ``x-kubernetes-patch-merge-key``/``x-kubernetes-patch-strategy: merge`` mark merge
+    item by item on that key, lists of values marked ``merge`` (``finalizers``) merge as sets,
+    and every other list is replaced whole — Kubernetes' ``patchMergeKey``/``patchStrategy``
+    tags, as published in its OpenAPI.  Without it, :data:`MERGE_KEYS` decides by field name.
+
     Works like :func:`json_merge_patch` (``None`` deletes a key, dicts merge recursively,
-    scalars replace) except for the lists named in :data:`MERGE_KEYS`, which merge item by
-    item on their merge key: ``containers``, ``initContainers``, ``ephemeralContainers``,
+    scalars replace) except for the merged lists; without a schema these are:
+    ``containers``, ``initContainers``, ``ephemeralContainers``,
     ``env``, ``volumes``, ``imagePullSecrets`` by ``name``; ``volumeMounts`` by
     ``mountPath``; ``volumeDevices`` by ``devicePath``; ``ports`` by ``containerPort``
     (``port`` for Service ports); ``conditions`` by ``type``; ``hostAliases`` by ``ip``.
@@ -176,16 +187,42 @@ def strategic_merge_patch(target: dict[str, Any], patch: dict[str, Any]) -> dict
         raise ValueError(f"strategic merge patch target must be an object, got {type(target).__name__}")
     if not isinstance(patch, dict):
         raise ValueError(f"strategic merge patch must be an object, got {type(patch).__name__}")
-    return _smp_map(copy.deepcopy(target), patch, "")
+    return _smp_map(copy.deepcopy(target), patch, "", _Where(schema, schema is not None))
 
 
-def _smp_map(result: dict[str, Any], patch: dict[str, Any], path: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Where:
+    """The schema at a position of a patch (``schema`` None: not known there) and whether the
+    patched object has a schema at all (``typed``: else :data:`MERGE_KEYS` decides)."""
+
+    schema: PatchSchema | None
+    typed: bool
+
+    def field(self, name: str) -> _Where:
+        return _Where(self.schema.field(name) if self.schema is not None else None, self.typed)
+
+    def items(self) -> _Where:
+        return _Where(self.schema.items() if self.schema is not None else None, self.typed)
+
+    def list_merge(self, field: str, items: list[Any]) -> tuple[str | None, bool]:
+        """(the merge key of list ``field`` here, whether it is a set of values merged as one)."""
+        if not self.typed:
+            return _merge_key(field, items), False
+        if self.schema is None:
+            return None, False
+        return self.schema.merge_key, self.schema.merge_key is None and "merge" in self.schema.strategies
+
+
+_UNTYPED = _Where(None, False)
+
+
+def _smp_map(result: dict[str, Any], patch: dict[str, Any], path: str, where: _Where = _UNTYPED) -> dict[str, Any]:
     """Merge ``patch`` into ``result`` (owned by the caller, mutated) and return it."""
     if _PATCH in patch:
         directive = patch[_PATCH]
         if directive == "replace":
             rest = {key: value for key, value in patch.items() if key != _PATCH}
-            return _smp_map({}, rest, path)
+            return _smp_map({}, rest, path, where)
         if directive == "delete":
             return {}
         if directive != "merge":
@@ -222,7 +259,7 @@ def _smp_map(result: dict[str, Any], patch: dict[str, Any], path: str) -> dict[s
         if value is None:
             result.pop(key, None)
             continue
-        result[key] = _smp_value(key, result.get(key), value, _join(path, key))
+        result[key] = _smp_value(key, result.get(key), value, _join(path, key), where.field(key))
 
     for field, values in deletions:
         existing = result.get(field)
@@ -231,29 +268,31 @@ def _smp_map(result: dict[str, Any], patch: dict[str, Any], path: str) -> dict[s
     return result
 
 
-def _smp_value(field: str, existing: Any, value: Any, path: str) -> Any:
+def _smp_value(field: str, existing: Any, value: Any, path: str, where: _Where = _UNTYPED) -> Any:
     """The merged value of ``field``; ``existing`` is owned by the caller."""
     if isinstance(value, dict):
-        return _smp_map(existing if isinstance(existing, dict) else {}, value, path)
+        return _smp_map(existing if isinstance(existing, dict) else {}, value, path, where)
     if isinstance(value, list):
         old = existing if isinstance(existing, list) else []
-        merge_key = _merge_key(field, old, value)
+        merge_key, as_set = where.list_merge(field, [*old, *value])
+        if as_set:
+            fresh = _atomic_list(value, path, where.items())
+            return old + [item for item in fresh if not any(_json_equal(item, o) for o in old)]
         if merge_key is None:
-            return _atomic_list(value, path)
-        return _smp_list(old, value, merge_key, field == "ports", path)
+            return _atomic_list(value, path, where.items())
+        return _smp_list(old, value, merge_key, field == "ports", path, where.items())
     return value
 
 
-def _merge_key(field: str, existing: list[Any], patch: list[Any]) -> str | None:
+def _merge_key(field: str, items: list[Any]) -> str | None:
     if field == "ports":
-        items = [item for item in (*existing, *patch) if isinstance(item, dict)]
-        if any("containerPort" in item for item in items):
+        if any("containerPort" in item for item in items if isinstance(item, dict)):
             return "containerPort"
         return "port"
     return MERGE_KEYS.get(field)
 
 
-def _atomic_list(items: list[Any], path: str) -> list[Any]:
+def _atomic_list(items: list[Any], path: str, where: _Where = _UNTYPED) -> list[Any]:
     """A list without merge key: replaced whole (a ``{"$patch": "replace"}`` marker is dropped)."""
     result: list[Any] = []
     for index, item in enumerate(items):
@@ -261,36 +300,37 @@ def _atomic_list(items: list[Any], path: str) -> list[Any]:
             if item == {_PATCH: "replace"}:
                 continue
             raise ValueError(f"{path}[{index}]: $patch directive in a list that has no merge key")
-        result.append(_fresh(item, path))
+        result.append(_fresh(item, path, where))
     return result
 
 
-def _fresh(value: Any, path: str) -> Any:
+def _fresh(value: Any, path: str, where: _Where = _UNTYPED) -> Any:
     """A new value built from a patch value alone (nulls dropped, directives applied)."""
     if isinstance(value, dict):
-        return _smp_map({}, value, path)
+        return _smp_map({}, value, path, where)
     if isinstance(value, list):
-        return [_fresh(item, f"{path}[{index}]") for index, item in enumerate(value)]
+        return [_fresh(item, f"{path}[{index}]", where.items()) for index, item in enumerate(value)]
     return value
 
 
 def _smp_list(
-    existing: list[Any], patch: list[Any], merge_key: str, by_protocol: bool, path: str
+    existing: list[Any], patch: list[Any], merge_key: str, by_protocol: bool, path: str,
+    where: _Where = _UNTYPED,
 ) -> list[Any]:
     """Merge a merge-keyed list; ``existing`` is owned by the caller."""
     replace = False
     operations: list[tuple[str, dict[str, Any], str]] = []
     for index, item in enumerate(patch):
-        where = f"{path}[{index}]"
+        at = f"{path}[{index}]"
         if not isinstance(item, dict):
-            raise ValueError(f"{where}: items of {path} must be objects with merge key {merge_key!r}")
+            raise ValueError(f"{at}: items of {path} must be objects with merge key {merge_key!r}")
         operation = "merge"
         if _PATCH in item:
             directive = item[_PATCH]
             if directive == "replace":
                 if len(item) != 1:
                     raise ValueError(
-                        f"{where}: a {{'$patch': 'replace'}} list marker must have no other fields"
+                        f"{at}: a {{'$patch': 'replace'}} list marker must have no other fields"
                     )
                 replace = True
                 continue
@@ -299,25 +339,25 @@ def _smp_list(
             elif directive == "merge":
                 item = {key: value for key, value in item.items() if key != _PATCH}
             else:
-                raise ValueError(f"{where}: unknown $patch directive {directive!r}")
+                raise ValueError(f"{at}: unknown $patch directive {directive!r}")
         if merge_key not in item:
-            raise ValueError(f"{where}: item does not contain declared merge key {merge_key!r}")
-        operations.append((operation, item, where))
+            raise ValueError(f"{at}: item does not contain declared merge key {merge_key!r}")
+        operations.append((operation, item, at))
 
     if replace:
-        return [_smp_map({}, item, where) for operation, item, where in operations if operation == "merge"]
+        return [_smp_map({}, item, at, where) for operation, item, at in operations if operation == "merge"]
 
     result = list(existing)
-    for operation, item, where in operations:
+    for operation, item, at in operations:
         if operation == "delete":
             result = [old for old in result if not _same_item(old, item, merge_key, by_protocol)]
             continue
         for index, old in enumerate(result):
             if _same_item(old, item, merge_key, by_protocol):
-                result[index] = _smp_map(old, item, where)
+                result[index] = _smp_map(old, item, at, where)
                 break
         else:
-            result.append(_smp_map({}, item, where))
+            result.append(_smp_map({}, item, at, where))
     return result
 
 
@@ -431,21 +471,13 @@ def create_three_way_merge_patch(
 
 
 # ------------------------------------------------------------------ strategic two-way diff (client side)
-def _diff_merge_key(field: str, items: list[Any]) -> str | None:
-    if field == "ports":
-        if any(isinstance(i, dict) and "containerPort" in i for i in items):
-            return "containerPort"
-        return "port"
-    return MERGE_KEYS.get(field)
-
-
 def _diff_item_id(item: dict[str, Any], key: str, by_protocol: bool) -> tuple[Any, ...]:
     return (json.dumps(item.get(key)), (item.get("protocol") or "TCP") if by_protocol else "")
 
 
-def _diff_list_patch(field: str, old: list[Any], new: list[Any]) -> list[Any] | None:
+def _diff_list_patch(field: str, old: list[Any], new: list[Any], where: _Where) -> list[Any] | None:
     """Strategic patch of a merge-keyed list, or None when it cannot be keyed (replace whole)."""
-    key = _diff_merge_key(field, old + new)
+    key, _ = where.list_merge(field, old + new)
     if key is None or not all(isinstance(i, dict) and key in i for i in old + new):
         return None
     by_protocol = field == "ports"
@@ -460,7 +492,7 @@ def _diff_list_patch(field: str, old: list[Any], new: list[Any]) -> list[Any] | 
         if ident not in olds:
             patch.append(copy.deepcopy(item))
             continue
-        diff = strategic_diff(olds[ident], item)
+        diff = _strategic_diff(olds[ident], item, where.items())
         if diff:
             entry = {key: item[key], **diff}
             if by_protocol and item.get("protocol"):
@@ -475,24 +507,29 @@ def _diff_list_patch(field: str, old: list[Any], new: list[Any]) -> list[Any] | 
     return patch
 
 
-def strategic_diff(original: dict[str, Any], modified: dict[str, Any]) -> dict[str, Any]:
+def strategic_diff(original: dict[str, Any], modified: dict[str, Any],
+                   schema: PatchSchema | None = None) -> dict[str, Any]:
     """The patch that turns ``original`` into ``modified`` under strategic merge patch.
 
     Like :func:`minik8s.api.patch.create_merge_patch` (removed keys become ``None``,
     dicts diff recursively, other changed values replace), except that lists merged by
-    key on the server (containers, env, ports, volumes, ...) are diffed item by item:
-    changed items carry their merge key and the changes, removed items become
-    ``{"$patch": "delete", key: value}``. ``{}`` means no change.
+    key on the server (containers, env, ports, volumes, ...: the kind's ``schema``, else
+    :data:`MERGE_KEYS`) are diffed item by item: changed items carry their merge key and the
+    changes, removed items become ``{"$patch": "delete", key: value}``. ``{}`` means no change.
     """
+    return _strategic_diff(original, modified, _Where(schema, schema is not None))
+
+
+def _strategic_diff(original: dict[str, Any], modified: dict[str, Any], where: _Where) -> dict[str, Any]:
     patch = create_merge_patch(original, modified)
     for field, value in list(patch.items()):
         old, new = original.get(field), modified.get(field)
         if isinstance(old, dict) and isinstance(new, dict) and isinstance(value, dict):
-            patch[field] = strategic_diff(old, new)
+            patch[field] = _strategic_diff(old, new, where.field(field))
             if not patch[field]:
                 del patch[field]
         elif isinstance(old, list) and isinstance(new, list):
-            items = _diff_list_patch(field, old, new)
+            items = _diff_list_patch(field, old, new, where.field(field))
             if items is not None:
                 if items:
                     patch[field] = items

@@ -1,17 +1,23 @@
-"""OpenAPI schemas of the API kinds, generated from the pydantic models that validate requests,
-and the unknown-field check of server-side field validation against them.
+"""OpenAPI schemas of the API kinds, the unknown-field check of server-side field validation
+against them, and the fields a kind's model does not read but Kubernetes defines.
 
-:class:`Schemas` walks each kind's model (fields, their aliases, types and docstrings) into
-OpenAPI definitions named as Kubernetes names them (``io.k8s.api.core.v1.PodSpec``,
-``io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta``; minik8s' own group reversed:
-``io.minik8s.v1.DNS``).  Kinds carry ``x-kubernetes-group-version-kind``; lists that strategic
-merge patch merges item by item (:data:`minik8s.api.patch.MERGE_KEYS`, the one table the
-apiserver's patching uses too) carry ``x-kubernetes-patch-merge-key``,
+Every kind Kubernetes defines is served with **Kubernetes' own definition**: Kubernetes 1.32's
+OpenAPI v2 definitions, as published (``k8s-openapi.json``, written by
+``scripts/k8s-openapi.py`` from a pinned PyPI package; :func:`kubernetes_definitions`), found
+by the kind's ``x-kubernetes-group-version-kind``, with every definition it refers to.  So every
+field Kubernetes has is known (accepted under ``fieldValidation=Strict``, stored and returned,
+shown by ``kubectl explain``), with Kubernetes' descriptions, ``required`` lists and list, map and
+patch metadata, whether or not minik8s' validation model reads it.
+
+minik8s' own kinds (``minik8s.io``: Function, GPUJob, ...), the versions it serves by
+conversion that Kubernetes 1.32 no longer has, and the metrics types are generated from their
+pydantic models: each model's fields, aliases, types and docstrings become a definition named
+as Kubernetes names them (``io.minik8s.v1.DNS``), and a model of a Kubernetes type they embed
+(``PodTemplateSpec``, ``ObjectMeta``) is served as Kubernetes' definition of it when that
+definition has every field the model has.  Lists that strategic merge patch merges item by item
+(:data:`minik8s.api.patch.MERGE_KEYS`) carry ``x-kubernetes-patch-merge-key``,
 ``x-kubernetes-patch-strategy``, ``x-kubernetes-list-type: map`` and
-``x-kubernetes-list-map-keys``, so that kubectl computes the patches the server applies.
-
-Descriptions are the models' docstrings, else Kubernetes' own text for the types and fields
-minik8s shares with it (:func:`kubernetes_docs`).  Field types map as: ``str`` → string,
+``x-kubernetes-list-map-keys``.  Field types map as: ``str`` → string,
 ``int`` → integer, ``float`` → number, ``bool`` → boolean, ``int | str`` → ``IntOrString``,
 ``list[X]`` → array, ``dict[str, X]`` → object with ``additionalProperties``, a model → ``$ref``;
 ``Any`` and ``dict[str, Any]`` are free-form (``x-kubernetes-preserve-unknown-fields``), as the
@@ -22,24 +28,19 @@ Definitions use OpenAPI v2 references (``#/definitions/NAME``); the v3 documents
 from __future__ import annotations
 
 import copy
-import json
 import types
 import typing
 from collections.abc import Iterable
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from minik8s.api.base import Obj
+from minik8s.api.k8sopenapi import REF_PREFIX, PatchSchema, kubernetes_definitions, kubernetes_kinds
 from minik8s.api.meta import ObjectMeta
 from minik8s.api.patch import MERGE_KEYS
 from minik8s.api.resourcetypes import ResourceType
 
-REF_PREFIX = "#/definitions/"
-DOCS = Path(__file__).with_name("k8s-docs.json")
-REQUIRED = Path(__file__).with_name("k8s-required.json")
 INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 META_PACKAGE = "io.k8s.apimachinery.pkg.apis.meta.v1"
 #: Models of these modules keep Kubernetes' package whichever kind reaches them first.
@@ -85,29 +86,6 @@ def gvk(rt: ResourceType, kind: str | None = None) -> Obj:
     return {"group": rt.group, "kind": kind or rt.kind, "version": rt.version}
 
 
-@cache
-def kubernetes_docs() -> dict[str, dict[str, str]]:
-    """Kubernetes' documentation of the types and fields the models share with it (``k8s-docs.json``,
-    written by ``scripts/k8s-field-docs.py``): definition name → {field (``""``: the type): text}."""
-    try:
-        return dict(json.loads(DOCS.read_text()))
-    except (OSError, ValueError):
-        return {}
-
-
-@cache
-def kubernetes_required() -> dict[str, list[str]]:
-    """The fields Kubernetes' OpenAPI marks required, for the types the models share with it
-    (``k8s-required.json``, written by ``scripts/k8s-field-docs.py``): definition name → JSON names.
-
-    Kubernetes serialises these fields always (Go fields without ``omitempty``), and typed clients
-    (the ``kubernetes`` Python client's models) refuse an object that lacks one."""
-    try:
-        return {name: list(fields) for name, fields in json.loads(REQUIRED.read_text()).items()}
-    except (OSError, ValueError):
-        return {}
-
-
 #: The zero value a missing required field gets, by its schema's ``type`` (Go's zero values).
 ZERO_VALUES: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
 
@@ -124,15 +102,28 @@ class Schemas:
     """
 
     def __init__(self, types_: Iterable[ResourceType]) -> None:
-        self.definitions: dict[str, Obj] = {
-            INT_OR_STRING: {"type": "string", "format": "int-or-string",
-                            "description": "IntOrString is a type that can hold an int32 or a string."},
-        }
+        self.definitions: dict[str, Obj] = {}
         self.kind_names: dict[tuple[str, str, str], str] = {}
         self._names: dict[type, str] = {}
         self._package = ""
+        self._adopt(INT_OR_STRING)
         for rt in types_:
             self._add_kind(rt)
+
+    def _adopt(self, name: str) -> bool:
+        """Serve Kubernetes' definition ``name`` and every definition it refers to; False when
+        Kubernetes has no definition of that name."""
+        if name not in kubernetes_definitions():
+            return False
+        todo = [name]
+        while todo:
+            current = todo.pop()
+            schema = kubernetes_definitions().get(current)
+            if current in self.definitions or schema is None:
+                continue
+            self.definitions[current] = copy.deepcopy(schema)
+            todo += [ref[len(REF_PREFIX):] for ref in _refs(schema)]
+        return True
 
     # ------------------------------------------------------------ generation
     def _custom_kind(self, rt: ResourceType) -> str:
@@ -153,6 +144,8 @@ class Schemas:
         self._package = group_package(rt.group, rt.version)
         if rt.custom is not None:
             name = self._custom_kind(rt)
+        elif (known := kubernetes_kinds().get((rt.group, rt.version, rt.kind))) is not None:
+            self._adopt(name := known)
         else:
             assert rt.model is not None, f"{rt.kind}: the apiserver's rows carry their model"
             name = self._ref_name(rt.model)
@@ -165,8 +158,7 @@ class Schemas:
             if prop is not None and "description" not in prop:
                 prop["description"] = doc
         self.kind_names[(rt.group, rt.version, rt.kind)] = name
-        if "list" in rt.verbs:
-            list_name = f"{name}List"
+        if "list" in rt.verbs and not self._adopt(list_name := f"{name}List"):
             self.definitions.setdefault(list_name, {
                 "description": f"{rt.kind}List is a list of {rt.kind} objects.",
                 "type": "object", "required": ["items"],
@@ -183,43 +175,44 @@ class Schemas:
             self._ensure_list_meta()
 
     def _ensure_list_meta(self) -> None:
-        name = f"{META_PACKAGE}.ListMeta"
-        if name not in self.definitions:
-            self.definitions[name] = {
-                "description": "ListMeta describes metadata that synthetic resources must have, including lists.",
-                "type": "object",
-                "properties": {"resourceVersion": {"type": "string"}, "continue": {"type": "string"},
-                               "remainingItemCount": {"type": "integer", "format": "int64"}}}
+        self._adopt(f"{META_PACKAGE}.ListMeta")
 
     def _ref_name(self, cls: type[BaseModel]) -> str:
-        """The definition name of ``cls``, generating its schema the first time."""
+        """The definition name of ``cls``: Kubernetes' definition of the type when it has every
+        field of the model, else one generated from the model the first time."""
         if cls in self._names:
             return self._names[cls]
         package = MODULE_PACKAGES.get(cls.__module__, self._package)
         name = f"{package}.{cls.__name__}"
+        known = kubernetes_definitions().get(name)
+        if known is not None:
+            fields = {info.alias or field_name for field_name, info in cls.model_fields.items()}
+            if fields <= set(known.get("properties") or {}):
+                self._adopt(name)
+                self._names[cls] = name
+                return name
+            name = f"{self._package}.{cls.__name__}"  # not Kubernetes' type: the kind's own name
         if name in self.definitions:  # two models of one name: tell them apart by module
             name = f"{package}.{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"
         self._names[cls] = name
         self.definitions[name] = {}  # reserved before recursing (models may refer to themselves)
-        self.definitions[name] = self._model_schema(cls, kubernetes_docs().get(name, {}),
-                                                    kubernetes_required().get(name, []))
+        self.definitions[name] = self._model_schema(cls)
         return name
 
-    def _model_schema(self, cls: type[BaseModel], docs: dict[str, str], k8s_required: list[str]) -> Obj:
+    def _model_schema(self, cls: type[BaseModel]) -> Obj:
         properties: Obj = {}
         required: list[str] = []
         for field_name, info in cls.model_fields.items():
             alias = info.alias or field_name
             prop = self._type_schema(info.annotation)
-            description = info.description or docs.get(alias)
-            if description:
-                prop["description"] = " ".join(description.split())
+            if info.description:
+                prop["description"] = " ".join(info.description.split())
             self._patch_extensions(cls, alias, info.annotation, prop)
             properties[alias] = prop
-            if info.is_required() or alias in k8s_required:
+            if info.is_required():
                 required.append(alias)
         schema: Obj = {"type": "object", "properties": properties}
-        description = _description(cls) or docs.get("", "")
+        description = _description(cls)
         if description:
             schema["description"] = description
         if required:
@@ -289,6 +282,14 @@ class Schemas:
             todo += [ref[len(REF_PREFIX):] for ref in _refs(out[name])]
         return out
 
+    def patch_schema(self, rt: ResourceType) -> PatchSchema | None:
+        """The served schema of ``rt``'s objects, for strategic merge patch; None for a custom
+        resource (Kubernetes refuses strategic merge patches of those) or a kind without one."""
+        name = self.kind_names.get((rt.group, rt.version, rt.kind))
+        if name is None or rt.custom is not None:
+            return None
+        return PatchSchema(self.definitions, {"$ref": REF_PREFIX + name})
+
     def unknown_fields(self, rt: ResourceType, obj: Any) -> list[str]:
         """Paths of the fields of ``obj`` (a wire-form ``rt``) its schema does not know, in
         Kubernetes' notation (``spec.containers[0].foo``), as strict decoding reports them."""
@@ -297,6 +298,70 @@ class Schemas:
         if name is not None:
             self._walk({"$ref": REF_PREFIX + name}, obj, "", out)
         return out
+
+    def keep_unmodelled(self, rt: ResourceType, body: Obj, out: Obj) -> None:
+        """Give ``out`` (``body`` as ``rt``'s validation model normalised it) the fields of ``body``
+        that the served schema knows and the model does not read, so that every field Kubernetes
+        has is stored and returned: each value is checked against the schema (type, and the same
+        for what it holds) and copied without the fields the schema does not know (which field
+        validation reported).  ``metadata`` is left to the model (it has every field).
+
+        Raises :class:`FieldTypeError` (kube-apiserver's JSON decoding error) for a value of the
+        wrong type."""
+        name = self.kind_names.get((rt.group, rt.version, rt.kind))
+        if name is None or rt.custom is not None:
+            return
+        rest = {key: value for key, value in body.items() if key != "metadata"}
+        self._graft({"$ref": REF_PREFIX + name}, rest, out, "", name)
+
+    def _graft(self, schema: Obj, src: Obj, dst: Obj, path: str, struct: str) -> None:
+        struct = _struct_name(schema, struct)
+        schema = self._resolve(schema)
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for key, value in src.items():
+            sub = props.get(key) if key in props else extra
+            if value is None or not isinstance(sub, dict):
+                continue  # null is Go's zero value; an unknown field was reported and is not kept
+            where = f"{path}.{key}" if path else key
+            if key not in dst:
+                dst[key] = self._known(sub, value, where, struct)
+                continue
+            kept, item = dst[key], self._resolve(sub).get("items")
+            if isinstance(value, dict) and isinstance(kept, dict):
+                self._graft(sub, value, kept, where, struct)
+            elif isinstance(value, list) and isinstance(kept, list) and len(value) == len(kept) \
+                    and isinstance(item, dict):
+                for old, new in zip(value, kept, strict=True):
+                    if isinstance(old, dict) and isinstance(new, dict):
+                        self._graft(item, old, new, where, struct)
+
+    def _known(self, schema: Obj, value: Any, path: str, struct: str) -> Any:
+        """``value`` checked against ``schema`` and copied with only the fields it knows."""
+        struct = _struct_name(schema, struct)
+        resolved = self._resolve(schema)
+        if resolved.get("x-kubernetes-preserve-unknown-fields") or not (resolved.get("type") or
+                                                                      resolved.get("properties")):
+            return copy.deepcopy(value)  # free-form (RawExtension, JSON)
+        kind = resolved.get("type", "object")
+        ok = {"string": isinstance(value, str), "boolean": isinstance(value, bool),
+              "integer": isinstance(value, int) and not isinstance(value, bool),
+              "number": isinstance(value, int | float) and not isinstance(value, bool),
+              "array": isinstance(value, list), "object": isinstance(value, dict)}.get(kind, True)
+        if resolved.get("format") == "int-or-string":
+            ok = isinstance(value, str) or isinstance(value, int) and not isinstance(value, bool)
+        if not ok:
+            raise FieldTypeError(value, struct, path, go_type(resolved, schema))
+        if isinstance(value, list):
+            items = resolved.get("items") or {}
+            return [self._known(items, item, path, struct) for item in value if item is not None]
+        if isinstance(value, dict):
+            if not resolved.get("properties") and not isinstance(resolved.get("additionalProperties"), dict):
+                return copy.deepcopy(value)  # an object Kubernetes keeps as it comes (RawExtension)
+            out: Obj = {}
+            self._graft(schema, value, out, path, struct)
+            return out
+        return value
 
     def fill_required(self, rt: ResourceType, obj: Obj) -> None:
         """Give every field the schema of ``rt`` marks required, and ``obj`` lacks, its zero value
@@ -352,6 +417,42 @@ class Schemas:
         elif isinstance(value, list) and isinstance(schema.get("items"), dict):
             for index, item in enumerate(value):
                 self._walk(schema["items"], item, f"{path}[{index}]", out)
+
+
+class FieldTypeError(ValueError):
+    """A value of the wrong type, in the words of Go's JSON decoder as kube-apiserver answers it:
+    ``json: cannot unmarshal string into Go struct field PodSpec.spec.hostPID of type bool``."""
+
+    def __init__(self, value: Any, struct: str, path: str, type_: str) -> None:
+        got = {bool: "bool", str: "string", list: "array", dict: "object"}.get(type(value), "number")
+        super().__init__(f"json: cannot unmarshal {got} into Go struct field {struct}.{path} of type {type_}")
+
+
+def _struct_name(schema: Obj, struct: str) -> str:
+    """The Go type a ``$ref`` names (``PodSpec``), else ``struct`` (the type around the field)."""
+    ref = schema.get("$ref")
+    return ref.rsplit(".", 1)[-1] if isinstance(ref, str) else struct
+
+
+def go_type(schema: Obj, reference: Obj | None = None) -> str:
+    """The Go type of a field as its schema describes it (``int32``, ``[]string``, ``v1.PodOS``)."""
+    ref = (reference or {}).get("$ref") or schema.get("$ref")
+    if isinstance(ref, str):
+        package, _, name = ref[len(REF_PREFIX):].rpartition(".")
+        return f"{package.rsplit('.', 1)[-1]}.{name}"
+    kind, fmt = schema.get("type"), schema.get("format")
+    if kind == "integer":
+        return str(fmt or "int64")
+    if kind == "number":
+        return "float64"
+    if kind == "boolean":
+        return "bool"
+    if kind == "array":
+        return "[]" + go_type(schema.get("items") or {})
+    if kind == "object":
+        extra = schema.get("additionalProperties")
+        return "map[string]" + go_type(extra) if isinstance(extra, dict) else "map[string]interface {}"
+    return "string"
 
 
 def _refs(schema: Any) -> list[str]:

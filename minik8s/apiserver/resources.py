@@ -31,7 +31,7 @@ from minik8s.api.base import Obj, ObjList, now_rfc3339
 from minik8s.api.meta import ObjectMeta
 from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
 from minik8s.api.resourcetypes import Registry, ResourceType
-from minik8s.api.schema import Schemas
+from minik8s.api.schema import FieldTypeError, Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
 from minik8s.apiserver import admission, cacher, fieldmanager, podsecurity
 from minik8s.apiserver.protobuf import integer_range_causes
@@ -308,6 +308,11 @@ class ResourceAPI:
             raise errors.invalid(rt.kind, str(meta.get("name") or meta.get("generateName") or ""),
                                  _pydantic_causes(exc)) from exc
         out = {"apiVersion": rt.api_version, "kind": rt.kind, **model.to_dict()}
+        try:
+            self.schemas.keep_unmodelled(rt, body, out)
+        except FieldTypeError as exc:
+            raise errors.BadRequest(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                                    f"{exc}") from exc
         out_meta = out.get("metadata") or {}
         for fld in OMIT_EMPTY_METADATA:  # Go's omitempty: an empty map or list is not kept
             if out_meta.get(fld) in ({}, []):
@@ -584,7 +589,7 @@ class ResourceAPI:
                 elif ctype == MERGE_PATCH:
                     new = json_merge_patch(shown, patch)
                 else:
-                    new = strategic_merge_patch(shown, patch)
+                    new = strategic_merge_patch(shown, patch, self.schemas.patch_schema(rt))
             except ValueError as exc:
                 raise errors.Invalid(f"the patch could not be applied: {exc}") from exc
             self._check_patched(rt, name, new)

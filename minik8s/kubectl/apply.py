@@ -27,6 +27,7 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.k8sopenapi import PatchSchema
 from minik8s.api.patch import strategic_diff
 from minik8s.api.registry import ResourceType
 from minik8s.client.rest import PATCH_TYPES, ServerUnavailable, resource_path
@@ -46,7 +47,7 @@ def apply_patch(last_applied: Obj | None, new: Obj, annotation: str) -> Obj:
     Returns ``{}`` when nothing changed (the object is ``unchanged``).
     """
     base = copy.deepcopy(last_applied) if last_applied else {}
-    patch = strategic_diff(base, new)
+    patch = strategic_diff(base, new, PatchSchema.of_kind(str(new.get("apiVersion") or ""), str(new.get("kind") or "")))
     if not patch and last_applied is not None:
         return {}
     patch.setdefault("metadata", {}).setdefault("annotations", {})

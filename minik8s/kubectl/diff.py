@@ -29,6 +29,7 @@ import typer
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.k8sopenapi import PatchSchema
 from minik8s.api.patch import strategic_diff
 from minik8s.client.rest import PATCH_TYPES, resource_path
 from minik8s.kubectl import manifests, printing
@@ -87,7 +88,8 @@ async def merged_form(s: Session, p: Planned, live: Obj | None) -> Obj:
         last = json.loads(raw) if raw else {}
     except ValueError:
         last = {}
-    patch = strategic_diff(last if isinstance(last, dict) else {}, config)
+    patch = strategic_diff(last if isinstance(last, dict) else {}, config,
+                           PatchSchema.of_kind(str(config.get("apiVersion") or ""), str(config.get("kind") or "")))
     if not patch:
         return live
     result = await s.client.request(

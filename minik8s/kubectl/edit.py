@@ -99,10 +99,12 @@ def preserved(path: Path, message: str) -> KubectlError:
 async def send_edit(s: Session, ref: ObjectRef, original: Obj, edited: Obj) -> None:
     """PATCH the change from ``original`` to ``edited`` (a strategic merge patch; a JSON merge patch for
     custom resources).  Raises the server's APIError."""
+    from minik8s.api.k8sopenapi import PatchSchema
     from minik8s.api.patch import create_merge_patch, strategic_diff
 
     custom = getattr(ref.rt, "custom", None) is not None
-    patch = create_merge_patch(original, edited) if custom else strategic_diff(original, edited)
+    patch = create_merge_patch(original, edited) if custom else \
+        strategic_diff(original, edited, PatchSchema.of_kind(ref.rt.api_version, ref.rt.kind))
     await s.client.request("PATCH", resource_path(ref.rt, ref.namespace, ref.name),
                            params={"fieldManager": "kubectl-edit"}, body=patch,
                            content_type=PATCH_TYPES["merge" if custom else "strategic"])

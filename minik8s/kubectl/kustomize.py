@@ -500,6 +500,7 @@ def _patch_docs(base: Path, entry: Any) -> tuple[str, list[Any]]:
 
 
 def _smp(r: Resource, patch: Obj) -> Obj:
+    from minik8s.api.k8sopenapi import PatchSchema
     from minik8s.api.patch import strategic_merge_patch
     body = copy.deepcopy(patch)
     body.pop("apiVersion", None)
@@ -509,7 +510,7 @@ def _smp(r: Resource, patch: Obj) -> Obj:
         meta.pop("name", None)
         meta.pop("namespace", None)
     try:
-        return strategic_merge_patch(r.obj, body)
+        return strategic_merge_patch(r.obj, body, PatchSchema.of_kind(str(r.obj.get("apiVersion") or ""), r.kind))
     except ValueError as exc:
         raise KustomizeError(f"failed to apply patch to {r.kind}/{r.name}: {exc}") from None
 

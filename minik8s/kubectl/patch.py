@@ -66,6 +66,7 @@ async def send_patch(s: Session, ref: ObjectRef, body: bytes, patch_type: str, s
 
 def patch_locally(live: Obj, body: bytes, patch_type: str) -> Obj:
     """``--dry-run=client``: ``body`` applied here to ``live`` (KubectlError when it does not apply)."""
+    from minik8s.api.k8sopenapi import PatchSchema
     from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patch
 
     try:
@@ -82,7 +83,8 @@ def patch_locally(live: Obj, body: bytes, patch_type: str) -> Obj:
         elif patch_type == "merge":
             out = json_merge_patch(live, patch)
         else:
-            out = strategic_merge_patch(live, patch)
+            schema = PatchSchema.of_kind(str(live.get("apiVersion") or ""), str(live.get("kind") or ""))
+            out = strategic_merge_patch(live, patch, schema)
     except ValueError as exc:
         raise KubectlError(str(exc)) from None
     return out if isinstance(out, dict) else {}

@@ -1,6 +1,9 @@
-"""OpenAPI schemas generated from the models, and the unknown-field check of field validation."""
+"""The served OpenAPI schemas (Kubernetes' own definitions for its kinds, generated ones for minik8s'),
+the unknown-field check of field validation, and the fields the models do not read."""
 
 from __future__ import annotations
+
+import pytest
 
 from minik8s.api.patch import MERGE_KEYS
 from minik8s.api.registry import METRICS_TYPES, default_registry
@@ -38,41 +41,88 @@ def test_definition_names_follow_kubernetes() -> None:
         REF_PREFIX + "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
-def test_types_required_and_free_form_fields() -> None:
+def test_kubernetes_kinds_are_served_with_kubernetes_definitions() -> None:
+    """Every kind Kubernetes 1.32 defines is served with Kubernetes' definition of it and of all
+    it refers to, unchanged: every field, description, ``required`` list and patch marker."""
+    from minik8s.api.k8sopenapi import kubernetes_definitions, kubernetes_kinds
+
+    k8s = kubernetes_definitions()
+    served = [rt for rt in REGISTRY.types if (rt.group, rt.version, rt.kind) in kubernetes_kinds()]
+    assert len(served) >= 30
+    for rt in served:
+        name = SCHEMAS.kind_names[(rt.group, rt.version, rt.kind)]
+        for ref in SCHEMAS.closure([name]):
+            assert DEFS[ref] == k8s[ref], ref
     assert DEFS["io.k8s.api.core.v1.Container"]["required"] == ["name"]
-    assert bare(prop("io.k8s.api.core.v1.Container", "args")) == {"type": "array", "items": {"type": "string"}}
     assert bare(prop("io.k8s.api.core.v1.ServicePort", "targetPort")) == {"$ref": REF_PREFIX + INT_OR_STRING}
-    assert bare(prop("io.k8s.api.core.v1.ResourceRequirements", "limits")) == \
-        {"type": "object", "additionalProperties": {"type": "string"}}
-    assert bare(prop("io.k8s.api.core.v1.Container", "stdin")) == {"type": "boolean"}
-    # dict[str, Any] is kept whole by the model, so the schema lets anything in.
-    assert prop("io.k8s.api.core.v1.EnvVarSource", "fieldRef")["x-kubernetes-preserve-unknown-fields"] is True
-    assert prop("io.k8s.api.core.v1.PodSpec", "securityContext")["$ref"] == \
-        REF_PREFIX + "io.k8s.api.core.v1.PodSecurityContext"
-    assert prop("io.k8s.api.core.v1.Pod", "apiVersion")["description"].startswith("APIVersion defines")
-    # Kubernetes' documentation of shared fields; minik8s' own docstrings where the models have them
+    assert "automountServiceAccountToken" in DEFS["io.k8s.api.core.v1.PodSpec"]["properties"]
     assert prop("io.k8s.api.core.v1.PodSpec", "containers")["description"].startswith("List of containers")
-    assert DEFS["io.k8s.api.core.v1.PodSpec"]["description"] == "PodSpec is a description of a pod."
+    # minik8s' own kinds: generated from their models, embedding Kubernetes' types
     assert DEFS["io.minik8s.v1.DNSPath"]["description"].startswith("One forwarded path")
+    function_spec = DEFS["io.minik8s.v1.FunctionSpec"]["properties"]
+    assert any(p.get("$ref", "").startswith(REF_PREFIX + "io.k8s.") for p in function_spec.values())
+    # dict[str, Any] in a model of minik8s' own kinds is free-form
+    assert all("$ref" in p or "type" in p or p.get("x-kubernetes-preserve-unknown-fields")
+               for d in DEFS.values() for p in (d.get("properties") or {}).values())
 
 
-def test_patch_metadata_matches_the_servers_strategic_merge_patch() -> None:
-    ports = prop("io.k8s.api.core.v1.Container", "ports")
-    assert ports["x-kubernetes-patch-merge-key"] == "containerPort"
-    assert ports["x-kubernetes-list-map-keys"] == ["containerPort", "protocol"]
-    svc_ports = prop("io.k8s.api.core.v1.ServiceSpec", "ports")
-    assert (svc_ports["x-kubernetes-patch-merge-key"], svc_ports["x-kubernetes-patch-strategy"]) == ("port", "merge")
-    assert prop("io.k8s.api.core.v1.PodSpec", "volumes")["x-kubernetes-patch-strategy"] == "merge,retainKeys"
-    assert prop("io.k8s.api.apps.v1.DeploymentSpec", "strategy")["x-kubernetes-patch-strategy"] == "retainKeys"
-    # Every list the schema merges by key is one the server merges by that key, and no other list.
-    for name, schema in DEFS.items():
-        for field, p in (schema.get("properties") or {}).items():
-            key = p.get("x-kubernetes-patch-merge-key")
-            if key is None:
-                assert p.get("x-kubernetes-patch-strategy") in (None, "retainKeys"), (name, field)
-                continue
-            assert key == MERGE_KEYS[field] or (field == "ports" and key == "port"), (name, field)
-    assert "x-kubernetes-patch-merge-key" not in prop("io.k8s.api.core.v1.PodSpec", "tolerations")
+def test_strategic_merge_patch_follows_the_served_schema() -> None:
+    """The server merges the lists the served schema marks, by the marked key; kubectl, which
+    computes patches from the same markers, and the server agree."""
+    from minik8s.api.patch import strategic_merge_patch
+
+    pod = REGISTRY.by_kind("v1", "Pod")
+    assert pod is not None
+    schema = SCHEMAS.patch_schema(pod)
+    live = {"metadata": {"name": "p", "finalizers": ["a"]},
+            "spec": {"imagePullSecrets": [{"name": "one"}], "tolerations": [{"key": "x"}],
+                     "topologySpreadConstraints": [{"topologyKey": "zone", "maxSkew": 1}],
+                     "containers": [{"name": "c", "ports": [{"containerPort": 80}]}]}}
+    patch = {"metadata": {"finalizers": ["b", "a"]},
+             "spec": {"imagePullSecrets": [{"name": "two"}], "tolerations": [{"key": "y"}],
+                      "topologySpreadConstraints": [{"topologyKey": "zone", "maxSkew": 2}],
+                      "containers": [{"name": "c", "ports": [{"containerPort": 81}]}]}}
+    out = strategic_merge_patch(live, patch, schema)
+    assert out["metadata"]["finalizers"] == ["a", "b"]  # a set
+    assert out["spec"]["imagePullSecrets"] == [{"name": "one"}, {"name": "two"}]  # by name
+    assert out["spec"]["tolerations"] == [{"key": "y"}]  # replaced whole
+    assert out["spec"]["topologySpreadConstraints"] == [{"topologyKey": "zone", "maxSkew": 2}]
+    assert out["spec"]["containers"][0]["ports"] == [{"containerPort": 80}, {"containerPort": 81}]
+    svc = REGISTRY.by_kind("v1", "Service")
+    assert svc is not None
+    merged = strategic_merge_patch({"spec": {"ports": [{"port": 80, "name": "a"}]}},
+                                   {"spec": {"ports": [{"port": 80, "name": "b"}]}}, SCHEMAS.patch_schema(svc))
+    assert merged["spec"]["ports"] == [{"port": 80, "name": "b"}]
+    # minik8s' own kinds: the generated markers are MERGE_KEYS', the table used without a schema
+    for name, d in DEFS.items():
+        if name.startswith("io.minik8s."):
+            for field, p in (d.get("properties") or {}).items():
+                key = p.get("x-kubernetes-patch-merge-key")
+                assert key is None or key == MERGE_KEYS[field], (name, field)
+
+
+def test_fields_the_model_does_not_read_are_kept_and_checked() -> None:
+    from minik8s.api.schema import FieldTypeError
+
+    pod = REGISTRY.by_kind("v1", "Pod")
+    assert pod is not None
+    body = {"spec": {"automountServiceAccountToken": False, "os": {"name": "linux", "bogus": 1},
+                     "containers": [{"name": "c", "resizePolicy": [{"resourceName": "cpu",
+                                                                    "restartPolicy": "NotRequired"}]}],
+                     "overhead": {"cpu": "100m"}, "enableServiceLinks": None}}
+    out = {"spec": {"containers": [{"name": "c"}]}}
+    SCHEMAS.keep_unmodelled(pod, body, out)
+    assert out == {"spec": {"containers": [{"name": "c", "resizePolicy": [{"resourceName": "cpu",
+                                                                          "restartPolicy": "NotRequired"}]}],
+                            "automountServiceAccountToken": False, "os": {"name": "linux"},
+                            "overhead": {"cpu": "100m"}}}
+    with pytest.raises(FieldTypeError, match="^json: cannot unmarshal string into Go struct field "
+                                             "PodSpec.spec.hostIPC of type bool$"):
+        SCHEMAS.keep_unmodelled(pod, {"spec": {"hostIPC": "yes"}}, {"spec": {}})
+    with pytest.raises(FieldTypeError, match="Go struct field ContainerResizePolicy.spec.containers.resizePolicy"
+                                             ".resourceName of type string"):
+        SCHEMAS.keep_unmodelled(pod, {"spec": {"containers": [{"name": "c", "resizePolicy": [{"resourceName": 3}]}]}},
+                                {"spec": {"containers": [{"name": "c"}]}})
 
 
 def test_unknown_fields_are_reported_with_kubernetes_paths() -> None:
@@ -86,7 +136,7 @@ def test_unknown_fields_are_reported_with_kubernetes_paths() -> None:
             "status": {}}
     assert SCHEMAS.unknown_fields(pod, body) == [
         "metadata.bogus", "spec.foo", "spec.restart_policy", "spec.securityContext.anything",
-        "spec.containers[1].env[0].q",
+        "spec.containers[1].env[0].valueFrom.fieldRef.x", "spec.containers[1].env[0].q",
         "spec.containers[1].ports[0].zz"]
     assert SCHEMAS.unknown_fields(pod, {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": []}}) == []
 
@@ -116,25 +166,6 @@ def test_openapi_documents() -> None:
     assert "application/strategic-merge-patch+json" not in dns_patch["requestBody"]["content"]
 
 
-def test_kubernetes_required_fields_are_modelled_and_marked_required() -> None:
-    """Every field Kubernetes' OpenAPI requires of a definition minik8s serves is a property of
-    minik8s' model, and the served schema marks it required (``k8s-required.json`` is generated
-    by scripts/k8s-field-docs.py from the client's models)."""
-    from minik8s.api.schema import kubernetes_required
-    from minik8s.apiserver.versions import SERVED_VERSIONS
-
-    defs = Schemas(REGISTRY.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS]).definitions
-    required = kubernetes_required()
-    assert required["io.k8s.api.core.v1.NodeSystemInfo"] == [
-        "architecture", "bootID", "containerRuntimeVersion", "kernelVersion", "kubeProxyVersion", "kubeletVersion",
-        "machineID", "operatingSystem", "osImage", "systemUUID"]
-    for name, fields in required.items():
-        assert name in defs, name
-        for field in fields:
-            assert field in defs[name]["properties"], f"{name}.{field}"
-            assert field in defs[name]["required"], f"{name}.{field}"
-
-
 def test_fill_required_gives_missing_required_fields_their_zero_values() -> None:
     node = REGISTRY.by_kind("v1", "Node")
     pod = REGISTRY.by_kind("v1", "Pod")
@@ -155,19 +186,26 @@ def test_fill_required_gives_missing_required_fields_their_zero_values() -> None
     assert p["status"]["conditions"] == [{"type": "Ready", "status": ""}]  # times stay absent (null in Go)
 
 
-def test_k8s_required_json_is_current() -> None:
-    """``k8s-required.json`` is what scripts/k8s-field-docs.py derives now from the official client's
-    models (Kubernetes' OpenAPI): a kind or field added without running it again fails here."""
+def test_k8s_openapi_json_is_what_the_script_derives() -> None:
+    """``k8s-openapi.json`` is what scripts/k8s-openapi.py derives from the pinned package (fetched
+    from PyPI; skipped where PyPI cannot be reached)."""
     import importlib.util
     import json
+    import subprocess
+    import sys
     from pathlib import Path
 
-    from minik8s.api.schema import REQUIRED
+    from minik8s.api.k8sopenapi import OPENAPI
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "k8s-field-docs.py"
-    spec = importlib.util.spec_from_file_location("k8s_field_docs", path)
+    path = Path(__file__).resolve().parents[2] / "scripts" / "k8s-openapi.py"
+    spec = importlib.util.spec_from_file_location("k8s_openapi", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    _docs, required = module.collect()
-    assert required == json.loads(REQUIRED.read_text()), "run scripts/k8s-field-docs.py again"
+    try:
+        published = module.fetch()
+    except (subprocess.CalledProcessError, OSError) as exc:
+        pytest.skip(f"{module.PACKAGE} cannot be fetched from PyPI here: {exc}")
+    stored = json.loads(OPENAPI.read_text())
+    assert stored["kubernetes"] == module.KUBERNETES and stored["source"] == module.PACKAGE
+    assert stored["definitions"] == module.definitions(published), f"run {sys.executable} {path} again"
