@@ -10,15 +10,18 @@ to the test's namespace; no kubelet: a pod "finishes" by a status write.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
+from kubernetes import client as k8s
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client.rest import Client
 from minik8s.controllers.manager import ControllerManager
 from tests.support.controllers import controller_manager
+from tests.support.processes import APIServer
 from tests.support.waiting import wait_for
 
 
@@ -257,3 +260,26 @@ async def test_concurrent_creates_never_exceed_the_quota(client: Client, namespa
     assert sum(results) == 5
     assert len((await client.list(pods_rt, namespace))["items"]) == 5
     assert (await _used(client, namespace, "five"))["pods"] == "5"
+
+
+async def test_refusal_status_as_the_official_client_reads_it(apiserver: APIServer, client: Client, namespace: str,
+                                                            quotas: ControllerManager) -> None:
+    """The official ``kubernetes`` client gets a 403 ``Status`` as kube-apiserver's: reason
+    Forbidden, details naming the pod and the ``pods`` resource, the message."""
+    await _create_quota(client, namespace, quota("one", {"pods": "1"}))
+    await client.create(client.kind("v1", "Pod"), pod("first"), namespace)
+
+    def create() -> k8s.exceptions.ApiException:
+        configuration = k8s.Configuration()
+        configuration.host = apiserver.url
+        with k8s.ApiClient(configuration) as api_client:
+            with pytest.raises(k8s.exceptions.ApiException) as info:
+                k8s.CoreV1Api(api_client).create_namespaced_pod(namespace, pod("second"))
+        return info.value
+    exc = await asyncio.to_thread(create)
+    assert exc.status == 403
+    status = json.loads(exc.body)
+    assert status == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                      "message": 'pods "second" is forbidden: exceeded quota: one, requested: pods=1, used: pods=1, '
+                                 "limited: pods=1",
+                      "reason": "Forbidden", "details": {"name": "second", "kind": "pods"}, "code": 403}
