@@ -274,11 +274,11 @@ async def test_refusal_status_as_the_official_client_reads_it(apiserver: APIServ
         configuration.host = apiserver.url
         with k8s.ApiClient(configuration) as api_client:
             with pytest.raises(k8s.exceptions.ApiException) as info:
-                k8s.CoreV1Api(api_client).create_namespaced_pod(namespace, pod("second"))
+                k8s.CoreV1Api(api_client).create_namespaced_pod(namespace, pod("second"))  # type: ignore[arg-type]
         return info.value
     exc = await asyncio.to_thread(create)
     assert exc.status == 403
-    status = json.loads(exc.body)
+    status = json.loads(exc.body or "")
     assert status == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                       "message": 'pods "second" is forbidden: exceeded quota: one, requested: pods=1, used: pods=1, '
                                  "limited: pods=1",
