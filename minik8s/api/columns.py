@@ -686,6 +686,19 @@ def _bool_ptr(value: Any) -> str:
     return "True" if value else "False"
 
 
+def quota_usage(obj: Obj, limits: bool) -> str:
+    """A ResourceQuota's ``Request`` or ``Limit`` column (``printResourceQuota``): ``name: used/hard``
+    of each ``spec.hard`` resource by name, ``limits.*`` ones in the Limit column."""
+    parts = []
+    for name in sorted(_spec(obj).get("hard") or {}):
+        if (name.split(".")[0] == "limits" and "." in name) != limits:
+            continue
+        used = (_status(obj).get("used") or {}).get(name) or "0"
+        hard = (_status(obj).get("hard") or {}).get(name) or "0"
+        parts.append(f"{name}: {used}/{hard}")
+    return ", ".join(parts)
+
+
 # ------------------------------------------------------------------ rbac.authorization.k8s.io
 def created_at(obj: Obj, at: dt.datetime) -> str:
     """Roles' ``Created At``: the creation time itself (RFC 3339), not an age."""
@@ -923,6 +936,15 @@ COLUMNS: dict[str, list[Column]] = {
                description="Calculated number of pods that may be disrupted at this time."),
         _AGE,
     ],
+    "ResourceQuota": [
+        _AGE,
+        Column("Request", lambda o, at: quota_usage(o, limits=False),
+               description="Request represents a minimum amount of cpu/memory that a container may consume."),
+        Column("Limit", lambda o, at: quota_usage(o, limits=True),
+               description="Limits control the maximum amount of cpu/memory that a container may use independent of "
+                           "contention on the node."),
+    ],
+    "LimitRange": [_CREATED_AT],
     "Lease": [
         Column("Holder", lambda o, at: str(_spec(o).get("holderIdentity") or ""),
                description="holderIdentity contains the identity of the holder of a current lease."),

@@ -302,7 +302,7 @@ def format_milli(milli: int) -> str:
     return format_decimal(int(milli), -3)
 
 
-def milli_value(quantity: str | int | float) -> int:
+def milli_value(quantity: str | int | float | Decimal) -> int:
     """``Quantity.MilliValue()``: the amount in thousandths, rounded up (``"250m"`` → 250,
     ``"1Ki"`` → 1_024_000, ``"12345678n"`` → 13).  Raises ValueError for a malformed quantity."""
     amount = parse_quantity(quantity) * 1000
@@ -313,3 +313,59 @@ def cpu_nanocores(quantity: str | int | float) -> int:
     """A CPU quantity in nanocores (``"250m"`` → 250_000_000), rounded up."""
     amount = parse_quantity(quantity) * Decimal(10**9)
     return int(amount.to_integral_value(rounding=ROUND_UP))
+
+
+#: ``resource.Format`` names: the three ways a quantity is written (and printed back).
+DECIMAL_SI = "DecimalSI"
+BINARY_SI = "BinarySI"
+DECIMAL_EXPONENT = "DecimalExponent"
+
+
+def quantity_format(value: str | int | float | Decimal) -> str:
+    """The ``resource.Format`` a quantity was written in: ``BinarySI`` for ``Ki``...``Ei``,
+    ``DecimalExponent`` for ``e``/``E`` exponents, ``DecimalSI`` otherwise (numbers too).
+    Raises ValueError for a malformed quantity."""
+    parse_quantity(value)
+    if not isinstance(value, str):
+        return DECIMAL_SI
+    match = _QUANTITY_RE.fullmatch(value)
+    suffix = match.group(4) if match else ""
+    if suffix in _BINARY_SI:
+        return BINARY_SI
+    if _EXPONENT_RE.fullmatch(suffix):
+        return DECIMAL_EXPONENT
+    return DECIMAL_SI
+
+
+def format_quantity(amount: Decimal | int, fmt: str = DECIMAL_SI) -> str:
+    """``amount`` in ``fmt`` as ``Quantity.String()`` writes it (``CanonicalizeBytes``).
+
+    Amounts are first rounded up to a nano-unit, as ``ParseQuantity`` does.  ``BinarySI``
+    amounts of at least 1024 in size that are whole take the largest binary suffix keeping the
+    number whole (``1536Mi``, ``1Gi``, ``1536``); smaller or fractional ones print as
+    ``DecimalSI``: the largest SI suffix keeping the number whole (``500m``, ``1``, ``1500m``,
+    ``2k``); ``DecimalExponent`` the same with ``e<3n>`` (``1e3``, ``1500e-3``).
+    """
+    amount = Decimal(amount)
+    if amount == 0:
+        return "0"
+    if fmt == BINARY_SI:
+        if -1024 < amount < 1024 or amount != amount.to_integral_value():
+            fmt = DECIMAL_SI
+        else:
+            return format_memory(int(amount))
+    nanos = int((amount * 10**9).to_integral_value(rounding=ROUND_UP))
+    exponent = -9
+    while nanos % 1000 == 0 and (fmt != DECIMAL_SI or exponent < 18):
+        nanos //= 1000
+        exponent += 3
+    if fmt == DECIMAL_EXPONENT:
+        return f"{nanos}e{exponent}" if exponent else str(nanos)
+    return f"{nanos}{_DECIMAL_SUFFIXES[exponent]}"
+
+
+def canonical_quantity(value: str | int | float | Decimal) -> str:
+    """A quantity as Kubernetes stores and prints it (``Quantity.String()`` after parsing):
+    ``"1000m"`` → ``"1"``, ``"1024Mi"`` → ``"1Gi"``, ``"0.5"`` → ``"500m"``, ``1`` → ``"1"``.
+    Raises ValueError for a malformed quantity."""
+    return format_quantity(parse_quantity(value), quantity_format(value))

@@ -38,6 +38,7 @@ from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
 from minik8s.api.networking import DNS, Ingress
 from minik8s.api.policy import PodDisruptionBudget
+from minik8s.api.quota import LimitRange, ResourceQuota
 from minik8s.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.api.serverless import Function, Trigger, Workflow, WorkflowRun
@@ -86,6 +87,9 @@ CORE_TYPES = [
                  short_names=("pv",), subresources=frozenset({"status"})),
     ResourceType("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", True,
                  PersistentVolumeClaim, short_names=("pvc",), subresources=frozenset({"status"})),
+    ResourceType("", "v1", "ResourceQuota", "resourcequotas", "resourcequota", True, ResourceQuota,
+                 short_names=("quota",), subresources=frozenset({"status"})),
+    ResourceType("", "v1", "LimitRange", "limitranges", "limitrange", True, LimitRange, short_names=("limits",)),
     ResourceType("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False, StorageClass,
                  short_names=("sc",)),
     ResourceType("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", "tokenreview", False, TokenReview,

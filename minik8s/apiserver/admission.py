@@ -1,10 +1,12 @@
-"""Mutating admission of Pods: the ``ServiceAccount`` and ``DefaultTolerationSeconds`` plugins.
+"""Mutating admission of Pods: the ``ServiceAccount`` and ``DefaultTolerationSeconds`` plugins; the
+names of the other plugins (``LimitRanger``: :mod:`minik8s.apiserver.limitranger`, ``ResourceQuota``:
+:mod:`minik8s.apiserver.resourcequota`), which :class:`~minik8s.apiserver.resources.ResourceAPI` runs.
 
 Which plugins run is kube-apiserver's rule: those on by default (here ``DefaultTolerationSeconds``,
-:mod:`minik8s.apiserver.defaulttolerationseconds`), plus ``--enable-admission-plugins``, minus
-``--disable-admission-plugins``.  ``ServiceAccount`` is on by default in Kubernetes but must be
-named here (a cluster without service-account signing keys has no tokens to mount); ``minik8s up``
-and the Ansible role enable it.
+:mod:`minik8s.apiserver.defaulttolerationseconds`, ``LimitRanger`` and ``ResourceQuota``), plus
+``--enable-admission-plugins``, minus ``--disable-admission-plugins``.  ``ServiceAccount`` is on
+by default in Kubernetes but must be named here (a cluster without service-account signing keys
+has no tokens to mount); ``minik8s up`` and the Ansible role enable it.
 
 ``ServiceAccount``: Kubernetes' ``plugin/pkg/admission/serviceaccount`` for Pods being created:
 
@@ -31,13 +33,15 @@ from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.apiserver.defaulttolerationseconds import PLUGIN_NAME as DEFAULT_TOLERATION_SECONDS
 from minik8s.apiserver.defaulttolerationseconds import DefaultTolerationSeconds
+from minik8s.apiserver.limitranger import PLUGIN_NAME as LIMIT_RANGER
+from minik8s.apiserver.resourcequota import PLUGIN_NAME as RESOURCE_QUOTA
 
 SERVICE_ACCOUNT = "ServiceAccount"
 #: The admission plugins this apiserver knows (``--enable-admission-plugins``).
-KNOWN_PLUGINS = (SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS)
+KNOWN_PLUGINS = (SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS, LIMIT_RANGER, RESOURCE_QUOTA)
 #: The plugins that run unless ``--disable-admission-plugins`` names them (kube-apiserver's
 #: default-on set, of the plugins known here).
-DEFAULT_PLUGINS = frozenset({DEFAULT_TOLERATION_SECONDS})
+DEFAULT_PLUGINS = frozenset({DEFAULT_TOLERATION_SECONDS, LIMIT_RANGER, RESOURCE_QUOTA})
 MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 ROOT_CA_CONFIG_MAP = "kube-root-ca.crt"
 #: Kubernetes' lifetime of the default token: an hour and a bit (3607 s), renewed by the kubelet.
@@ -123,5 +127,6 @@ async def admit_pod(api: Any, pod: Obj, config: AdmissionConfig, old: Obj | None
     mount_service_account_token(pod, account)
 
 
-__all__ = ["DEFAULT_PLUGINS", "KNOWN_PLUGINS", "AdmissionConfig", "admit_pod", "mount_service_account_token",
+__all__ = ["DEFAULT_PLUGINS", "KNOWN_PLUGINS", "LIMIT_RANGER", "RESOURCE_QUOTA", "AdmissionConfig", "admit_pod",
+           "mount_service_account_token",
            "parse_plugins"]

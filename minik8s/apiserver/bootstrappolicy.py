@@ -63,7 +63,8 @@ def _binding(name: str, role: str, subjects: list[tuple[str, str]]) -> Obj:
 
 _VIEW_CORE = ["pods", "pods/log", "pods/status", "services", "services/status", "endpoints", "configmaps",
               "serviceaccounts", "events", "replicationcontrollers", "replicationcontrollers/scale",
-              "replicationcontrollers/status", "namespaces", "namespaces/status"]
+              "replicationcontrollers/status", "namespaces", "namespaces/status", "limitranges", "resourcequotas",
+              "resourcequotas/status"]
 _VIEW_GROUPS: list[tuple[str, list[str]]] = [
     ("apps", ["deployments", "deployments/scale", "deployments/status", "replicasets", "replicasets/scale",
               "replicasets/status", "daemonsets", "daemonsets/status"]),

@@ -33,7 +33,7 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.api.schema import FieldTypeError, Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
-from minik8s.apiserver import admission, cacher, fieldmanager, podsecurity
+from minik8s.apiserver import admission, cacher, fieldmanager, limitranger, podsecurity, resourcequota
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
@@ -374,6 +374,15 @@ class ResourceAPI:
         if decision.forbidden:
             raise errors.Forbidden(decision.forbidden, {"name": obj["metadata"].get("name", ""), "kind": "pods"})
 
+    async def _limit_ranges(self, rt: ResourceType, obj: Obj, creating: bool) -> list[Obj]:
+        """The LimitRanges the ``LimitRanger`` plugin applies to ``obj`` (none when it is off or
+        does not handle the kind: :func:`minik8s.apiserver.limitranger.handles`)."""
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        if admission.LIMIT_RANGER not in self.admission.plugins or not namespace or \
+                not limitranger.handles(rt, creating):
+            return []
+        return await limitranger.limit_ranges(self, namespace)
+
     # ---------------------------------------------------------------- create
     async def create(self, rt: ResourceType, namespace: str | None, body: Any, dry_run: bool = False,
                      validation: FieldValidation | None = None, manager: str | None = None,
@@ -400,6 +409,8 @@ class ResourceAPI:
         strategy.default(obj)
         if rt.kind == "Pod" and not rt.group and rt.custom is None:
             await admission.admit_pod(self, obj, self.admission)
+        ranges = await self._limit_ranges(rt, obj, True)
+        await limitranger.admit(self, rt, obj, ranges)
         if not applied and manager:
             fieldmanager.record_update(self.field_paths(rt), None, obj, manager, rt.api_version)
         self._validate(rt, obj, None)
@@ -408,6 +419,9 @@ class ResourceAPI:
         if rt.namespaced:
             await self.ensure_namespace(meta["namespace"])
             await self.pod_security(obj, validation)
+            limitranger.validate(rt, obj, ranges)
+            if admission.RESOURCE_QUOTA in self.admission.plugins:
+                await resourcequota.admit(self, rt, obj, dry_run)
         if dry_run:
             return obj
         taken = await strategy.allocate(self.store, obj, None)
@@ -726,6 +740,8 @@ class ResourceAPI:
                 raise errors.invalid(self.kind_name(rt), name, causes)
         else:
             self._validate(rt, obj, old)
+        if subresource is None:
+            limitranger.validate(rt, obj, await self._limit_ranges(rt, obj, False))
         if rt.custom is None:
             self.schemas.fill_required(rt, obj)
         if obj == old:

@@ -38,6 +38,7 @@ from minik8s.controllers.nodelifecycle import NodeLifecycleController, NodeLifec
 from minik8s.controllers.persistentvolume import PersistentVolumeController
 from minik8s.controllers.podautoscaler import AutoscalerOptions, HorizontalPodAutoscalerController
 from minik8s.controllers.replicaset import ReplicaSetController, ReplicationManager
+from minik8s.controllers.resourcequota import ResourceQuotaController
 from minik8s.controllers.rootcacert import RootCACertPublisher
 from minik8s.controllers.serviceaccounts import ServiceAccountsController
 from minik8s.controllers.statefulset import StatefulSetController
@@ -107,6 +108,7 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "pv-protection": lambda c, f, o: PVProtectionController(c, f),
     "local-path-provisioner": lambda c, f, o: LocalPathProvisioner(c, f, root=o.local_path_root),
     "disruption": lambda c, f, o: DisruptionController(c, f),
+    "resourcequota": lambda c, f, o: ResourceQuotaController(c, f),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
 CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle", "persistentvolume-binder", "pv-protection",
@@ -127,7 +129,8 @@ ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "depl
            "job-controller": "job", "cronjob-controller": "cronjob",
            "persistentvolume-binder-controller": "persistentvolume-binder",
            "pvc-protection-controller": "pvc-protection", "pv-protection-controller": "pv-protection",
-           "localpath": "local-path-provisioner", "disruption-controller": "disruption"}
+           "localpath": "local-path-provisioner", "disruption-controller": "disruption",
+           "resourcequota-controller": "resourcequota"}
 
 
 def select_controllers(spec: str | None) -> list[str]:

@@ -322,6 +322,24 @@ def _storage_and_network(h: httpx.Client) -> None:
         "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a", "b"]}]}]})
 
 
+def _quota_and_limits(h: httpx.Client) -> None:
+    """ResourceQuotas (one scoped, both with a status as the quota controller writes it) and a
+    LimitRange of one resource per type (kubectl prints an item's resources in a Go map's order);
+    made last, so the LimitRange defaults no other pod."""
+    base = f"/api/v1/namespaces/{NS}/resourcequotas"
+    _post(h, base, {"metadata": {"name": "compute"},
+                    "spec": {"hard": {"pods": "10", "requests.cpu": "2", "limits.memory": "2Gi"}}})
+    _status(h, f"{base}/compute", {"hard": {"pods": "10", "requests.cpu": "2", "limits.memory": "2Gi"},
+                                   "used": {"pods": "3", "requests.cpu": "500m", "limits.memory": "512Mi"}})
+    _post(h, base, {"metadata": {"name": "scoped"}, "spec": {"hard": {"pods": "4"},
+                                                            "scopes": ["NotTerminating", "BestEffort"]}})
+    _status(h, f"{base}/scoped", {"hard": {"pods": "4"}, "used": {"pods": "0"}})
+    _post(h, f"/api/v1/namespaces/{NS}/limitranges", {"metadata": {"name": "bounds"}, "spec": {"limits": [
+        {"type": "Container", "max": {"cpu": "2"}, "min": {"cpu": "100m"}, "maxLimitRequestRatio": {"cpu": "4"}},
+        {"type": "Pod", "max": {"memory": "4Gi"}},
+        {"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}}]}})
+
+
 def _access_and_generic(h: httpx.Client) -> None:
     """Bindings; a CRD and a custom resource, a Lease, an Event about ``solo``, minik8s' Function,
     Workflow, WorkflowRun, Trigger, DNS and SlurmCluster (the kinds kubectl describes generically)."""
@@ -513,6 +531,7 @@ def objects(apiserver: APIServer, kubelet: FakeKubelet) -> Iterator[None]:
         _workloads(h, node)
         _storage_and_network(h)
         _access_and_generic(h)
+        _quota_and_limits(h)
     yield
 
 
@@ -599,6 +618,9 @@ DESCRIBE_CASES = [
     ["describe"],
     ["describe", "widgets"],
     ["describe", "tokenreviews"],
+    ["describe", "quota", "compute"],
+    ["describe", "resourcequotas"],
+    ["describe", "limits", "bounds"],
     ["describe", "selfsubjectaccessreviews", "x"],
 ]
 LOGS_CASES = [

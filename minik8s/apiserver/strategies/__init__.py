@@ -26,6 +26,7 @@ from minik8s.apiserver.strategies.poddisruptionbudget import PodDisruptionBudget
 from minik8s.apiserver.strategies.rbac import rbac_strategies
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
 from minik8s.apiserver.strategies.replicationcontroller import ReplicationControllerStrategy
+from minik8s.apiserver.strategies.resourcequota import LimitRangeStrategy, ResourceQuotaStrategy
 from minik8s.apiserver.strategies.serverless import serverless_strategies
 from minik8s.apiserver.strategies.service import ServiceStrategy
 from minik8s.apiserver.strategies.statefulset import StatefulSetStrategy
@@ -63,6 +64,8 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "SlurmCluster": SlurmClusterStrategy(),
         "GPUJob": GPUJobStrategy(),
         "PodDisruptionBudget": PodDisruptionBudgetStrategy(),
+        "ResourceQuota": ResourceQuotaStrategy(),
+        "LimitRange": LimitRangeStrategy(),
         **serverless_strategies(),
         **storage_strategies(),
         **rbac_strategies(),

@@ -7,6 +7,7 @@ DaemonSet, ReplicationController), :mod:`.autoscaling` (HorizontalPodAutoscaler)
 Namespace), :mod:`.services` (Service, Endpoints, EndpointSlice), :mod:`.networking` (Ingress), :mod:`.storage`
 (PersistentVolume, PersistentVolumeClaim, StorageClass), :mod:`.batch` (Job, CronJob),
 :mod:`.config` (ConfigMap, Secret — never a Secret's values), :mod:`.policy` (PodDisruptionBudget),
+:mod:`.quota` (ResourceQuota, LimitRange),
 :mod:`.gpujobs` (GPUJob, minik8s' own).  Every other kind — custom resources, Event, Lease,
 CustomResourceDefinition, minik8s' Function, Workflow... — gets the generic rendering kubectl's
 ``GenericDescriberFor`` gives unstructured objects (:func:`~.shared.describe_generic`).
@@ -39,6 +40,7 @@ from minik8s.kubectl.describe.gpujobs import describe_gpujob
 from minik8s.kubectl.describe.networking import describe_ingress
 from minik8s.kubectl.describe.pods import describe_pod
 from minik8s.kubectl.describe.policy import describe_pdb
+from minik8s.kubectl.describe.quota import describe_limit_range, describe_quota
 from minik8s.kubectl.describe.services import describe_endpoints, describe_endpointslice, describe_service
 from minik8s.kubectl.describe.shared import Describer, describe_generic, fetch_events
 from minik8s.kubectl.describe.storage import (
@@ -115,6 +117,8 @@ DESCRIBERS: dict[str, Describer] = {
     "PersistentVolumeClaim": describe_persistent_volume_claim,
     "StorageClass": describe_storage_class,
     "PodDisruptionBudget": describe_pdb,
+    "ResourceQuota": describe_quota,
+    "LimitRange": describe_limit_range,
 }
 #: The API groups whose kinds :data:`DESCRIBERS` describes (a custom resource of another group
 #: with the same kind name gets the generic rendering, as kubectl looks describers up by group and kind).

@@ -9,6 +9,7 @@ from minik8s.api.base import Obj
 from minik8s.api.columns import NONE
 from minik8s.api.quantity import format_cpu, format_memory, parse_memory, parse_millicpu
 from minik8s.api.resourcetypes import ResourceType
+from minik8s.kubectl.describe.quota import namespace_sections, write_namespace_limits, write_namespace_quotas
 from minik8s.kubectl.describe.shared import fetch_events
 from minik8s.kubectl.printing import describe_time
 from minik8s.kubectl.sections import Writer, meta_of, text_of, write_annotations, write_events, write_labels
@@ -152,7 +153,8 @@ async def describe_node(s: Session, rt: ResourceType, node: Obj) -> str:
 
 
 async def describe_namespace(s: Session, rt: ResourceType, ns: Obj) -> str:
-    """A Namespace: name, labels, annotations, status and its conditions."""
+    """A Namespace: name, labels, annotations, status and its conditions, its ResourceQuotas and
+    LimitRanges."""
     meta = meta_of(ns)
     w = Writer()
     w.write(0, f"Name:\t{meta.get('name', '')}")
@@ -167,5 +169,11 @@ async def describe_namespace(s: Session, rt: ResourceType, ns: Obj) -> str:
         for c in status["conditions"]:
             w.write(1, f"{c.get('type')}\t{c.get('status')}\t{describe_time(c.get('lastTransitionTime'))}\t"
                        f"{c.get('reason') or ''}\t{c.get('message') or ''}")
-    # minik8s serves no ResourceQuota nor LimitRange: kubectl, meeting NotFound, prints neither section
+    quotas, ranges = await namespace_sections(s, str(meta.get("name") or ""))
+    if quotas is not None:
+        w.write(0, "")
+        write_namespace_quotas(w, quotas)
+    if ranges is not None:
+        w.write(0, "")
+        write_namespace_limits(w, ranges)
     return w.text()
