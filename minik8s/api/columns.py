@@ -1042,6 +1042,15 @@ COLUMNS: dict[str, list[Column]] = {
         Column("Ports", ingress_ports, description="Ports of TLS configurations that open"),
         _AGE,
     ],
+    "NetworkPolicy": [
+        Column("Pod-Selector", lambda o, at: format_selector(_spec(o).get("podSelector")),
+               description="Selects the pods to which this NetworkPolicy object applies. The array of ingress rules "
+                           "is applied to any pods selected by this field. Multiple network policies can select the "
+                           "same set of pods. In this case, the ingress rules for each are combined additively. This "
+                           "field is NOT optional and follows standard label selector semantics. An empty podSelector "
+                           "matches all pods in this namespace."),
+        _AGE,
+    ],
     "PersistentVolume": [
         Column("Capacity", lambda o, at: str((_spec(o).get("capacity") or {}).get("storage") or ""),
                description="The storage capacity of the persistent volume."),

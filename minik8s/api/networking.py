@@ -1,4 +1,5 @@
-"""Host-and-path routing kinds: minik8s' own ``DNS`` (``minik8s.io/v1``) and ``networking.k8s.io/v1`` Ingress.
+"""Host-and-path routing kinds: minik8s' own ``DNS`` (``minik8s.io/v1``) and ``networking.k8s.io/v1`` Ingress;
+and ``networking.k8s.io/v1`` NetworkPolicy (enforced by kube-proxy, :mod:`minik8s.proxy.netpol`).
 
 A **DNS** object maps one host name plus several URL paths to Services of its namespace::
 
@@ -32,8 +33,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field
+
 from minik8s.api.base import Obj
-from minik8s.api.meta import Condition, TypedObject
+from minik8s.api.meta import Condition, LabelSelector, TypedObject
 from minik8s.api.model import Model
 
 #: minik8s' own API group (DNS, and later Function, Workflow, GPU Job).
@@ -141,6 +144,65 @@ class IngressStatus(Model):
 class Ingress(TypedObject):
     spec: IngressSpec | None = None
     status: IngressStatus | None = None
+
+
+# ---------------------------------------------------------------- NetworkPolicy (networking.k8s.io/v1)
+POLICY_TYPES = ("Ingress", "Egress")
+POLICY_PROTOCOLS = ("SCTP", "TCP", "UDP")
+
+
+class IPBlock(Model):
+    """A CIDR and the CIDRs inside it that do not count (``except``)."""
+
+    cidr: str
+    except_: list[str] | None = Field(default=None, alias="except")
+
+
+class NetworkPolicyPeer(Model):
+    """Pods (``podSelector``, in ``namespaceSelector``'s namespaces or the policy's own) or an ``ipBlock``."""
+
+    pod_selector: LabelSelector | None = None
+    namespace_selector: LabelSelector | None = None
+    ip_block: IPBlock | None = None
+
+
+class NetworkPolicyPort(Model):
+    """``protocol`` (TCP by default), ``port`` (a number or a named container port), ``endPort`` (a range)."""
+
+    protocol: str | None = None
+    port: int | str | None = None
+    end_port: int | None = None
+
+
+class NetworkPolicyIngressRule(Model):
+    ports: list[NetworkPolicyPort] | None = None
+    from_: list[NetworkPolicyPeer] | None = Field(default=None, alias="from")
+
+
+class NetworkPolicyEgressRule(Model):
+    ports: list[NetworkPolicyPort] | None = None
+    to: list[NetworkPolicyPeer] | None = None
+
+
+class NetworkPolicySpec(Model):
+    pod_selector: LabelSelector = Field(default_factory=LabelSelector)
+    ingress: list[NetworkPolicyIngressRule] | None = None
+    egress: list[NetworkPolicyEgressRule] | None = None
+    policy_types: list[str] | None = None
+
+
+class NetworkPolicy(TypedObject):
+    spec: NetworkPolicySpec = Field(default_factory=NetworkPolicySpec)
+
+
+def policy_types(policy: Obj) -> list[str]:
+    """A NetworkPolicy's ``policyTypes`` as Kubernetes defaults them: the listed ones, else
+    ``Ingress`` and, when the policy has egress rules, ``Egress``."""
+    spec = policy.get("spec") or {}
+    listed = spec.get("policyTypes")
+    if listed:
+        return [str(t) for t in listed]
+    return ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
 
 
 # ---------------------------------------------------------------- the shared shape

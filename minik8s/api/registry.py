@@ -36,7 +36,7 @@ from minik8s.api.discovery import EndpointSlice
 from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
-from minik8s.api.networking import DNS, Ingress
+from minik8s.api.networking import DNS, Ingress, NetworkPolicy
 from minik8s.api.policy import PodDisruptionBudget
 from minik8s.api.quota import LimitRange, ResourceQuota
 from minik8s.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
@@ -129,6 +129,8 @@ CORE_TYPES = [
                  subresources=frozenset({"status"}), categories=("all",)),
     ResourceType("networking.k8s.io", "v1", "Ingress", "ingresses", "ingress", True, Ingress, short_names=("ing",),
                  subresources=frozenset({"status"})),
+    ResourceType("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", "networkpolicy", True, NetworkPolicy,
+                 short_names=("netpol",)),
     ResourceType("minik8s.io", "v1", "DNS", "dnses", "dns", True, DNS, subresources=frozenset({"status"}),
                  categories=("all",)),
     ResourceType("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",

@@ -70,7 +70,7 @@ _VIEW_GROUPS: list[tuple[str, list[str]]] = [
               "replicasets/status", "daemonsets", "daemonsets/status"]),
     ("batch", ["jobs", "jobs/status", "cronjobs", "cronjobs/status"]),
     ("autoscaling", ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
-    ("networking.k8s.io", ["ingresses", "ingresses/status"]),
+    ("networking.k8s.io", ["ingresses", "ingresses/status", "networkpolicies"]),
     ("policy", ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
     ("discovery.k8s.io", ["endpointslices"]),
     ("minik8s.io", OWN + [f"{r}/status" for r in OWN]),
@@ -83,7 +83,7 @@ _EDIT_GROUPS: list[tuple[str, list[str]]] = [
     ("apps", ["deployments", "deployments/scale", "replicasets", "replicasets/scale", "daemonsets"]),
     ("batch", ["jobs", "cronjobs"]),
     ("autoscaling", ["horizontalpodautoscalers"]),
-    ("networking.k8s.io", ["ingresses"]),
+    ("networking.k8s.io", ["ingresses", "networkpolicies"]),
     ("policy", ["poddisruptionbudgets"]),
     ("minik8s.io", OWN),
 ]
@@ -154,6 +154,9 @@ def cluster_roles() -> list[Obj]:
             *_EVENTS,
             _rule([""], ["services", "endpoints", "nodes"], READ),
             _rule(["discovery.k8s.io"], ["endpointslices"], READ),
+            # the proxy enforces NetworkPolicies (minik8s.proxy.netpol): it reads them, pods and namespaces
+            _rule([""], ["pods", "namespaces"], READ),
+            _rule(["networking.k8s.io"], ["networkpolicies"], READ),
         ]),
         _role("system:kube-dns", [
             _rule([""], ["services", "endpoints", "pods", "namespaces"], READ),

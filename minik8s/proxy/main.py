@@ -20,13 +20,19 @@ def command(
     iptables_localhost_nodeports: bool = typer.Option(
         True, "--iptables-localhost-nodeports/--no-iptables-localhost-nodeports",
         help="NodePorts answer on 127.0.0.1 too (iptables mode; sets net.ipv4.conf.all.route_localnet=1)"),
+    hostname_override: str = typer.Option(None, help="this node's name: NetworkPolicies are enforced for its pods "
+                                                     "(default: for every pod, wherever its traffic crosses "
+                                                     "this host)"),
+    network_policy: bool = typer.Option(True, "--network-policy/--no-network-policy",
+                                        help="enforce networking.k8s.io/v1 NetworkPolicies in the filter table"),
     sync_period: float = typer.Option(30.0, help="seconds between full resyncs"),
     min_sync_period: float = typer.Option(0.1, help="at least this many seconds between two syncs"),
     cleanup: bool = typer.Option(False, "--cleanup", help="remove every chain, jump, IPVS service and the "
                                                           "service CIDR route of this prefix, then exit"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
-    """Program Service ClusterIPs and NodePorts (iptables DNAT chains or IPVS) from Services and Endpoints."""
+    """Program Service ClusterIPs and NodePorts (iptables DNAT chains or IPVS) from Services and Endpoints,
+    and enforce NetworkPolicies."""
     import asyncio
     import logging
     import signal
@@ -40,6 +46,7 @@ def command(
     from minik8s.proxy.errors import ProxyError
     from minik8s.proxy.iptables import IptablesBackend, localhost_nodeports
     from minik8s.proxy.ipvs import IPVSBackend, Pyroute2Kernel, ipvs_unavailable_reason, require_ipvs
+    from minik8s.proxy.netpol import PolicyBackend, PolicyEnforcer
     from minik8s.proxy.proxier import Backend, Proxier
     from minik8s.proxy.routing import ServiceRoute, default_node_ip
 
@@ -112,7 +119,8 @@ def command(
         except KubeconfigError as exc:
             raise fail(str(exc)) from None
         async with client:
-            proxier = Proxier(client, backend, cfg, ServiceRoute(cfg))
+            policies = PolicyEnforcer(client, PolicyBackend(cfg, hostname_override), cfg) if network_policy else None
+            proxier = Proxier(client, backend, cfg, ServiceRoute(cfg), policies)
             task = asyncio.get_running_loop().create_task(proxier.run())
             for sig in (signal.SIGINT, signal.SIGTERM):
                 asyncio.get_running_loop().add_signal_handler(sig, task.cancel)

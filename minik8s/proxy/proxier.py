@@ -8,7 +8,8 @@ the built-in chains and the service CIDR route).  Nothing is programmed before b
 informers have listed once, so a proxy started while the apiserver is away keeps the rules
 it (or its predecessor) left; an informer keeps its cache when the apiserver goes away, so
 the rules never flush on API errors either.  A failed sync is retried with back-off
-(0.5 s doubling to ``sync_period``) and as a full rewrite.
+(0.5 s doubling to ``sync_period``) and as a full rewrite.  NetworkPolicies (:mod:`minik8s.proxy.netpol`)
+run in a loop of their own, started after the first Service sync.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
 from minik8s.proxy.config import ProxyConfig
 from minik8s.proxy.iptables import SyncResult
+from minik8s.proxy.netpol import PolicyEnforcer
 from minik8s.proxy.routing import ServiceRoute
 from minik8s.proxy.servicemap import ProxyState, build_state
 
@@ -47,8 +49,10 @@ class Proxier:
     counts syncs that wrote, ``state`` is the last state programmed.
     """
 
-    def __init__(self, client: Client, backend: Backend, cfg: ProxyConfig, route: ServiceRoute | None = None) -> None:
+    def __init__(self, client: Client, backend: Backend, cfg: ProxyConfig, route: ServiceRoute | None = None,
+                 policies: PolicyEnforcer | None = None) -> None:
         self.client = client
+        self.policies = policies
         self.backend = backend
         self.cfg = cfg
         self.route = route
@@ -87,7 +91,19 @@ class Proxier:
                 log.warning("waiting for the apiserver at %s; keeping the current rules", self.client.config.server)
             log.info("informers synced services=%d endpointslices=%d", len(self.services.keys()),
                      len(self.slices.keys()))
-            await self._loop()
+            if self.policies is None:
+                await self._loop()
+                return
+            services = asyncio.get_running_loop().create_task(self._loop())
+            # the policy chain's FORWARD jump goes in after the first service sync, so it lands above the
+            # proxy's own FORWARD jumps
+            await self.synced.wait()
+            policies = asyncio.get_running_loop().create_task(self.policies.run())
+            try:
+                await asyncio.gather(services, policies)
+            finally:
+                for task in (services, policies):
+                    task.cancel()
         finally:
             await self.factory.shutdown()
 

@@ -1,5 +1,5 @@
 """minik8s' kubectl against the official kubectl 1.32 (:mod:`tests.realkubectl`) for ``describe`` (pod,
-node, namespace, service, endpoints, ingress, configmap, secret, job, cronjob, deployment, replicaset,
+node, namespace, service, endpoints, ingress, networkpolicy, configmap, secret, job, cronjob, deployment, replicaset,
 statefulset, daemonset, replicationcontroller, endpointslice, hpa, serviceaccount, role, clusterrole, rolebinding,
 clusterrolebinding, persistentvolume, persistentvolumeclaim, storageclass, and the kinds kubectl
 describes generically: a CustomResourceDefinition and its custom resource, Lease, Event, minik8s'
@@ -15,7 +15,8 @@ Role and a ClusterRole, their bindings, a two-container pod, one whose
 pod and a Job with a pod; a CronJob, two Services, a ConfigMap and a Secret (one data key each:
 kubectl prints a map's keys in Go's random order); a StatefulSet (claim templates) with a pod, a
 DaemonSet (its counts set), a ReplicationController, Endpoints and EndpointSlices for Services, two Ingresses
-(rules, TLS, default backends), a PersistentVolume and its claim (the bound statuses set here: no
+(rules, TLS, default backends), two NetworkPolicies (every kind of peer and port), a PersistentVolume
+and its claim (the bound statuses set here: no
 controller runs), an unbound claim and a pod using the bound one, a StorageClass, a CRD
 (``Gadget``) and a custom resource whose fields exercise the generic rendering, a Lease, an Event
 about a pod, a Function, a Workflow, a WorkflowRun, a Trigger, a DNS and a SlurmCluster.
@@ -284,6 +285,20 @@ def _storage_and_network(h: httpx.Client) -> None:
         "metadata": {"name": "bare"},
         "spec": {"ingressClassName": "nginx",
                  "defaultBackend": {"service": {"name": "np", "port": {"number": 443}}}}})
+    _post(h, f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies", {
+        "metadata": {"name": "deny-all", "labels": {"tier": "net"}}, "spec": {"podSelector": {}}})
+    _post(h, f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies", {
+        "metadata": {"name": "web-policy", "annotations": {"note": "matrix"}},
+        "spec": {"podSelector": {"matchLabels": {"app": "front"},
+                                 "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]},
+                 "ingress": [{"from": [{"podSelector": {"matchLabels": {"role": "c"}}},
+                                       {"namespaceSelector": {"matchLabels": {"team": "b"}}, "podSelector": {}},
+                                       {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16", "10.2.0.0/16"]}},
+                                       {"namespaceSelector": {}}],
+                              "ports": [{"port": "http"}, {"port": 9000, "endPort": 9010, "protocol": "UDP"},
+                                        {"protocol": "SCTP"}]}, {}],
+                 "egress": [{"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 53, "protocol": "UDP"}]},
+                            {"ports": [{"port": 443}]}]}})
     _post(h, "/api/v1/persistentvolumes", {
         "metadata": {"name": f"{NS}-pv", "labels": {"speed": "fast"}},
         "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteMany", "ReadWriteOnce"],
@@ -576,6 +591,8 @@ DESCRIBE_CASES = [
     ["describe", "cronjob", "zoned"],
     ["describe", "replicationcontrollers"],
     ["describe", "ingress", "site"],
+    ["describe", "networkpolicy", "web-policy"],
+    ["describe", "netpol"],
     ["describe", "ing"],
     ["describe", "endpoints", "web"],
     ["describe", "ep"],

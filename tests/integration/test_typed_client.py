@@ -25,7 +25,7 @@ from minik8s.apiserver.versions import SERVED_VERSIONS
 from tests.support.processes import APIServer
 
 TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api, k8s.PolicyV1Api,
-              k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api)
+              k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api, k8s.NetworkingV1Api)
 
 POD_SPEC = {"containers": [{"name": "main", "image": "minik8s/busybox", "command": ["sleep", "3600"]}]}
 TEMPLATE = {"metadata": {"labels": {"app": "typed"}}, "spec": POD_SPEC}
@@ -95,6 +95,12 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
     ("networking.k8s.io/v1", "Ingress"): ({"spec": {"rules": [{"host": "typed.example", "http": {"paths": [
         {"path": "/", "pathType": "Prefix",
          "backend": {"service": {"name": "typed", "port": {"number": 80}}}}]}}]}}, None),
+    ("networking.k8s.io/v1", "NetworkPolicy"): ({"spec": {
+        "podSelector": {"matchLabels": {"app": "typed"}},
+        "ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}},
+                              {"namespaceSelector": {}, "podSelector": {"matchLabels": {"role": "c"}}}],
+                     "ports": [{"port": "http"}, {"port": 9000, "endPort": 9010, "protocol": "UDP"}]}],
+        "egress": [{"to": [{"podSelector": {}}], "ports": [{"port": 53, "protocol": "UDP"}]}]}}, None),
     ("autoscaling/v2", "HorizontalPodAutoscaler"): ({"spec": {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "typed"},
         "minReplicas": 1, "maxReplicas": 3}}, {"currentReplicas": 1, "desiredReplicas": 1}),
@@ -127,6 +133,8 @@ STANZAS: dict[tuple[str, str], Any] = {
     ("v1", "Namespace"): lambda o: o.status.phase == "Active"
     and o.metadata.labels["kubernetes.io/metadata.name"] == o.metadata.name,
     ("v1", "Service"): lambda o: o.status.load_balancer is not None,
+    ("networking.k8s.io/v1", "NetworkPolicy"): lambda o: o.spec.policy_types == ["Ingress", "Egress"]
+    and o.spec.ingress[0].ports[0].protocol == "TCP" and o.spec.ingress[0]._from[0].ip_block._except == ["10.1.0.0/16"],
     ("v1", "Node"): lambda o: o.status.node_info.kube_proxy_version == "" and o.status.node_info.kubelet_version
     and o.status.daemon_endpoints.kubelet_endpoint.port == 0,
     ("v1", "Pod"): lambda o: o.status.container_statuses[0].image_id == "",
@@ -263,6 +271,7 @@ SERVED_LISTS = {
     "StorageV1Api": ["storage_class"],
     "RbacAuthorizationV1Api": ["role", "role_binding", "cluster_role", "cluster_role_binding"],
     "DiscoveryV1Api": ["endpoint_slice"],
+    "NetworkingV1Api": ["ingress", "network_policy"],
 }
 #: Cluster-scoped kinds among them (one ``list_<kind>`` call, no namespaced form).
 CLUSTER_LISTS = ("namespace", "node", "persistent_volume", "storage_class", "cluster_role", "cluster_role_binding")

@@ -20,6 +20,7 @@ from minik8s.apiserver.strategies.horizontalpodautoscaler import HorizontalPodAu
 from minik8s.apiserver.strategies.ingress import IngressStrategy
 from minik8s.apiserver.strategies.job import CronJobStrategy, JobStrategy
 from minik8s.apiserver.strategies.namespace import NamespaceStrategy
+from minik8s.apiserver.strategies.networkpolicy import NetworkPolicyStrategy
 from minik8s.apiserver.strategies.node import NodeStrategy
 from minik8s.apiserver.strategies.pod import PodStrategy
 from minik8s.apiserver.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
@@ -57,6 +58,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "CronJob": CronJobStrategy(),
         "DNS": DNSStrategy(),
         "Ingress": IngressStrategy(),
+        "NetworkPolicy": NetworkPolicyStrategy(),
         "EndpointSlice": EndpointSliceStrategy(),
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
         "ConfigMap": ConfigMapStrategy(),

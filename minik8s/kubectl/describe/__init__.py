@@ -4,7 +4,8 @@ One module a kind or a small family of kinds, each following kubectl's own layou
 (``pkg/describe``): :mod:`.pods` (Pod), :mod:`.apps` (Deployment, ReplicaSet, StatefulSet,
 DaemonSet, ReplicationController), :mod:`.autoscaling` (HorizontalPodAutoscaler), :mod:`.access`
 (ServiceAccount, Role, ClusterRole, RoleBinding, ClusterRoleBinding), :mod:`.cluster` (Node,
-Namespace), :mod:`.services` (Service, Endpoints, EndpointSlice), :mod:`.networking` (Ingress), :mod:`.storage`
+Namespace), :mod:`.services` (Service, Endpoints, EndpointSlice), :mod:`.networking` (Ingress,
+NetworkPolicy), :mod:`.storage`
 (PersistentVolume, PersistentVolumeClaim, StorageClass), :mod:`.batch` (Job, CronJob),
 :mod:`.config` (ConfigMap, Secret — never a Secret's values), :mod:`.policy` (PodDisruptionBudget),
 :mod:`.quota` (ResourceQuota, LimitRange),
@@ -37,7 +38,7 @@ from minik8s.kubectl.describe.batch import describe_cronjob, describe_job
 from minik8s.kubectl.describe.cluster import describe_namespace, describe_node
 from minik8s.kubectl.describe.config import describe_config_map, describe_secret
 from minik8s.kubectl.describe.gpujobs import describe_gpujob
-from minik8s.kubectl.describe.networking import describe_ingress
+from minik8s.kubectl.describe.networking import describe_ingress, describe_networkpolicy
 from minik8s.kubectl.describe.pods import describe_pod
 from minik8s.kubectl.describe.policy import describe_pdb
 from minik8s.kubectl.describe.quota import describe_limit_range, describe_quota
@@ -111,6 +112,7 @@ DESCRIBERS: dict[str, Describer] = {
     "DaemonSet": describe_daemon_set,
     "ReplicationController": describe_replication_controller,
     "Ingress": describe_ingress,
+    "NetworkPolicy": describe_networkpolicy,
     "Endpoints": describe_endpoints,
     "EndpointSlice": describe_endpointslice,
     "PersistentVolume": describe_persistent_volume,
