@@ -50,9 +50,9 @@ def test_the_pod_says_yes_over_its_account() -> None:
 
 def test_plugins_flag() -> None:
     # DefaultTolerationSeconds is on by default (kube-apiserver's default-on set)
-    assert parse_plugins("ServiceAccount") == {"ServiceAccount", "DefaultTolerationSeconds"}
-    assert parse_plugins(None) == {"DefaultTolerationSeconds"}
-    assert parse_plugins("ServiceAccount", "DefaultTolerationSeconds") == {"ServiceAccount"}
+    assert parse_plugins("ServiceAccount") == {"ServiceAccount", "DefaultTolerationSeconds", "Priority"}
+    assert parse_plugins(None) == {"DefaultTolerationSeconds", "Priority"}
+    assert parse_plugins("ServiceAccount", "DefaultTolerationSeconds,Priority") == {"ServiceAccount"}
     with pytest.raises(ValueError, match="unknown plugin"):
         parse_plugins("ServiceAccount,NamespaceLifecycle2")
     with pytest.raises(ValueError, match="--disable-admission-plugins: unknown plugin"):
