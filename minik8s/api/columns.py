@@ -1097,6 +1097,21 @@ COLUMNS: dict[str, list[Column]] = {
                description="Indicates whether the storage class allow volume expand."),
         _AGE,
     ],
+    "PriorityClass": [
+        Column("Value", lambda o, at: _int(o.get("value")), type="integer",
+               description="value represents the integer value of this priority class. This is the actual "
+                           "priority that pods receive when they have the name of this class in their pod spec."),
+        Column("Global-Default", lambda o, at: bool(o.get("globalDefault")), type="boolean",
+               description="globalDefault specifies whether this PriorityClass should be considered as the "
+                           "default priority for pods that do not have any priority class. Only one "
+                           "PriorityClass can be marked as `globalDefault`. However, if more than one "
+                           "PriorityClasses exists with their `globalDefault` field set to true, the smallest "
+                           "value of such global default PriorityClasses will be used as the default priority."),
+        _AGE,
+        Column("PreemptionPolicy", lambda o, at: str(o.get("preemptionPolicy") or ""),
+               description="preemptionPolicy is the Policy for preempting pods with lower priority. One of "
+                           "Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset."),
+    ],
     "NodeMetrics": METRICS_COLUMNS,
     "PodMetrics": METRICS_COLUMNS,
 }

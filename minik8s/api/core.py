@@ -485,6 +485,7 @@ class PodSpec(Model):
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     priority: int | None = None
     priority_class_name: str | None = None
+    preemption_policy: str | None = None
     security_context: PodSecurityContext | None = None
 
 

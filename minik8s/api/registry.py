@@ -41,6 +41,7 @@ from minik8s.api.policy import PodDisruptionBudget
 from minik8s.api.quota import LimitRange, ResourceQuota
 from minik8s.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from minik8s.api.resourcetypes import Registry, ResourceType
+from minik8s.api.scheduling import PriorityClass
 from minik8s.api.serverless import Function, Trigger, Workflow, WorkflowRun
 from minik8s.api.storageclass import StorageClass
 
@@ -114,6 +115,8 @@ CORE_TYPES = [
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True, Lease),
     ResourceType("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", True,
                  PodDisruptionBudget, short_names=("pdb",), subresources=frozenset({"status"})),
+    ResourceType("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", False,
+                 PriorityClass, short_names=("pc",)),
     ResourceType("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice", True, EndpointSlice),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),

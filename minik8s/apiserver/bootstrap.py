@@ -7,13 +7,16 @@ so it also repairs what a user deleted, and it retries while etcd is not up yet)
 * the Service ``default/kubernetes``: ClusterIP = the first address of the service CIDR
   (``10.96.0.1``), port ``https`` 443 → the apiserver's port, no selector;
 * its Endpoints are kept by the lease endpoint reconciler
-  (:mod:`minik8s.apiserver.endpointreconciler`): the addresses of the live apiservers.
+  (:mod:`minik8s.apiserver.endpointreconciler`): the addresses of the live apiservers;
+* the PriorityClasses ``system-node-critical`` and ``system-cluster-critical`` (kube-apiserver's
+  ``scheduling/bootstrap-system-priority-classes`` post-start hook).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import ipaddress
 import logging
 from typing import Any
@@ -21,6 +24,7 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.resourcetypes import Registry
+from minik8s.api.scheduling import SYSTEM_PRIORITY_CLASSES
 
 log = logging.getLogger("apiserver")
 
@@ -74,6 +78,10 @@ class Bootstrap:
             "metadata": {"name": SERVICE_NAME, "labels": {"component": "apiserver", "provider": "kubernetes"}},
             "spec": {"type": "ClusterIP", "clusterIP": self.service_ip,
                      "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.port}]}})
+        pc_rt = self.registry.by_kind("scheduling.k8s.io/v1", "PriorityClass")
+        if pc_rt is not None:
+            for pc in SYSTEM_PRIORITY_CLASSES:
+                await self._create_missing(pc_rt, None, copy.deepcopy(dict(pc)))
 
     async def _create_missing(self, rt: Any, namespace: str | None, body: Obj) -> None:
         try:  # look first: creating an existing Service would fail on its ClusterIP, not its name

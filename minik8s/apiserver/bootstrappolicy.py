@@ -133,6 +133,8 @@ def cluster_roles() -> list[Obj]:
             # VolumeBinding: the selected-node annotation on WaitForFirstConsumer claims
             _rule([""], ["persistentvolumeclaims"], ["get", "list", "watch", "patch", "update"]),
             _rule(["storage.k8s.io"], ["storageclasses"], READ),
+            # DefaultPreemption weighs PodDisruptionBudgets
+            _rule(["policy"], ["poddisruptionbudgets"], READ),
             _rule(["authentication.k8s.io"], ["tokenreviews"], ["create"]),
             _rule(["authorization.k8s.io"], ["subjectaccessreviews"], ["create"]),
         ]),

@@ -33,7 +33,7 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.api.schema import FieldTypeError, Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
-from minik8s.apiserver import admission, cacher, fieldmanager, limitranger, podsecurity, resourcequota
+from minik8s.apiserver import admission, cacher, fieldmanager, limitranger, podsecurity, priority, resourcequota
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
@@ -347,6 +347,13 @@ class ResourceAPI:
         if causes:
             raise errors.invalid(self.kind_name(rt), (obj.get("metadata") or {}).get("name") or "", causes)
 
+    async def _validating_admission(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+        """The validating admission of built-in kinds other than pods: ``Priority``'s one default
+        PriorityClass (:func:`minik8s.apiserver.priority.validate_priority_class`)."""
+        if rt.kind == "PriorityClass" and rt.group == "scheduling.k8s.io" and rt.custom is None \
+                and admission.PRIORITY in self.admission.plugins:
+            await priority.validate_priority_class(self, obj, old)
+
     async def ensure_namespace(self, namespace: str, creating: bool = True) -> None:
         """404 when ``namespace`` does not exist; 403 when it is terminating (on create)."""
         try:
@@ -414,6 +421,7 @@ class ResourceAPI:
         if not applied and manager:
             fieldmanager.record_update(self.field_paths(rt), None, obj, manager, rt.api_version)
         self._validate(rt, obj, None)
+        await self._validating_admission(rt, obj, None)
         if rt.custom is None:
             self.schemas.fill_required(rt, obj)
         if rt.namespaced:
@@ -491,6 +499,13 @@ class ResourceAPI:
             meta["continue"] = base64.urlsafe_b64encode(
                 json.dumps({"rv": revision, "start": next_key}).encode()).decode()
         return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": items}
+
+    async def list_all(self, rt: ResourceType, namespace: str | None = None, consistent: bool = False) -> ObjList:
+        """Every object of ``rt`` (in ``namespace``): as a ``resourceVersion=0`` list reads them (from the
+        watch cache when it is ready: what admission plugins' listers read), or ``consistent`` (at least
+        as recent as etcd now)."""
+        opts = ListOptions() if consistent else ListOptions(resource_version="0")
+        return list((await self.list(rt, namespace, opts))["items"])
 
     @staticmethod
     def cached_resource(rt: ResourceType) -> tuple[str, str] | None:
@@ -740,6 +755,8 @@ class ResourceAPI:
                 raise errors.invalid(self.kind_name(rt), name, causes)
         else:
             self._validate(rt, obj, old)
+            if subresource is None:
+                await self._validating_admission(rt, obj, old)
         if subresource is None:
             limitranger.validate(rt, obj, await self._limit_ranges(rt, obj, False))
         if rt.custom is None:

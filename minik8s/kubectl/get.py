@@ -86,7 +86,9 @@ class Printer:
             name = str(meta.get("name") or "")
             shown = cols.name_cell(rt.kind, obj)  # "local-path (default)" for the default StorageClass
             row.append(object_ref(rt, name) + shown[len(name):] if self.prefix_names else shown)
-        row += [str(cell) for cell in cols.cells(self.columns(rt), obj, at)]
+        # a boolean cell prints as Go's %v does (PriorityClass' GLOBAL-DEFAULT)
+        row += [str(cell).lower() if isinstance(cell, bool) else str(cell)
+                for cell in cols.cells(self.columns(rt), obj, at)]
         labels = meta.get("labels") or {}
         row += [str(labels.get(key, "")) for key in self.label_columns]
         if self.show_labels:

@@ -16,6 +16,13 @@ Follows Kubernetes' scheduler framework (``pkg/scheduler/framework``):
   PreScore and Score on the feasible nodes, then the highest weighted total wins; ties
   are broken round-robin. When no node fits, :class:`FitError` carries Kubernetes'
   ``0/3 nodes are available: ...`` message.
+* A :class:`PostFilterPlugin` runs when no node fits (:meth:`Framework.run_post_filter`): it may
+  find a node where the pod would fit once some pods go (preemption) and answer a
+  :class:`PostFilterResult` -- the node to nominate and the victims. Plugins stay pure: the
+  scheduler does the evictions.
+* Pods nominated to a node by a preemption (``Snapshot.nominated``) count there when a pod of no
+  higher priority is filtered (Kubernetes' ``RunFilterPluginsWithNominatedPods``), so the room
+  they wait for is not taken from them.
 """
 
 from __future__ import annotations
@@ -173,6 +180,35 @@ class FilterPlugin(Plugin):
         raise NotImplementedError
 
 
+@dataclass
+class PostFilterResult:
+    """What a PostFilter plugin proposes: nominate ``nominated_node`` (``""``: clear the pod's
+    nomination) after evicting ``victims``; ``pdb_violations`` of them break a disruption budget."""
+
+    nominated_node: str
+    victims: list[PodInfo] = field(default_factory=list)
+    pdb_violations: int = 0
+
+
+class FrameworkHandle:
+    """What a PostFilter plugin may run of the framework (Kubernetes' ``framework.Handle``)."""
+
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> Status:
+        raise NotImplementedError
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        raise NotImplementedError
+
+
+class PostFilterPlugin(Plugin):
+    def post_filter(self, handle: FrameworkHandle, state: CycleState, pod: PodInfo,
+                    diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
+        """Called when no node fits ``pod`` (``diagnosis``: why, per node): success with a result to
+        act on, or a rejection whose message is added to the pod's FitError; a None result leaves
+        the pod's nomination as it is."""
+        raise NotImplementedError
+
+
 class PreScorePlugin(Plugin):
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         """Pre-compute for Score over the feasible ``nodes``; ``SKIP`` to skip Score."""
@@ -224,6 +260,8 @@ class Diagnosis:
     node_statuses: dict[str, Status] = field(default_factory=dict)
     unschedulable_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
+    #: what the PostFilter plugins said (``preemption: ...``), appended to the FitError message
+    post_filter_msg: str = ""
 
 
 def fit_error_message(num_nodes: int, diagnosis: Diagnosis) -> str:
@@ -233,33 +271,38 @@ def fit_error_message(num_nodes: int, diagnosis: Diagnosis) -> str:
     affinity/selector.`` -- each reason counted over the nodes that gave it, the
     ``"<count> <reason>"`` strings sorted as strings (as Kubernetes' ``sort.Strings``),
     joined by ``", "``, with a trailing period. With no nodes: ``0/0 nodes are available.``;
-    with a PreFilter rejection: ``0/N nodes are available: <message>.``.
+    with a PreFilter rejection: ``0/N nodes are available: <message>.``; a PostFilter message is
+    appended the same way (`` preemption: <message>.``, Kubernetes' ``SeparatorFormat``).
     """
     head = f"0/{num_nodes} nodes are available"
     if num_nodes == 0:
         return head + "."
+    post = f" {diagnosis.post_filter_msg}." if diagnosis.post_filter_msg else ""
     if diagnosis.pre_filter_msg:
-        return f"{head}: {diagnosis.pre_filter_msg}."
+        return f"{head}: {diagnosis.pre_filter_msg}.{post}"
     histogram: Counter[str] = Counter()
     for status in diagnosis.node_statuses.values():
         for reason in status.reasons:
             histogram[reason] += 1
     parts = sorted(f"{count} {reason}" for reason, count in histogram.items())
-    return f"{head}: {', '.join(parts)}." if parts else head + "."
+    return (f"{head}: {', '.join(parts)}." if parts else head + ":" if post else head + ".") + post
 
 
 class FitError(Exception):
     """No node fits the pod; ``str()`` is the Kubernetes message (see :func:`fit_error_message`)."""
 
-    def __init__(self, pod: PodInfo, num_nodes: int, diagnosis: Diagnosis) -> None:
+    def __init__(self, pod: PodInfo, num_nodes: int, diagnosis: Diagnosis, state: CycleState | None = None) -> None:
         self.pod = pod
         self.num_nodes = num_nodes
         self.diagnosis = diagnosis
+        #: the cycle's state, for the PostFilter plugins (:meth:`Framework.run_post_filter`)
+        self.state = state
         super().__init__(fit_error_message(num_nodes, diagnosis))
 
     @property
     def message(self) -> str:
-        return str(self)
+        """The message, with what the PostFilter plugins said once they ran."""
+        return fit_error_message(self.num_nodes, self.diagnosis)
 
 
 class SchedulingError(Exception):
@@ -282,7 +325,7 @@ class ScheduleResult:
 
 
 # ---------------------------------------------------------------------------- the framework
-class Framework:
+class Framework(FrameworkHandle):
     """Runs one profile's plugins; :meth:`schedule` is one scheduling cycle (pure, no I/O)."""
 
     def __init__(self, rows: Iterable[PluginRow], percentage_of_nodes_to_score: int = 0) -> None:
@@ -306,6 +349,7 @@ class Framework:
         self.pre_score_plugins = [p for p in self.plugins if isinstance(p, PreScorePlugin)
                                   and self.weights[p.name] > 0]
         self.score_plugins = [p for p in self.plugins if isinstance(p, ScorePlugin) and self.weights[p.name] > 0]
+        self.post_filter_plugins = [p for p in self.plugins if isinstance(p, PostFilterPlugin)]
         self._tie_breaker = 0
 
     def plugin_events(self) -> dict[str, frozenset[ClusterEvent]]:
@@ -337,6 +381,45 @@ class Framework:
             if status.code is not Code.SUCCESS:
                 return status.with_plugin(plugin.name)
         return _SUCCESS
+
+    def _filter_with_nominated(self, plugins: list[FilterPlugin], state: CycleState, pod: PodInfo,
+                               node: NodeInfo, nominated: list[PodInfo]) -> Status:
+        """Kubernetes' ``RunFilterPluginsWithNominatedPods``: the filters on the node with the pods
+        nominated there of at least ``pod``'s priority added, and (if they pass) without them."""
+        added = [p for p in nominated if p.priority >= pod.priority and p.key != pod.key]
+        if not added:
+            return self._filter(plugins, state, pod, node)
+        crowded = node.clone()
+        for other in added:
+            crowded.add_pod(other)
+        status = self._filter(plugins, state, pod, crowded)
+        if status.code is not Code.SUCCESS:
+            return status
+        return self._filter(plugins, state, pod, node)
+
+    def run_post_filter(self, state: CycleState, pod: PodInfo,
+                        diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
+        """The PostFilter plugins in order until one succeeds (Kubernetes' ``RunPostFilterPlugins``);
+        the rejections' reasons are joined into ``diagnosis.post_filter_msg``.
+
+        Raises:
+            SchedulingError: when a plugin returns ``ERROR``.
+        """
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        for plugin in self.post_filter_plugins:
+            found, status = plugin.post_filter(self, state, pod, diagnosis)
+            if status.is_success():
+                return found, status.with_plugin(plugin.name)
+            if status.code == Code.ERROR:
+                raise SchedulingError(status.message(), plugin.name)
+            if found is not None:
+                result = found
+            reasons += status.reasons
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                break
+        diagnosis.post_filter_msg = ", ".join(reasons)
+        return result, Status.unschedulable(*reasons)
 
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         for plugin in self.pre_score_plugins:
@@ -389,12 +472,16 @@ class Framework:
         start = self.next_start_node_index % len(nodes) if wanted < len(nodes) else 0
         processed = 0
         filters = self._active_filters(state)
+        nominated = state.snapshot.nominated
         for i in range(len(nodes)):
             if len(feasible) >= wanted:
                 break
             node = nodes[(start + i) % len(nodes)]
             processed += 1
-            status = self._filter(filters, state, pod, node)
+            if nominated and node.name in nominated:
+                status = self._filter_with_nominated(filters, state, pod, node, nominated[node.name])
+            else:
+                status = self._filter(filters, state, pod, node)
             if status.code is Code.SUCCESS:
                 feasible.append(node)
             elif status.code == Code.ERROR:
@@ -443,10 +530,10 @@ class Framework:
             raise SchedulingError("; ".join(pod.errors))
         state = CycleState(snapshot)
         if not snapshot.nodes:
-            raise FitError(pod, 0, Diagnosis())
+            raise FitError(pod, 0, Diagnosis(), state)
         feasible, diagnosis = self.find_feasible(state, pod)
         if not feasible:
-            raise FitError(pod, len(snapshot.nodes), diagnosis)
+            raise FitError(pod, len(snapshot.nodes), diagnosis, state)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, len(snapshot.nodes), 1)
         totals = self.prioritize(state, pod, feasible)

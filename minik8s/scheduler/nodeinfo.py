@@ -9,7 +9,8 @@ Kubernetes' ``framework.PodInfo`` / ``framework.NodeInfo`` / snapshot, in Python
   scoring, host ports, tolerations, parsed pod (anti-)affinity terms.
 * :class:`NodeInfo` -- a node, the pods on it (bound and assumed) and the sums of their
   requests and host ports.
-* :class:`Snapshot` -- the nodes one scheduling cycle looks at.
+* :class:`Snapshot` -- the nodes one scheduling cycle looks at (and the disruption budgets and
+  nominated pods preemption and filtering weigh).
 
 Everything here is pure (no I/O).
 """
@@ -385,6 +386,20 @@ class NodeInfo:
             self.pods_with_required_anti_affinity -= 1
         return pod
 
+    def clone(self) -> NodeInfo:
+        """A copy whose pods and sums can change without touching this one (preemption's dry runs);
+        the node object and the PodInfos themselves are shared."""
+        other = NodeInfo.__new__(NodeInfo)
+        other.__dict__.update(self.__dict__)
+        other.pods = dict(self.pods)
+        other.requested = Resource(self.requested.milli_cpu, self.requested.memory,
+                                   self.requested.ephemeral_storage, dict(self.requested.scalar))
+        other.non_zero_requested = Resource(self.non_zero_requested.milli_cpu, self.non_zero_requested.memory,
+                                            self.non_zero_requested.ephemeral_storage,
+                                            dict(self.non_zero_requested.scalar))
+        other.used_ports = Counter(self.used_ports)
+        return other
+
     def port_conflicts(self, wanted: Iterable[HostPort]) -> bool:
         """Whether any of ``wanted`` collides with a used host port (Kubernetes ``HostPortInfo``
         semantics: same protocol and port, and the same IP or either side is ``0.0.0.0``)."""
@@ -430,6 +445,20 @@ class Snapshot:
         self.nodes: list[NodeInfo] = sorted((n for n in node_infos if n.node is not None), key=lambda n: n.name)
         self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
         self.storage: StorageObjects | None = None
+        #: the PodDisruptionBudgets preemption weighs (wire-form dicts; set by the scheduler)
+        self.disruption_budgets: list[Obj] = []
+        #: node name -> the pending pods nominated to it by a preemption (set by the scheduler): filters
+        #: count them there for pods of no higher priority, so the room they wait for stays theirs
+        self.nominated: dict[str, list[PodInfo]] = {}
+
+    def with_node(self, replacement: NodeInfo) -> Snapshot:
+        """This snapshot with the node of the same name replaced (preemption's dry runs: a node
+        without its victims); the other nodes are shared."""
+        other = Snapshot.__new__(Snapshot)
+        other.__dict__.update(self.__dict__)
+        other.nodes = [replacement if n.name == replacement.name else n for n in self.nodes]
+        other.by_name = {**self.by_name, replacement.name: replacement}
+        return other
 
     @classmethod
     def build(cls, nodes: Iterable[Obj], pods: Iterable[Obj] = ()) -> Snapshot:

@@ -2,7 +2,8 @@
 
 Kubernetes' ``PriorityQueue`` (``pkg/scheduler/internal/queue``), three pools:
 
-* **active** -- pods ready to be tried, highest ``spec.priority`` first, then oldest first;
+* **active** -- pods ready to be tried, highest ``spec.priority`` first, then the one queued
+  earliest (Kubernetes' ``PrioritySort``: the timestamp is refreshed when a pod is queued again);
 * **backoff** -- pods that failed and wait out a per-pod back-off (``initial_backoff``
   seconds doubling per attempt up to ``max_backoff``) before going back to active;
 * **unschedulable** -- pods no node fitted. They stay until a cluster event that may
@@ -98,7 +99,8 @@ class SchedulingQueue:
         self.max_backoff = max_backoff
         self.unschedulable_timeout = unschedulable_timeout
         self.clock = clock
-        self._heap: list[tuple[int, int, str]] = []
+        #: (-priority, timestamp, sequence, key): Kubernetes' PrioritySort (higher priority, then earlier)
+        self._heap: list[tuple[int, float, int, str]] = []
         self._seq = itertools.count()
         self._active: dict[str, tuple[int, QueuedPodInfo]] = {}
         self._backoff: dict[str, QueuedPodInfo] = {}
@@ -141,7 +143,7 @@ class SchedulingQueue:
     def _push_active(self, qpi: QueuedPodInfo) -> None:
         seq = next(self._seq)
         self._active[qpi.key] = (seq, qpi)
-        heapq.heappush(self._heap, (-qpi.priority, seq, qpi.key))
+        heapq.heappush(self._heap, (-qpi.priority, qpi.timestamp, seq, qpi.key))
         self._wake.set()
 
     def _requeue(self, qpi: QueuedPodInfo) -> None:
@@ -231,7 +233,7 @@ class SchedulingQueue:
             if self._closed:
                 raise QueueClosed()
             while self._heap:
-                _, seq, key = heapq.heappop(self._heap)
+                _, _, seq, key = heapq.heappop(self._heap)
                 entry = self._active.get(key)
                 if entry is None or entry[0] != seq:
                     continue  # stale heap entry (moved or deleted since)

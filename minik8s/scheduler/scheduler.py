@@ -18,6 +18,14 @@ Kubernetes' ``kube-scheduler`` shape:
   waits in the unschedulable pool.
 * A 409 from the binding means someone else bound the pod (or it is being deleted):
   it is dropped. A restarted scheduler just lists and schedules what is still pending.
+* Preemption: when no node fits, the PostFilter plugins run (``DefaultPreemption``). When they
+  nominate a node, the pod's ``status.nominatedNodeName`` is set with its ``PodScheduled``
+  condition, the nominated pod counts on that node for pods of no higher priority, and each
+  victim gets a ``DisruptionTarget`` condition (``PreemptionByScheduler``), a ``Normal Preempted``
+  event ("Preempted by pod <uid> on node <node>") and is deleted (gracefully) -- in the
+  background, as Kubernetes' asynchronous preemption. Lower-priority pods nominated to that
+  node lose their nomination. Once a victim is gone, the ``AssignedPodDelete`` event retries the
+  pod. The PodDisruptionBudgets it weighs come from a third informer.
 """
 
 from __future__ import annotations
@@ -35,9 +43,10 @@ from minik8s.client.events import EventRecorder
 from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
 from minik8s.scheduler.cache import SchedulerCache, pod_terminal
-from minik8s.scheduler.framework import ClusterEvent, FitError, Framework, PluginRow, SchedulingError
+from minik8s.scheduler.framework import ClusterEvent, FitError, Framework, PluginRow, PostFilterResult, SchedulingError
 from minik8s.scheduler.nodeinfo import PodInfo, StorageObjects, node_condition
 from minik8s.scheduler.plugins import DEFAULT_PLUGINS
+from minik8s.scheduler.plugins.default_preemption import DISRUPTION_TARGET, REASON_PREEMPTION_BY_SCHEDULER
 from minik8s.scheduler.plugins.volume_binding import claims_to_select
 from minik8s.scheduler.queue import QueueClosed, QueuedPodInfo, SchedulingQueue, pod_key
 
@@ -110,8 +119,11 @@ class Scheduler:
         self.storage = StorageObjects(claim=lambda ns, name: self.claims.get(f"{ns}/{name}"),
                                       volume=self.volumes.get, storage_class=self.classes.get,
                                       volumes=self.volumes.list)
+        self.budgets = Informer(client, client.kind("policy/v1", "PodDisruptionBudget"))
+        #: pending pods nominated to a node by a preemption: key -> (node, PodInfo) (Kubernetes' nominator)
+        self.nominated: dict[str, tuple[str, PodInfo]] = {}
         self.recorder = EventRecorder(client, scheduler_name)
-        self.stats = {"scheduled": 0, "unschedulable": 0, "errors": 0, "conflicts": 0}
+        self.stats = {"scheduled": 0, "unschedulable": 0, "errors": 0, "conflicts": 0, "preemptions": 0}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ready = asyncio.Event()
         self._handlers_added = False
@@ -127,7 +139,27 @@ class Scheduler:
                 and not pod_terminal(pod))
 
     # ------------------------------------------------------------------ informer handlers
+    def _nominate(self, pod: Obj) -> None:
+        """Track the pod's ``status.nominatedNodeName`` (or forget it: bound, gone, none)."""
+        key = pod_key(pod)
+        node = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        if node and not _assigned(pod) and not (pod.get("metadata") or {}).get("deletionTimestamp"):
+            self.nominated[key] = (node, PodInfo(pod))
+        else:
+            self.nominated.pop(key, None)
+
+    def nominated_by_node(self) -> dict[str, list[PodInfo]]:
+        """Node name -> the pods nominated to it ({} at once when there are none)."""
+        if not self.nominated:
+            return {}
+        by_node: dict[str, list[PodInfo]] = {}
+        for node, info in self.nominated.values():
+            by_node.setdefault(node, []).append(info)
+        return by_node
+
     def _on_pod_add(self, pod: Obj) -> None:
+        if self.nominated or (pod.get("status") or {}).get("nominatedNodeName"):
+            self._nominate(pod)
         if _assigned(pod):
             if not pod_terminal(pod):
                 self.cache.add_pod(pod)
@@ -136,6 +168,8 @@ class Scheduler:
             self.queue.add(pod)
 
     def _on_pod_update(self, old: Obj, new: Obj) -> None:
+        if self.nominated or (new.get("status") or {}).get("nominatedNodeName"):
+            self._nominate(new)
         if _assigned(new):
             self.queue.delete(new)  # bound (by us or anyone): not pending any more
             key = pod_key(new)
@@ -157,6 +191,7 @@ class Scheduler:
 
     def _on_pod_delete(self, pod: Obj) -> None:
         key = pod_key(pod)
+        self.nominated.pop(key, None)
         self.queue.delete(pod)
         if self.cache.has_pod(key):
             was_bound = not self.cache.is_assumed(key)
@@ -201,12 +236,12 @@ class Scheduler:
             self._handlers_added = True
         background = [self._spawn(self.nodes.run()), self._spawn(self.pods.run()),
                       self._spawn(self.claims.run()), self._spawn(self.volumes.run()),
-                      self._spawn(self.classes.run()),
+                      self._spawn(self.classes.run()), self._spawn(self.budgets.run()),
                       self._spawn(self.queue.run_flush(self.flush_interval)), self._spawn(self._housekeeping())]
         try:
             await self.nodes.wait_synced()
             await self.pods.wait_synced()
-            for informer in (self.claims, self.volumes, self.classes):
+            for informer in (self.claims, self.volumes, self.classes, self.budgets):
                 await informer.wait_synced()
             log.info("started scheduler=%s nodes=%d pending=%d", self.scheduler_name,
                      len(self.cache.node_names()), sum(self.queue.counts().values()))
@@ -262,14 +297,30 @@ class Scheduler:
         started = time.monotonic()
         snapshot = self.cache.snapshot()
         snapshot.storage = self.storage
+        snapshot.nominated = self.nominated_by_node()
         try:
             result = self.framework.schedule(info, snapshot)
         except FitError as exc:
             self.stats["unschedulable"] += 1
+            nominated = None
+            if exc.state is not None and self.framework.post_filter_plugins:
+                snapshot.disruption_budgets = self.budgets.list()
+                preemptor = info
+                known = self.nominated.get(qpi.key)
+                if known is not None and known[0] != (pod.get("status") or {}).get("nominatedNodeName"):
+                    # nominated by the last attempt, its status not written yet: the plugin reads it there
+                    preemptor = PodInfo({**pod, "status": {**(pod.get("status") or {}), "nominatedNodeName": known[0]}})
+                try:
+                    found, _ = self.framework.run_post_filter(exc.state, preemptor, exc.diagnosis)
+                except SchedulingError as err:
+                    found = None
+                    log.warning("preemption error pod=%s error=%r", qpi.key, str(err))
+                if found is not None:
+                    nominated = self._preempt(pod, info, found)
             where = self.queue.add_unschedulable(qpi, exc.diagnosis.unschedulable_plugins)
             log.info("unschedulable pod=%s attempts=%d queue=%s message=%r", qpi.key, qpi.attempts,
                      where or "dropped", exc.message)
-            self._spawn(self._report_failure(pod, "Unschedulable", exc.message))
+            self._spawn(self._report_failure(pod, "Unschedulable", exc.message, nominated))
             return False
         except SchedulingError as exc:
             self.stats["errors"] += 1
@@ -330,24 +381,84 @@ class Scheduler:
         await self.recorder.record(self._ref(pod), "Normal", "Scheduled",
                                    f"Successfully assigned {namespace}/{name} to {node}")
 
+    # ------------------------------------------------------------------ preemption
+    def _preempt(self, pod: Obj, info: PodInfo, found: PostFilterResult) -> str | None:
+        """Act on a PostFilter result: nominate the pod (returns the node to write into its status,
+        ``""`` to clear it, None to leave it) and evict the victims in the background."""
+        node = found.nominated_node
+        current = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        if not node:
+            self.nominated.pop(info.key, None)
+            return "" if current else None
+        self.stats["preemptions"] += 1
+        self.nominated[info.key] = (node, info)
+        lower = [other for key, (where, other) in self.nominated.items()
+                 if where == node and key != info.key and other.priority < info.priority]
+        for other in lower:
+            del self.nominated[other.key]
+        log.info("preempting pod=%s node=%s victims=%s pdb_violations=%d", info.key, node,
+                 [v.key for v in found.victims], found.pdb_violations)
+        self._spawn(self._evict_victims(pod, node, found.victims, lower))
+        return node
+
+    async def _evict_victims(self, pod: Obj, node: str, victims: list[PodInfo], lower: list[PodInfo]) -> None:
+        """Kubernetes' ``prepareCandidate``: each victim gets the ``DisruptionTarget`` condition, is
+        deleted and gets a ``Preempted`` event; lower-priority pods nominated to ``node`` lose their
+        nomination."""
+        uid = (pod.get("metadata") or {}).get("uid") or ""
+        scheduler = (pod.get("spec") or {}).get("schedulerName") or self.scheduler_name
+
+        async def evict(victim: PodInfo) -> None:
+            condition = {"type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
+                         "message": f"{scheduler}: preempting to accommodate a higher priority pod",
+                         "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
+            try:
+                await self.client.patch(self.pod_rt, victim.name, {"status": {"conditions": [condition]}},
+                                        victim.namespace, patch_type="strategic", subresource="status")
+                await self.client.delete(self.pod_rt, victim.name, victim.namespace,
+                                         preconditions={"uid": victim.uid} if victim.uid else None)
+            except errors.NotFound:
+                return
+            except Exception as exc:  # noqa: BLE001 - the pod is retried and preempts again if still needed
+                log.warning("preemption: evicting pod=%s failed error=%r", victim.key, str(exc))
+                return
+            log.info("preempted pod=%s by=%s node=%s", victim.key, pod_key(pod), node)
+            await self.recorder.record(self._ref(victim.pod), "Normal", "Preempted",
+                                       f"Preempted by pod {uid} on node {node}")
+
+        async def clear(other: PodInfo) -> None:
+            try:
+                await self.client.patch(self.pod_rt, other.name, {"status": {"nominatedNodeName": None}},
+                                        other.namespace, patch_type="merge", subresource="status")
+            except errors.APIError as exc:
+                log.info("clearing nomination pod=%s error=%r", other.key, str(exc))
+
+        await asyncio.gather(*(evict(v) for v in victims), *(clear(o) for o in lower))
+
     @staticmethod
     def _ref(pod: Obj) -> Obj:
         return {**pod, "apiVersion": pod.get("apiVersion") or "v1", "kind": pod.get("kind") or "Pod"}
 
-    async def _report_failure(self, pod: Obj, reason: str, message: str) -> None:
-        """Set ``PodScheduled=False`` (only when it changes) and record ``FailedScheduling``."""
+    async def _report_failure(self, pod: Obj, reason: str, message: str, nominated: str | None = None) -> None:
+        """Set ``PodScheduled=False`` (only when it changes) and record ``FailedScheduling``.
+        ``nominated``: the ``status.nominatedNodeName`` to write with it (``""``: clear it; None: leave
+        it), as Kubernetes' ``updatePod`` does."""
         meta = pod.get("metadata") or {}
         namespace, name = meta.get("namespace") or "default", meta.get("name") or ""
-        current = next((c for c in (pod.get("status") or {}).get("conditions") or []
-                        if c.get("type") == "PodScheduled"), None)
-        if current is None or (current.get("status"), current.get("reason"), current.get("message")) != \
-                ("False", reason, message):
+        status = pod.get("status") or {}
+        current = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
+        changed = current is None or (current.get("status"), current.get("reason"), current.get("message")) != \
+            ("False", reason, message)
+        if changed or (nominated and nominated != status.get("nominatedNodeName")):
             condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
                          "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
             if current is not None and current.get("status") == "False" and current.get("lastTransitionTime"):
                 condition["lastTransitionTime"] = current["lastTransitionTime"]
+            patch: Obj = {"conditions": [condition]}
+            if nominated is not None:
+                patch["nominatedNodeName"] = nominated or None
             try:
-                await self.client.patch(self.pod_rt, name, {"status": {"conditions": [condition]}}, namespace,
+                await self.client.patch(self.pod_rt, name, {"status": patch}, namespace,
                                         patch_type="strategic", subresource="status")
             except errors.NotFound:
                 return

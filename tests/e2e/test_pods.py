@@ -247,7 +247,9 @@ spec:
                 return str(cond.get("message"))
         return None
 
-    assert wait_for(message, 30, what="PodScheduled=False") == "0/1 nodes are available: 1 Insufficient cpu."
+    assert wait_for(message, 30, what="PodScheduled=False") == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims "
+        "found for incoming pod..")
     assert "FailedScheduling" in cluster.kubectl("describe", "pod", "too-big").stdout
     cluster.kubectl("delete", "pod", "too-big")
 

@@ -128,9 +128,12 @@ def _rich_node_and_pod(h: httpx.Client, node: str) -> None:
                       "acquireTime": "2026-01-01T00:00:00.000000Z", "renewTime": "2026-01-01T00:00:30.123456Z"}}
     r = h.post("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", json=lease)
     assert r.status_code in (201, 409), r.text
+    # the Priority admission plugin sets the pod's priority from its class
+    _post(h, "/apis/scheduling.k8s.io/v1/priorityclasses", {"metadata": {"name": f"{NS}-five"}, "value": 5})
     _post(h, f"/api/v1/namespaces/{NS}/pods", {
         "metadata": {"name": "rich", "labels": {"app": "rich"}},
-        "spec": {"nodeName": node, "priority": 5, "serviceAccountName": "robot", "nodeSelector": {"disk": "ssd"},
+        "spec": {"nodeName": node, "priorityClassName": f"{NS}-five", "serviceAccountName": "robot",
+                 "nodeSelector": {"disk": "ssd"},
                  "tolerations": [{"key": "gpu", "operator": "Equal", "value": "yes", "effect": "NoSchedule"},
                                  {"operator": "Exists"},
                                  {"key": "slow", "operator": "Exists", "effect": "NoExecute",
@@ -329,6 +332,9 @@ def _storage_and_network(h: httpx.Client) -> None:
                                  "volumeMounts": [{"name": "v", "mountPath": "/v", "readOnly": True}]}],
                  "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "claim"}},
                              {"name": "h", "hostPath": {"path": "/tmp"}}]}})
+    _post(h, "/apis/scheduling.k8s.io/v1/priorityclasses", {
+        "metadata": {"name": f"{NS}-pc", "annotations": {"note": "x", "a": "b"}},
+        "value": 1000, "globalDefault": False, "description": "for the parity test", "preemptionPolicy": "Never"})
     _post(h, "/apis/storage.k8s.io/v1/storageclasses", {
         "metadata": {"name": f"{NS}-sc", "annotations": {"note": "x"}},
         "provisioner": "example.com/fake", "parameters": {"type": "fast", "iops": "10"},
@@ -602,6 +608,8 @@ DESCRIBE_CASES = [
     ["describe", "pvc", "claim"],
     ["describe", "pvc"],
     ["describe", "storageclass", f"{NS}-sc"],
+    ["describe", "priorityclass", f"{NS}-pc"],
+    ["describe", "pc", "system-node-critical"],
     ["describe", "rolebinding", "read"],
     ["describe", "rolebindings"],
     ["describe", "clusterrolebinding", f"{NS}-urls"],

@@ -159,6 +159,9 @@ GET_CASES = [
     ["get", "pods", "-A", "-l", "nosuch=x"],
     ["get", "namespaces", "-l", "nosuch=x"],
     ["delete", "pods", "-l", "nosuch=x"],
+    # the system PriorityClasses every apiserver makes (a boolean cell: GLOBAL-DEFAULT)
+    ["get", "priorityclasses", "system-node-critical", "system-cluster-critical"],
+    ["get", "pc", "system-node-critical", "-o", "wide"],
     # pflag's shorthand with "=": -o=name, -l=sel
     ["get", "namespaces", "-o=name"],
     ["get", "pods", "-l=nosuch=x"],

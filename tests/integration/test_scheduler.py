@@ -262,7 +262,8 @@ async def test_resource_fit_then_bigger_node(cluster: Cluster) -> None:
     await cluster.add_node("small-2", cpu="1")
     await cluster.start()
     await cluster.create_pod("hungry", cpu="2")
-    message = "0/2 nodes are available: 2 Insufficient cpu."
+    message = ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption "
+               "victims found for incoming pod..")
     pod = await cluster.wait_unschedulable("hungry", message)
     assert (scheduled_condition(pod) or {}).get("reason") == "Unschedulable"
     event = await cluster.wait_event("hungry", "FailedScheduling")
@@ -278,7 +279,8 @@ async def test_requests_add_up_on_a_node(cluster: Cluster) -> None:
         await cluster.create_pod(f"p{i}", cpu="1")
     bound, pending = await cluster.wait_outcomes([f"p{i}" for i in range(3)])
     assert len(bound) == 2 and len(pending) == 1
-    await cluster.wait_unschedulable(pending[0], "0/1 nodes are available: 1 Insufficient cpu.")
+    await cluster.wait_unschedulable(pending[0], "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes "
+                                                 "are available: 1 No preemption victims found for incoming pod..")
 
 
 async def test_node_selector(cluster: Cluster) -> None:
@@ -292,7 +294,8 @@ async def test_node_selector(cluster: Cluster) -> None:
         assert await cluster.wait_bound(f"db{i}") == ssd
     await cluster.create_pod("nowhere", node_selector={"disk": "tape"})
     await cluster.wait_unschedulable(
-        "nowhere", "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.")
+        "nowhere", "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 "
+        "nodes are available: 3 Preemption is not helpful for scheduling..")
 
 
 async def test_taints_and_tolerations(cluster: Cluster) -> None:
@@ -305,7 +308,8 @@ async def test_taints_and_tolerations(cluster: Cluster) -> None:
                                                        "effect": "NoSchedule"}])
     assert await cluster.wait_bound("tolerant") in cluster.nodes
     await cluster.wait_unschedulable(
-        "plain", "0/2 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}.")
+        "plain", "0/2 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/2 nodes "
+        "are available: 2 Preemption is not helpful for scheduling..")
     await cluster.patch_node(b, {"spec": {"taints": None}})
     assert await cluster.wait_bound("plain", timeout=15) == b
 
@@ -321,7 +325,8 @@ async def test_host_port_conflict(cluster: Cluster) -> None:
     pending = waiting[0]
     assert sorted(placed.values()) == sorted(cluster.nodes)
     await cluster.wait_unschedulable(
-        pending, "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports.")
+        pending, "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. preemption: "
+        "0/2 nodes are available: 2 No preemption victims found for incoming pod..")
     gone, freed = next(iter(placed.items()))
     await cluster.client.delete(cluster.pod_rt, gone, cluster.namespace, grace_period_seconds=0)
     assert await cluster.wait_bound(pending, timeout=15) == freed
@@ -350,7 +355,8 @@ async def test_required_anti_affinity_one_per_node(cluster: Cluster) -> None:
     assert sorted(placed.values()) == sorted(cluster.nodes)
     assert len(pending) == 1
     await cluster.wait_unschedulable(pending[0], "0/3 nodes are available: 3 node(s) didn't match pod "
-                                                 "anti-affinity rules.")
+                                                 "anti-affinity rules. preemption: 0/3 nodes are available: 3 No "
+                                                 "preemption victims found for incoming pod..")
 
 
 async def test_cordoned_and_not_ready_nodes_are_avoided(cluster: Cluster) -> None:
@@ -366,7 +372,9 @@ async def test_cordoned_and_not_ready_nodes_are_avoided(cluster: Cluster) -> Non
     await cluster.patch_node(good, {"spec": {"unschedulable": True}})
     await cluster.create_pod("late")
     await cluster.wait_unschedulable("late", "0/3 nodes are available: 1 node(s) had untolerated taint "
-                                             "{node.kubernetes.io/not-ready: }, 2 node(s) were unschedulable.")
+                                             "{node.kubernetes.io/not-ready: }, 2 node(s) were unschedulable. "
+                                             "preemption: 0/3 nodes are available: 3 Preemption is not helpful for "
+                                             "scheduling..")
     await cluster.patch_node(cordoned, {"spec": {"unschedulable": False}})
     assert await cluster.wait_bound("late", timeout=15) == cordoned
 
@@ -393,7 +401,8 @@ async def test_bind_conflict_is_dropped(cluster: Cluster) -> None:
     scheduler = await cluster.start()
     pod = await cluster.create_pod("raced", node_selector={"nonexistent": "label"})
     await cluster.wait_unschedulable("raced", "0/2 nodes are available: 2 node(s) didn't match Pod's node "
-                                              "affinity/selector.")
+                                              "affinity/selector. preemption: 0/2 nodes are available: 2 Preemption "
+                                              "is not helpful for scheduling..")
     # someone else binds it; then our own (late) binding attempt gets 409 and is dropped
     await cluster.client.bind(cluster.namespace, "raced", other)
     info = PodInfo(pod)

@@ -25,7 +25,7 @@ from minik8s.apiserver.versions import SERVED_VERSIONS
 from tests.support.processes import APIServer
 
 TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api, k8s.PolicyV1Api,
-              k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api, k8s.NetworkingV1Api)
+              k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api, k8s.NetworkingV1Api, k8s.SchedulingV1Api)
 
 POD_SPEC = {"containers": [{"name": "main", "image": "minik8s/busybox", "command": ["sleep", "3600"]}]}
 TEMPLATE = {"metadata": {"labels": {"app": "typed"}}, "spec": POD_SPEC}
@@ -62,6 +62,7 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
     ("policy/v1", "PodDisruptionBudget"): ({"spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "typed"}}}},
                                            {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 0,
                                             "desiredHealthy": 1, "expectedPods": 0}),
+    ("scheduling.k8s.io/v1", "PriorityClass"): ({"value": 1000, "description": "typed"}, None),
     ("discovery.k8s.io/v1", "EndpointSlice"): ({
         "metadata": {"labels": {"kubernetes.io/service-name": "typed"}}, "addressType": "IPv4",
         "endpoints": [{"addresses": ["10.244.0.9"], "conditions": {"ready": True, "serving": True,
@@ -316,7 +317,7 @@ async def test_typed_list_calls_of_served_kinds_succeed(apiserver: APIServer, na
 API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": k8s.AutoscalingV2Api,
                "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api,
                "coordination.k8s.io/v1": k8s.CoordinationV1Api, "policy/v1": k8s.PolicyV1Api,
-               "discovery.k8s.io/v1": k8s.DiscoveryV1Api,
+               "discovery.k8s.io/v1": k8s.DiscoveryV1Api, "scheduling.k8s.io/v1": k8s.SchedulingV1Api,
                "networking.k8s.io/v1": k8s.NetworkingV1Api, "storage.k8s.io/v1": k8s.StorageV1Api,
                "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api,
                "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api}

@@ -7,7 +7,7 @@ from typing import Any
 from minik8s.api.base import Obj
 from minik8s.api.taints import TAINT_NOT_READY, TAINT_UNREACHABLE
 from minik8s.apiserver.admission import AdmissionConfig, admit_pod
-from minik8s.apiserver.defaulttolerationseconds import DefaultTolerationSeconds
+from minik8s.apiserver.defaulttolerationseconds import PLUGIN_NAME, DefaultTolerationSeconds
 
 NOT_READY_300 = {"key": TAINT_NOT_READY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
 UNREACHABLE_300 = {"key": TAINT_UNREACHABLE, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
@@ -89,12 +89,13 @@ class NoAPI:
 
 
 async def test_admit_pod_runs_the_plugin_on_create_and_update_unless_disabled() -> None:
+    only = AdmissionConfig(plugins=frozenset({PLUGIN_NAME}))  # Priority, also on by default, reads the API
     p = pod()
-    await admit_pod(NoAPI(), p, AdmissionConfig())
+    await admit_pod(NoAPI(), p, only)
     assert p["spec"]["tolerations"] == [NOT_READY_300, UNREACHABLE_300]
     old = pod()
     p = pod()
-    await admit_pod(NoAPI(), p, AdmissionConfig(), old)  # UPDATE: Kubernetes' plugin handles it too
+    await admit_pod(NoAPI(), p, only, old)  # UPDATE: Kubernetes' plugin handles it too
     assert p["spec"]["tolerations"] == [NOT_READY_300, UNREACHABLE_300]
     p = pod()
     await admit_pod(NoAPI(), p, AdmissionConfig(plugins=frozenset()))

@@ -58,6 +58,21 @@ async def test_pop_order_priority_then_fifo(queue: SchedulingQueue) -> None:
     assert queue.counts()["in_flight"] == 3
 
 
+async def test_requeued_pod_goes_after_equal_priority_pods_queued_before(queue: SchedulingQueue,
+                                                                         clock: Clock) -> None:
+    """PrioritySort: priority, then the queueing timestamp, which a retry refreshes."""
+    queue.add(pod("first"))
+    first = await queue.pop()
+    clock.now += 1
+    queue.add(pod("second"))
+    clock.now += 1
+    queue.add_backoff(first)
+    clock.now += 60  # its back-off is over
+    queue.flush()
+    queue.add(pod("urgent", priority=10))
+    assert [(await queue.pop()).key for _ in range(3)] == ["ns/urgent", "ns/second", "ns/first"]
+
+
 async def test_pop_waits_and_close_wakes(queue: SchedulingQueue) -> None:
     waiter = asyncio.get_running_loop().create_task(queue.pop())
     await asyncio.sleep(0.01)

@@ -24,6 +24,7 @@ from minik8s.apiserver.strategies.networkpolicy import NetworkPolicyStrategy
 from minik8s.apiserver.strategies.node import NodeStrategy
 from minik8s.apiserver.strategies.pod import PodStrategy
 from minik8s.apiserver.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
+from minik8s.apiserver.strategies.priorityclass import PriorityClassStrategy
 from minik8s.apiserver.strategies.rbac import rbac_strategies
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
 from minik8s.apiserver.strategies.replicationcontroller import ReplicationControllerStrategy
@@ -68,6 +69,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "PodDisruptionBudget": PodDisruptionBudgetStrategy(),
         "ResourceQuota": ResourceQuotaStrategy(),
         "LimitRange": LimitRangeStrategy(),
+        "PriorityClass": PriorityClassStrategy(),
         **serverless_strategies(),
         **storage_strategies(),
         **rbac_strategies(),

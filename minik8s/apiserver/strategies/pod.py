@@ -13,6 +13,7 @@ from minik8s.api.quantity import parse_quantity
 from minik8s.api.taints import TAINT_EFFECTS
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
 from minik8s.apiserver.strategies.podsources import default_volume_sources, env_source_errors, volume_source_errors
+from minik8s.apiserver.strategies.priorityclass import preemption_policy_errors
 from minik8s.apiserver.strategies.storage import nfs_errors
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -365,6 +366,10 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
         eff = t.get("effect")
         if eff and eff not in TAINT_EFFECTS:
             causes.append((f"{tp}.effect", None, unsupported(eff, TAINT_EFFECTS)))
+    pc_name = spec.get("priorityClassName")
+    if pc_name:
+        causes += [(f"{path}.priorityClassName", pc_name, m) for m in v.dns1123_subdomain_errors(pc_name)]
+    causes += preemption_policy_errors(spec.get("preemptionPolicy"), f"{path}.preemptionPolicy")
     return causes
 
 

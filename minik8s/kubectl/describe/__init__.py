@@ -9,6 +9,7 @@ NetworkPolicy), :mod:`.storage`
 (PersistentVolume, PersistentVolumeClaim, StorageClass), :mod:`.batch` (Job, CronJob),
 :mod:`.config` (ConfigMap, Secret — never a Secret's values), :mod:`.policy` (PodDisruptionBudget),
 :mod:`.quota` (ResourceQuota, LimitRange),
+:mod:`.scheduling` (PriorityClass),
 :mod:`.gpujobs` (GPUJob, minik8s' own).  Every other kind — custom resources, Event, Lease,
 CustomResourceDefinition, minik8s' Function, Workflow... — gets the generic rendering kubectl's
 ``GenericDescriberFor`` gives unstructured objects (:func:`~.shared.describe_generic`).
@@ -42,6 +43,7 @@ from minik8s.kubectl.describe.networking import describe_ingress, describe_netwo
 from minik8s.kubectl.describe.pods import describe_pod
 from minik8s.kubectl.describe.policy import describe_pdb
 from minik8s.kubectl.describe.quota import describe_limit_range, describe_quota
+from minik8s.kubectl.describe.scheduling import describe_priority_class
 from minik8s.kubectl.describe.services import describe_endpoints, describe_endpointslice, describe_service
 from minik8s.kubectl.describe.shared import Describer, describe_generic, fetch_events
 from minik8s.kubectl.describe.storage import (
@@ -75,6 +77,7 @@ __all__ = [
     "describe_persistent_volume",
     "describe_persistent_volume_claim",
     "describe_pod",
+    "describe_priority_class",
     "describe_replica_set",
     "describe_replication_controller",
     "describe_role",
@@ -121,11 +124,12 @@ DESCRIBERS: dict[str, Describer] = {
     "PodDisruptionBudget": describe_pdb,
     "ResourceQuota": describe_quota,
     "LimitRange": describe_limit_range,
+    "PriorityClass": describe_priority_class,
 }
 #: The API groups whose kinds :data:`DESCRIBERS` describes (a custom resource of another group
 #: with the same kind name gets the generic rendering, as kubectl looks describers up by group and kind).
 BUILTIN_GROUPS = frozenset({"", "apps", "batch", "autoscaling", "rbac.authorization.k8s.io", "networking.k8s.io",
-                            "storage.k8s.io", "minik8s.io", "policy", "discovery.k8s.io"})
+                            "storage.k8s.io", "minik8s.io", "policy", "discovery.k8s.io", "scheduling.k8s.io"})
 
 
 def describer_for(kind: str, group: str | None = None) -> Describer:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from minik8s.scheduler.framework import PluginRow
 from minik8s.scheduler.plugins.balanced_allocation import NodeResourcesBalancedAllocation
+from minik8s.scheduler.plugins.default_preemption import DefaultPreemption
 from minik8s.scheduler.plugins.image_locality import ImageLocality
 from minik8s.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from minik8s.scheduler.plugins.least_allocated import NodeResourcesLeastAllocated
@@ -41,10 +42,13 @@ DEFAULT_PLUGINS: list[PluginRow] = [
     PluginRow(NodeResourcesBalancedAllocation, weight=1),
     PluginRow(SelectorSpread, weight=1),
     PluginRow(ImageLocality, weight=1),
+    # PostFilter: when no node fits
+    PluginRow(DefaultPreemption),
 ]
 
 __all__ = [
     "DEFAULT_PLUGINS",
+    "DefaultPreemption",
     "ImageLocality",
     "InterPodAffinity",
     "NodeAffinity",
