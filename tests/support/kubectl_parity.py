@@ -247,13 +247,22 @@ class Runs:
 
     def official(self, binary: Path, args: Sequence[str], env: dict[str, str],
                  stdin: str | None = None) -> Future[Result]:
-        """The official ``binary``'s result of ``kubectl ARGS`` (not cached)."""
+        """The official ``binary``'s result of ``kubectl ARGS`` (not cached).  Each is one comparison:
+        with ``MINIK8S_PARITY_LOG`` set, a line naming it is appended to that file (the closing
+        figures of how many invocations are compared)."""
+        log = os.environ.get("MINIK8S_PARITY_LOG")
+        if log:
+            with _LOG_LOCK, open(log, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps([str(binary), *args]) + "\n")
         return self.pool.submit(run_process, [str(binary), *args], env, stdin)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
         if self.zygotes is not None:
             self.zygotes.close()
+
+
+_LOG_LOCK = threading.Lock()
 
 
 def run_process(argv: list[str], env: dict[str, str], stdin: str | None = None) -> Result:
