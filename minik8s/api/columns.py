@@ -307,6 +307,11 @@ def _containers(obj: Obj) -> list[Obj]:
     return (template.get("spec") or {}).get("containers") or []
 
 
+def _template_containers(obj: Obj) -> list[Obj]:
+    """The containers of a PodTemplate's ``template`` (the object's own field, not ``spec``'s)."""
+    return ((obj.get("template") or {}).get("spec") or {}).get("containers") or []
+
+
 def _selector(obj: Obj, at: dt.datetime) -> str:
     return format_selector(_spec(obj).get("selector") or {})
 
@@ -801,6 +806,15 @@ COLUMNS: dict[str, list[Column]] = {
                description="The number of ready replicas for this replica set."),
         _AGE,
         *WORKLOAD_WIDE,
+    ],
+    "PodTemplate": [
+        Column("Containers", lambda o, at: ",".join(c.get("name", "") for c in _template_containers(o)),
+               description="Names of each container in the template."),
+        Column("Images", lambda o, at: ",".join(c.get("image", "") for c in _template_containers(o)),
+               description="Images referenced by each container in the template."),
+        Column("Pod Labels", lambda o, at: join_labels(((o.get("template") or {}).get("metadata") or {})
+                                                       .get("labels")),
+               description="The labels of the template's pods."),
     ],
     "ReplicationController": [
         Column("Desired", lambda o, at: _int(_spec(o).get("replicas", 1)), type="integer",

@@ -576,6 +576,12 @@ class PodTemplateSpec(Model):
     spec: PodSpec
 
 
+class PodTemplate(TypedObject):
+    """v1 PodTemplate: a pod template stored as an object of its own (``kubectl get podtemplates``)."""
+
+    template: PodTemplateSpec | None = None
+
+
 # ---------------------------------------------------------------- Binding
 class Binding(TypedObject):
     """``POST pods/{name}/binding``: ``target`` names the Node (``kind: Node``, ``name``)."""

@@ -159,8 +159,10 @@ for _cls in _BY_REASON.values():
 def invalid(kind: str, name: str, causes: list[tuple[str, Any, str]]) -> Invalid:
     """Build Kubernetes' 422 ``Invalid`` error from ``(field, bad value, message)`` causes.
 
-    The message reads like kube-apiserver's:
-    ``Pod "x" is invalid: spec.containers[0].name: Required value``.
+    ``kind``: the group-qualified kind as Kubernetes' ``GroupKind.String()`` writes it (``Pod``,
+    ``Deployment.apps``, ``CreateOptions.meta.k8s.io``).  The message reads like kube-apiserver's:
+    ``Deployment.apps "x" is invalid: spec.replicas: ...``; the details carry the kind and its group
+    apart (``NewInvalid``), which kubectl prints as ``The Deployment "x" is invalid``.
     """
     parts = []
     status_causes = []
@@ -169,9 +171,10 @@ def invalid(kind: str, name: str, causes: list[tuple[str, Any, str]]) -> Invalid
         parts.append(f"{field}: {shown}")
         status_causes.append({"reason": "FieldValueInvalid", "message": shown, "field": field})
     joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    bare, _, group = kind.partition(".")
     return Invalid(
         f'{kind} "{name}" is invalid: {joined}',
-        {"name": name, "kind": kind.lower() + "s" if kind else "", "causes": status_causes},
+        {"name": name, **({"group": group} if group else {}), "kind": bare, "causes": status_causes},
     )
 
 

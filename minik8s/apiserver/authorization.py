@@ -191,7 +191,7 @@ def _attributes(spec: Obj) -> RequestInfo:
                            name=str(res.get("name") or ""))
     if isinstance(non, dict) and res is None:
         return RequestInfo(str(non.get("verb") or ""), path=str(non.get("path") or ""))
-    raise errors.invalid("SubjectAccessReview", "", [
+    raise errors.invalid("SubjectAccessReview.authorization.k8s.io", "", [
         ("spec.resourceAttributes", None,
          "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified")])
 
@@ -228,8 +228,8 @@ def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserIn
     info = _attributes(spec)
     if kind == "SubjectAccessReview":
         if not spec.get("user") and not spec.get("groups"):
-            raise errors.invalid(kind, "", [("spec.user", None, "Invalid value: \"\": at least one of user or group "
-                                                                 "must be specified")])
+            raise errors.invalid(f"{kind}.authorization.k8s.io", "", [(
+                "spec.user", None, "Invalid value: \"\": at least one of user or group must be specified")])
         subject = UserInfo(str(spec.get("user") or ""), str(spec.get("uid") or ""), tuple(spec.get("groups") or ()))
     else:
         subject = caller

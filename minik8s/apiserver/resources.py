@@ -299,13 +299,13 @@ class ResourceAPI:
             return self._parse_custom(rt, body, validation, patch)
         causes = integer_range_causes(rt.api_version, rt.kind, body)
         if causes:
-            raise errors.invalid(rt.kind, str(meta.get("name") or meta.get("generateName") or ""), causes)
+            raise errors.invalid(self.kind_name(rt), str(meta.get("name") or meta.get("generateName") or ""), causes)
         self.check_fields(rt, body, validation, patch)
         assert rt.model is not None, f"{rt.kind}: the apiserver's rows carry their model"
         try:
             model = rt.model.model_validate(body)
         except pydantic.ValidationError as exc:
-            raise errors.invalid(rt.kind, str(meta.get("name") or meta.get("generateName") or ""),
+            raise errors.invalid(self.kind_name(rt), str(meta.get("name") or meta.get("generateName") or ""),
                                  _pydantic_causes(exc)) from exc
         out = {"apiVersion": rt.api_version, "kind": rt.kind, **model.to_dict()}
         try:
@@ -339,8 +339,9 @@ class ResourceAPI:
 
     @staticmethod
     def kind_name(rt: ResourceType) -> str:
-        """How a 422 names the kind: ``Pod``; a custom resource's qualified (``CronTab.stable.example.com``)."""
-        return f"{rt.kind}.{rt.group}" if rt.custom is not None else rt.kind
+        """How a 422 names the kind, as Kubernetes' ``GroupKind.String()``: ``Pod``, ``Deployment.apps``,
+        ``CronTab.stable.example.com``."""
+        return f"{rt.kind}.{rt.group}" if rt.group else rt.kind
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         causes = self.strategy_of(rt).validate(obj, old)
@@ -705,7 +706,7 @@ class ResourceAPI:
             raise errors.BadRequest("the patch did not produce an object")
         meta = new.setdefault("metadata", {})
         if not isinstance(meta, dict):
-            raise errors.invalid(rt.kind, name, [("metadata", None, "must be an object")])
+            raise errors.invalid(ResourceAPI.kind_name(rt), name, [("metadata", None, "must be an object")])
         if meta.get("name") not in (None, name):
             raise errors.BadRequest(
                 f"the name of the object ({meta['name']}) does not match the name on the URL ({name})")

@@ -188,7 +188,7 @@ class ServiceAccountTokens:
             if not ref.name:
                 causes.append(("spec.boundObjectRef.name", None, "Required value"))
         if causes:
-            raise errors.invalid("TokenRequest", name, causes)
+            raise errors.invalid("TokenRequest.authentication.k8s.io", name, causes)
         sa = await self.api.get(self.sa_rt, namespace, name)
         bound = None
         if ref is not None:

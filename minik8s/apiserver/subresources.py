@@ -333,7 +333,8 @@ class ScaleSubresource:
             raise errors.BadRequest("the body must be a Scale object")
         replicas = (new_scale.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or replicas < 0:
-            raise errors.invalid("Scale", name, [("spec.replicas", replicas, "must be greater than or equal to 0")])
+            raise errors.invalid("Scale.autoscaling", name,
+                                 [("spec.replicas", replicas, "must be greater than or equal to 0")])
         wanted_rv = (new_scale.get("metadata") or {}).get("resourceVersion")
         obj = copy.deepcopy(current)
         fields = (kubejsonpath.simple_fields(rt.custom.spec_replicas_path) if rt.custom is not None

@@ -99,7 +99,7 @@ def env(apiserver: APIServer, tmp_path_factory: pytest.TempPathFactory) -> Itera
 def _invalid(r: httpx.Response) -> str:
     assert r.status_code == 422, r.text
     body = r.json()
-    assert body["reason"] == "Invalid" and body["details"]["kind"] == "pods"
+    assert body["reason"] == "Invalid" and body["details"]["kind"] == "Pod"
     return str(body["message"])
 
 
@@ -224,7 +224,7 @@ def test_pod_templates_refuse_them(env: Env) -> None:
                                          "ephemeralContainers": [{"name": "d", "image": BUSYBOX}]}}}}
     r = env.http.post(f"/apis/apps/v1/namespaces/{env.namespace}/replicasets", json=rs)
     assert r.status_code == 422
-    assert r.json()["message"] == ('ReplicaSet "rs" is invalid: spec.template.spec.ephemeralContainers: '
+    assert r.json()["message"] == ('ReplicaSet.apps "rs" is invalid: spec.template.spec.ephemeralContainers: '
                                    "Forbidden: ephemeral containers not allowed in pod template")
 
 

@@ -94,7 +94,7 @@ async def test_validation(client: Client, namespace: str) -> None:
     with pytest.raises(errors.Invalid) as bad:
         await client.create(rt, pdb("bad", sel, minAvailable="150%", unhealthyPodEvictionPolicy="Never"), namespace)
     assert bad.value.message == (
-        'PodDisruptionBudget "bad" is invalid: [spec.minAvailable: Invalid value: "150%": must not be greater '
+        'PodDisruptionBudget.policy "bad" is invalid: [spec.minAvailable: Invalid value: "150%": must not be greater '
         'than 100%, spec.unhealthyPodEvictionPolicy: Unsupported value: "Never": supported values: '
         '"AlwaysAllow", "IfHealthyBudget"]')
     with pytest.raises(errors.Invalid):

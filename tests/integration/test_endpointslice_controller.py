@@ -229,7 +229,7 @@ async def test_invalid_slices_are_refused_with_kubernetes_messages(client: Clien
     else:
         raise AssertionError("created")
     assert message == (
-        'EndpointSlice "bad" is invalid: ['
+        'EndpointSlice.discovery.k8s.io "bad" is invalid: ['
         'endpoints[0].addresses[0]: Invalid value: "127.0.0.1": may not be in the loopback range '
         '(127.0.0.0/8, ::1/128), endpoints[1].addresses: Required value: must contain at least 1 address, '
         'ports[1].name: Duplicate value: "a", ports[1].protocol: Unsupported value: "ICMP": supported values: '

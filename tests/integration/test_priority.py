@@ -96,12 +96,12 @@ async def test_system_classes_and_validation(client: Client, classes: Classes) -
 
     with pytest.raises(errors.Invalid) as too_high:
         await classes.create("huge", 1000000001)
-    assert too_high.value.message == (f'PriorityClass "huge-{classes.id}" is invalid: value: Forbidden: maximum '
+    assert too_high.value.message == (f'PriorityClass.scheduling.k8s.io "huge-{classes.id}" is invalid: value: Forbidden: maximum '
                                       "allowed value of a user defined priority is 1000000000")
     with pytest.raises(errors.Invalid) as system:
         await client.create(rt, {"metadata": {"name": "system-mine"}, "value": 10})
     assert system.value.message == (
-        'PriorityClass "system-mine" is invalid: metadata.name: Forbidden: priority class names with '
+        'PriorityClass.scheduling.k8s.io "system-mine" is invalid: metadata.name: Forbidden: priority class names with '
         "'system-' prefix are reserved for system use only. error: system-mine is not a known system priority class")
     with pytest.raises(errors.Invalid) as policy:
         await classes.create("policy", 5, preemptionPolicy="Sometimes")
@@ -110,7 +110,7 @@ async def test_system_classes_and_validation(client: Client, classes: Classes) -
 
     with pytest.raises(errors.Invalid) as changed:
         await client.patch(rt, created["metadata"]["name"], {"value": 2000})
-    assert changed.value.message == f'PriorityClass "user-{classes.id}" is invalid: value: Forbidden: may not be ' \
+    assert changed.value.message == f'PriorityClass.scheduling.k8s.io "user-{classes.id}" is invalid: value: Forbidden: may not be ' \
                                     "changed in an update."
     patched = await client.patch(rt, created["metadata"]["name"], {"description": "changed"})
     assert patched["description"] == "changed"

@@ -105,4 +105,4 @@ def test_kubectl_apply_get_and_invalid(kubectl: Kubectl, tmp_path: Path) -> None
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({**WORKFLOW, "metadata": {"name": "loop"},
                                    "spec": {"startAt": "A", "states": {"A": {"type": "Pass", "next": "A"}}}}))
-    assert_one_error_line(kubectl("apply", "-f", str(bad)), 'Workflow "loop" is invalid', "no end")
+    assert_one_error_line(kubectl("apply", "-f", str(bad)), 'Workflow.minik8s.io "loop" is invalid', "no end")

@@ -98,6 +98,15 @@ def test_errors_map_both_ways() -> None:
     assert isinstance(back, errors.Invalid) and back.message == status["message"]
     assert isinstance(errors.from_status(409, {"kind": "Status", "reason": "AlreadyExists"}), errors.AlreadyExists)
     assert isinstance(errors.from_status(404, "plain text"), errors.NotFound)
+    # NewInvalid: the message names the group-qualified kind, the details carry kind and group apart
+    # (kubectl then prints 'The Deployment "d" is invalid')
+    apps = errors.invalid("Deployment.apps", "d", [("spec.replicas", -1, "must be greater than or equal to 0")])
+    assert apps.to_status()["message"].startswith('Deployment.apps "d" is invalid: spec.replicas: Invalid value: -1')
+    assert apps.to_status()["details"] == {
+        "name": "d", "group": "apps", "kind": "Deployment",
+        "causes": [{"reason": "FieldValueInvalid", "message": "Invalid value: -1: must be greater than or equal to 0",
+                    "field": "spec.replicas"}]}
+    assert status["details"]["kind"] == "Pod" and "group" not in status["details"]
 
 
 def test_kubeconfig_render_and_load(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from minik8s.apiserver.strategies.networkpolicy import NetworkPolicyStrategy
 from minik8s.apiserver.strategies.node import NodeStrategy
 from minik8s.apiserver.strategies.pod import PodStrategy
 from minik8s.apiserver.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
+from minik8s.apiserver.strategies.podtemplate import PodTemplateStrategy
 from minik8s.apiserver.strategies.priorityclass import PriorityClassStrategy
 from minik8s.apiserver.strategies.rbac import rbac_strategies
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
@@ -52,6 +53,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "Service": ServiceStrategy(service_cidr, node_port_range),
         "ReplicaSet": ReplicaSetStrategy(),
         "ReplicationController": ReplicationControllerStrategy(),
+        "PodTemplate": PodTemplateStrategy(),
         "Deployment": DeploymentStrategy(),
         "DaemonSet": DaemonSetStrategy(),
         "StatefulSet": StatefulSetStrategy(),
