@@ -50,6 +50,7 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
                        "type": "Normal"}, None),
     ("v1", "Service"): ({"spec": {"selector": {"app": "typed"}, "ports": [{"port": 80}]}}, None),
     ("v1", "Endpoints"): ({"subsets": [{"addresses": [{"ip": "10.244.0.9"}], "ports": [{"port": 80}]}]}, None),
+    ("v1", "PodTemplate"): ({"template": TEMPLATE}, None),
     ("v1", "ConfigMap"): ({"data": {"k": "v"}}, None),
     ("v1", "Secret"): ({"stringData": {"k": "v"}}, None),
     ("v1", "ServiceAccount"): ({"automountServiceAccountToken": False}, None),
