@@ -516,6 +516,42 @@ def pvc_access_modes(obj: Obj, at: dt.datetime) -> str:
     return access_modes_text(_status(obj).get("accessModes"))
 
 
+def ingress_class_parameters(obj: Obj, at: dt.datetime) -> str:
+    """An IngressClass's PARAMETERS cell: ``Kind.apiGroup/name`` (``<none>``)."""
+    params = _spec(obj).get("parameters")
+    if not params:
+        return NONE
+    text = str(params.get("kind") or "")
+    if params.get("apiGroup") is not None:
+        text += "." + str(params["apiGroup"])
+    return f"{text}/{params.get('name') or ''}"
+
+
+def csi_token_requests(obj: Obj, at: dt.datetime) -> str:
+    """A CSIDriver's TOKENREQUESTS cell: the audiences (``<unset>``)."""
+    requests = _spec(obj).get("tokenRequests") or []
+    return ",".join(str(r.get("audience") or "") for r in requests) if requests else "<unset>"
+
+
+#: The CSIDriverSpec field descriptions its table columns carry (the first sentence of Kubernetes' own).
+CSI_DRIVER_DOCS = {
+    "attachRequired": "attachRequired indicates this CSI volume driver requires an attach operation (because it "
+                      "implements the CSI ControllerPublishVolume() method), and that the Kubernetes attach detach "
+                      "controller should call the attach volume interface which checks the volumeattachment status "
+                      "and waits until the volume is attached before proceeding to mounting.",
+    "podInfoOnMount": "podInfoOnMount indicates this CSI volume driver requires additional pod information (like "
+                      "podName, podUID, etc.) during mount operations, if set to true.",
+    "storageCapacity": "storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the "
+                       "storage capacity that the driver deployment will report by creating CSIStorageCapacity "
+                       "objects with capacity information, if set to true.",
+    "tokenRequests": "tokenRequests indicates the CSI driver needs pods' service account tokens it is mounting "
+                     "volume for to do necessary authentication.",
+    "requiresRepublish": "requiresRepublish indicates the CSI driver wants `NodePublishVolume` being periodically "
+                         "called to reflect any possible change in the mounted volume.",
+    "volumeLifecycleModes": "volumeLifecycleModes defines what kind of volumes this CSI volume driver supports.",
+}
+
+
 def ingress_hosts(obj: Obj, at: dt.datetime) -> str:
     """HOSTS: the rules' hosts (``*`` for a rule without one), at most 3 then `` + N more...``."""
     hosts = [str(r.get("host") or "*") for r in _spec(obj).get("rules") or []]
@@ -1125,6 +1161,75 @@ COLUMNS: dict[str, list[Column]] = {
         Column("PreemptionPolicy", lambda o, at: str(o.get("preemptionPolicy") or ""),
                description="preemptionPolicy is the Policy for preempting pods with lower priority. One of "
                            "Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset."),
+    ],
+    "IngressClass": [
+        Column("Controller", lambda o, at: str(_spec(o).get("controller") or ""),
+               description="controller refers to the name of the controller that should handle this class. This "
+                           "allows for different \"flavors\" that are controlled by the same controller. For "
+                           "example, you may have different parameters for the same implementing controller. This "
+                           "should be specified as a domain-prefixed path no more than 250 characters in length, "
+                           "e.g. \"acme.io/ingress-controller\". This field is immutable."),
+        Column("Parameters", ingress_class_parameters,
+               description="parameters is a link to a custom resource containing additional configuration for "
+                           "the controller. This is optional if the controller does not require extra parameters."),
+        _AGE,
+    ],
+    "RuntimeClass": [
+        Column("Handler", lambda o, at: str(o.get("handler") or ""),
+               description="handler specifies the underlying runtime and configuration that the CRI "
+                           "implementation will use to handle pods of this class. The possible values are specific "
+                           "to the node & CRI configuration.  It is assumed that all handlers are available on "
+                           "every node, and handlers of the same name are equivalent on every node. For example, a "
+                           "handler called \"runc\" might specify that the runc OCI runtime (using native Linux "
+                           "containers) will be used to run the containers in a pod. The Handler must be lowercase, "
+                           "conform to the DNS Label (RFC 1123) requirements, and is immutable."),
+        _AGE,
+    ],
+    "CSIDriver": [
+        Column("AttachRequired", lambda o, at: _spec(o).get("attachRequired") is not False, type="boolean",
+               description=CSI_DRIVER_DOCS["attachRequired"]),
+        Column("PodInfoOnMount", lambda o, at: _spec(o).get("podInfoOnMount") is not False, type="boolean",
+               description=CSI_DRIVER_DOCS["podInfoOnMount"]),
+        Column("StorageCapacity", lambda o, at: bool(_spec(o).get("storageCapacity")), type="boolean",
+               description=CSI_DRIVER_DOCS["storageCapacity"]),
+        Column("TokenRequests", csi_token_requests, description=CSI_DRIVER_DOCS["tokenRequests"]),
+        Column("RequiresRepublish", lambda o, at: bool(_spec(o).get("requiresRepublish")), type="boolean",
+               description=CSI_DRIVER_DOCS["requiresRepublish"]),
+        Column("Modes", lambda o, at: ",".join(_spec(o).get("volumeLifecycleModes") or []) or NONE,
+               description=CSI_DRIVER_DOCS["volumeLifecycleModes"]),
+        _AGE,
+    ],
+    "CSINode": [
+        Column("Drivers", lambda o, at: len(_spec(o).get("drivers") or []), type="integer",
+               description="drivers is a list of information of all CSI Drivers existing on a node. If all "
+                           "drivers in the list are uninstalled, this can become empty."),
+        _AGE,
+    ],
+    "CSIStorageCapacity": [
+        Column("StorageClassName", lambda o, at: str(o.get("storageClassName") or ""),
+               description="storageClassName represents the name of the StorageClass that the reported capacity "
+                           "applies to. It must meet the same requirements as the name of a StorageClass object "
+                           "(non-empty, DNS subdomain). If that object no longer exists, the CSIStorageCapacity "
+                           "object is obsolete and should be removed by its creator. This field is immutable."),
+        Column("Capacity", lambda o, at: str(o["capacity"]) if o.get("capacity") is not None else "<unset>",
+               description="capacity is the value reported by the CSI driver in its GetCapacityResponse for a "
+                           "GetCapacityRequest with topology and parameters that match the previous fields.\n\n"
+                           "The semantic is currently (CSI spec 1.2) defined as: The available capacity, in bytes, "
+                           "of the storage that can be used to provision volumes. If not set, that information is "
+                           "currently unavailable."),
+    ],
+    "VolumeAttachment": [
+        Column("Attacher", lambda o, at: str(_spec(o).get("attacher") or ""), format="name",
+               description="attacher indicates the name of the volume driver that MUST handle this request. This "
+                           "is the name returned by GetPluginName()."),
+        Column("PV", lambda o, at: str((_spec(o).get("source") or {}).get("persistentVolumeName") or ""),
+               description="persistentVolumeName represents the name of the persistent volume to attach."),
+        Column("Node", lambda o, at: str(_spec(o).get("nodeName") or ""),
+               description="nodeName represents the node that the volume should be attached to."),
+        Column("Attached", lambda o, at: bool(_status(o).get("attached")), type="boolean",
+               description="attached indicates the volume is successfully attached. This field must only be set "
+                           "by the entity completing the attach operation, i.e. the external-attacher."),
+        _AGE,
     ],
     "NodeMetrics": METRICS_COLUMNS,
     "PodMetrics": METRICS_COLUMNS,

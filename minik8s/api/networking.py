@@ -1,5 +1,5 @@
-"""Host-and-path routing kinds: minik8s' own ``DNS`` (``minik8s.io/v1``) and ``networking.k8s.io/v1`` Ingress;
-and ``networking.k8s.io/v1`` NetworkPolicy (enforced by kube-proxy, :mod:`minik8s.proxy.netpol`).
+"""Host-and-path routing kinds: minik8s' own ``DNS`` (``minik8s.io/v1``) and ``networking.k8s.io/v1`` Ingress
+and IngressClass; and ``networking.k8s.io/v1`` NetworkPolicy (enforced by kube-proxy, :mod:`minik8s.proxy.netpol`).
 
 A **DNS** object maps one host name plus several URL paths to Services of its namespace::
 
@@ -43,8 +43,13 @@ from minik8s.api.model import Model
 GROUP = "minik8s.io"
 DNS_API_VERSION = f"{GROUP}/v1"
 INGRESS_API_VERSION = "networking.k8s.io/v1"
-#: ``spec.ingressClassName`` values minik8s handles ("" / absent included).
+#: The IngressClass of minik8s' own ingress controller (the DNS controller creates it at start-up):
+#: Ingresses naming it, or no class, are served by nginx; those naming another class are ignored.
 INGRESS_CLASS = "minik8s"
+#: ``spec.controller`` of that class (an IngressClass naming it is served too, whatever its name).
+INGRESS_CONTROLLER = "minik8s.io/nginx"
+#: The annotation that makes an IngressClass the default (Kubernetes' DefaultIngressClass admission).
+ANN_DEFAULT_INGRESS_CLASS = "ingressclass.kubernetes.io/is-default-class"
 #: Label on the nginx Deployment, its pods and Service: ``<kind>-<name>`` of the owning object.
 FRONTEND_LABEL = "minik8s.io/frontend"
 PATH_TYPES = ("Exact", "Prefix", "ImplementationSpecific")
@@ -144,6 +149,41 @@ class IngressStatus(Model):
 class Ingress(TypedObject):
     spec: IngressSpec | None = None
     status: IngressStatus | None = None
+
+
+class IngressClassParametersReference(Model):
+    api_group: str | None = None
+    kind: str
+    name: str
+    namespace: str | None = None
+    scope: str | None = None
+
+
+class IngressClassSpec(Model):
+    controller: str | None = None
+    parameters: IngressClassParametersReference | None = None
+
+
+class IngressClass(TypedObject):
+    """``networking.k8s.io/v1`` IngressClass (cluster-scoped): the ``controller`` that implements
+    the Ingresses naming it, and its ``parameters``; the annotation
+    :data:`ANN_DEFAULT_INGRESS_CLASS` ``"true"`` makes it the default class."""
+
+    spec: IngressClassSpec | None = None
+
+
+def default_ingress_class(classes: Iterable[Obj]) -> Obj | None:
+    """The default IngressClass (annotated :data:`ANN_DEFAULT_INGRESS_CLASS` ``"true"``); of several,
+    the newest (``creationTimestamp``, then name), as Kubernetes' DefaultIngressClass admission picks."""
+    found: Obj | None = None
+    for ic in classes:
+        meta = _meta(ic)
+        if (meta.get("annotations") or {}).get(ANN_DEFAULT_INGRESS_CLASS) != "true":
+            continue
+        if found is None or (meta.get("creationTimestamp") or "", meta.get("name") or "") > \
+                (_meta(found).get("creationTimestamp") or "", _meta(found).get("name") or ""):
+            found = ic
+    return found
 
 
 # ---------------------------------------------------------------- NetworkPolicy (networking.k8s.io/v1)
@@ -323,18 +363,20 @@ def _ingress_sites(obj: Obj) -> tuple[Site, ...]:
     return tuple(sites)
 
 
-def handles_ingress(obj: Obj) -> bool:
-    """Whether minik8s serves this Ingress: no ``ingressClassName`` or :data:`INGRESS_CLASS`."""
-    return (obj.get("spec") or {}).get("ingressClassName") in (None, "", INGRESS_CLASS)
+def handles_ingress(obj: Obj, classes: Iterable[str] = (INGRESS_CLASS,)) -> bool:
+    """Whether minik8s serves this Ingress: no ``ingressClassName``, or one of ``classes`` (the names of
+    the IngressClasses whose controller is :data:`INGRESS_CONTROLLER`; :data:`INGRESS_CLASS` always)."""
+    name = (obj.get("spec") or {}).get("ingressClassName")
+    return name in (None, "", INGRESS_CLASS) or name in set(classes)
 
 
-def frontend_of(obj: Obj) -> Frontend | None:
+def frontend_of(obj: Obj, classes: Iterable[str] = (INGRESS_CLASS,)) -> Frontend | None:
     """The :class:`Frontend` of a wire-form DNS object or Ingress; None for other kinds and for
-    Ingresses of another class."""
+    Ingresses of a class not in ``classes`` (:func:`handles_ingress`)."""
     kind = obj.get("kind")
     if kind == "DNS":
         sites = _dns_sites(obj)
-    elif kind == "Ingress" and handles_ingress(obj):
+    elif kind == "Ingress" and handles_ingress(obj, classes):
         sites = _ingress_sites(obj)
     else:
         return None

@@ -33,15 +33,17 @@ from minik8s.api.core import (
     Service,
     ServiceAccount,
 )
+from minik8s.api.csi import CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment
 from minik8s.api.discovery import EndpointSlice
 from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
-from minik8s.api.networking import DNS, Ingress, NetworkPolicy
+from minik8s.api.networking import DNS, Ingress, IngressClass, NetworkPolicy
 from minik8s.api.policy import PodDisruptionBudget
 from minik8s.api.quota import LimitRange, ResourceQuota
 from minik8s.api.rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from minik8s.api.resourcetypes import Registry, ResourceType
+from minik8s.api.runtimeclass import RuntimeClass
 from minik8s.api.scheduling import PriorityClass
 from minik8s.api.serverless import Function, Trigger, Workflow, WorkflowRun
 from minik8s.api.storageclass import StorageClass
@@ -95,6 +97,13 @@ CORE_TYPES = [
     ResourceType("", "v1", "LimitRange", "limitranges", "limitrange", True, LimitRange, short_names=("limits",)),
     ResourceType("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False, StorageClass,
                  short_names=("sc",)),
+    ResourceType("storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver", False, CSIDriver),
+    ResourceType("storage.k8s.io", "v1", "CSINode", "csinodes", "csinode", False, CSINode),
+    ResourceType("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", "csistoragecapacity", True,
+                 CSIStorageCapacity),
+    ResourceType("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", "volumeattachment", False,
+                 VolumeAttachment, subresources=frozenset({"status"})),
+    ResourceType("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", "runtimeclass", False, RuntimeClass),
     ResourceType("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", "tokenreview", False, TokenReview,
                  verbs=("create",)),
     ResourceType("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", "selfsubjectreview",
@@ -134,6 +143,7 @@ CORE_TYPES = [
                  subresources=frozenset({"status"}), categories=("all",)),
     ResourceType("networking.k8s.io", "v1", "Ingress", "ingresses", "ingress", True, Ingress, short_names=("ing",),
                  subresources=frozenset({"status"})),
+    ResourceType("networking.k8s.io", "v1", "IngressClass", "ingressclasses", "ingressclass", False, IngressClass),
     ResourceType("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", "networkpolicy", True, NetworkPolicy,
                  short_names=("netpol",)),
     ResourceType("minik8s.io", "v1", "DNS", "dnses", "dns", True, DNS, subresources=frozenset({"status"}),

@@ -1,11 +1,12 @@
-"""Mutating admission of Pods: the ``ServiceAccount``, ``DefaultTolerationSeconds`` and ``Priority``
-plugins; the names of the other plugins (``LimitRanger``: :mod:`minik8s.apiserver.limitranger`,
+"""Mutating admission of Pods: the ``ServiceAccount``, ``DefaultTolerationSeconds``, ``Priority`` and
+``RuntimeClass`` (:mod:`minik8s.apiserver.runtimeclass`) plugins;
+the names of the other plugins (``LimitRanger``: :mod:`minik8s.apiserver.limitranger`,
 ``ResourceQuota``: :mod:`minik8s.apiserver.resourcequota`), which
 :class:`~minik8s.apiserver.resources.ResourceAPI` runs.
 
 Which plugins run is kube-apiserver's rule: those on by default (here ``DefaultTolerationSeconds``,
 :mod:`minik8s.apiserver.defaulttolerationseconds`, ``Priority``, :mod:`minik8s.apiserver.priority`,
-which also checks PriorityClasses, ``LimitRanger`` and ``ResourceQuota``), plus
+which also checks PriorityClasses, ``RuntimeClass``, ``LimitRanger`` and ``ResourceQuota``), plus
 ``--enable-admission-plugins``, minus ``--disable-admission-plugins``.  ``ServiceAccount`` is on
 by default in Kubernetes but must be named here (a cluster without service-account signing keys
 has no tokens to mount); ``minik8s up`` and the Ansible role enable it.
@@ -39,13 +40,15 @@ from minik8s.apiserver.limitranger import PLUGIN_NAME as LIMIT_RANGER
 from minik8s.apiserver.priority import PLUGIN_NAME as PRIORITY
 from minik8s.apiserver.priority import admit_pod as admit_pod_priority
 from minik8s.apiserver.resourcequota import PLUGIN_NAME as RESOURCE_QUOTA
+from minik8s.apiserver.runtimeclass import PLUGIN_NAME as RUNTIME_CLASS
+from minik8s.apiserver.runtimeclass import admit_pod as admit_pod_runtime_class
 
 SERVICE_ACCOUNT = "ServiceAccount"
 #: The admission plugins this apiserver knows (``--enable-admission-plugins``).
-KNOWN_PLUGINS = (SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS, PRIORITY, LIMIT_RANGER, RESOURCE_QUOTA)
+KNOWN_PLUGINS = (SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS, PRIORITY, RUNTIME_CLASS, LIMIT_RANGER, RESOURCE_QUOTA)
 #: The plugins that run unless ``--disable-admission-plugins`` names them (kube-apiserver's
 #: default-on set, of the plugins known here).
-DEFAULT_PLUGINS = frozenset({DEFAULT_TOLERATION_SECONDS, PRIORITY, LIMIT_RANGER, RESOURCE_QUOTA})
+DEFAULT_PLUGINS = frozenset({DEFAULT_TOLERATION_SECONDS, PRIORITY, RUNTIME_CLASS, LIMIT_RANGER, RESOURCE_QUOTA})
 MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 ROOT_CA_CONFIG_MAP = "kube-root-ca.crt"
 #: Kubernetes' lifetime of the default token: an hour and a bit (3607 s), renewed by the kubelet.
@@ -117,12 +120,15 @@ def mount_service_account_token(pod: Obj, account: Obj | None) -> None:
 async def admit_pod(api: Any, pod: Obj, config: AdmissionConfig, old: Obj | None = None) -> None:
     """Run the enabled mutating plugins on a Pod being created (``old`` None) or updated (``old``:
     the stored pod; not for subresources); ``pod`` is changed in place, ``api`` is the ResourceAPI.
-    ``ServiceAccount`` runs on create only, ``DefaultTolerationSeconds`` and ``Priority`` on both (as in
-    Kubernetes).  Raises ``errors.Forbidden`` when ``Priority`` refuses the pod."""
+    ``ServiceAccount`` and ``RuntimeClass`` run on create only, ``DefaultTolerationSeconds`` and ``Priority``
+    on both (as in Kubernetes).  Raises ``errors.Forbidden`` when ``Priority`` or ``RuntimeClass`` refuses
+    the pod."""
     if DEFAULT_TOLERATION_SECONDS in config.plugins:
         config.default_tolerations.admit(pod)
     if PRIORITY in config.plugins:
         await admit_pod_priority(api, pod, old)
+    if RUNTIME_CLASS in config.plugins and old is None:
+        await admit_pod_runtime_class(api, pod)
     if SERVICE_ACCOUNT not in config.plugins or old is not None:
         return
     meta = pod.get("metadata") or {}

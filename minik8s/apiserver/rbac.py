@@ -327,6 +327,10 @@ NODE_RULES: list[Obj] = [
     {"apiGroups": [""], "resources": ["persistentvolumeclaims", "persistentvolumes"],
      "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]},
+    # a pod's runtimeClassName names the handler its sandbox runs with; CSI kinds (system:node's rules)
+    {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["storage.k8s.io"], "resources": ["csidrivers"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["storage.k8s.io"], "resources": ["volumeattachments"], "verbs": ["get"]},
     {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
     {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
 ]
@@ -358,6 +362,11 @@ class NodeAuthorizer:
                     and (info.verb == "create" or info.name == node):
                 return True, ""
             return False, "can only access node lease with the same name as the requesting node"
+        if info.api_group == "storage.k8s.io" and info.resource == "csinodes":
+            # the kubelet keeps its own CSINode (system:node's rule, narrowed as NodeRestriction does)
+            if info.verb in _NODE_SELF_VERBS and (info.verb == "create" or info.name == node):
+                return True, ""
+            return False, f'node "{node}" is not allowed to modify csinode "{info.name}"'
         return rules_allow(NODE_RULES, info), ""
 
 

@@ -1,7 +1,9 @@
 """The DNS controller: run nginx for every DNS object (and Ingress) and keep its Service.
 
 For each ``minik8s.io/v1`` DNS object (and each ``networking.k8s.io/v1`` Ingress of class
-``minik8s`` or without class) the controller keeps, in the object's namespace:
+``minik8s``, of another IngressClass whose ``spec.controller`` is ``minik8s.io/nginx``, or without
+class; Ingresses of other classes are another controller's and are ignored) the controller keeps,
+in the object's namespace:
 
 * a Deployment ``dns-<name>`` (``ingress-<name>``) of 1 replica of ``minik8s/nginx:latest``
   whose pod template carries the generated configuration
@@ -25,7 +27,11 @@ False with reason ``HostConflict`` when an older object already claims the host 
 object keeps it, see :func:`minik8s.api.networking.claimed_hosts`).  An Ingress gets
 ``status.loadBalancer.ingress[0].ip`` = the ClusterIP.
 
-Work items are ``<Kind>|<namespace>/<name>`` (``DNS|default/shop``).
+At start-up, and whenever it is deleted, the controller creates the IngressClass ``minik8s``
+(``spec.controller: minik8s.io/nginx``; not the default class: that is the administrator's choice,
+through the ``ingressclass.kubernetes.io/is-default-class`` annotation).
+
+Work items are ``<Kind>|<namespace>/<name>`` (``DNS|default/shop``), and ``IngressClass|minik8s``.
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ from minik8s.api import errors
 from minik8s.api.base import Obj, object_key
 from minik8s.api.networking import (
     FRONTEND_LABEL,
+    INGRESS_API_VERSION,
+    INGRESS_CLASS,
+    INGRESS_CONTROLLER,
     Frontend,
     Route,
     claimed_hosts,
@@ -137,13 +146,45 @@ class DNSController(Controller):
             informer.add_handler(self._on_source, self._on_source_update, self._on_source)
         for informer in (self.services, self.deployments):
             informer.add_handler(self._on_child, lambda _old, cur: self._on_child(cur), self._on_child)
+        self.class_rt = client.kind(INGRESS_API_VERSION, "IngressClass")
+        self.ingress_classes = factory.informer(self.class_rt)
+        self.ingress_classes.add_handler(self._on_class, lambda _old, cur: self._on_class(cur), self._on_class)
+
+    async def run(self, workers: int = 1) -> None:
+        """Make sure the IngressClass ``minik8s`` exists, then run as every controller does."""
+        self.enqueue(f"IngressClass|{INGRESS_CLASS}")
+        await super().run(workers)
+
+    def classes(self) -> set[str]:
+        """The IngressClass names served here: ``minik8s`` and every class of controller ``minik8s.io/nginx``."""
+        return {INGRESS_CLASS} | {meta_of(ic).get("name") or "" for ic in self.ingress_classes.list()
+                                  if (ic.get("spec") or {}).get("controller") == INGRESS_CONTROLLER}
+
+    def _on_class(self, obj: Obj) -> None:
+        """An IngressClass changed: its Ingresses may become (or stop being) ours."""
+        if meta_of(obj).get("name") == INGRESS_CLASS:
+            self.enqueue(f"IngressClass|{INGRESS_CLASS}")
+        for ingress in self.sources["Ingress"].list():
+            self.enqueue(f"Ingress|{object_key(ingress)}")
+
+    async def _ensure_class(self) -> None:
+        if self.ingress_classes.get(INGRESS_CLASS) is not None:
+            return
+        body = {"apiVersion": INGRESS_API_VERSION, "kind": "IngressClass", "metadata": {"name": INGRESS_CLASS},
+                "spec": {"controller": INGRESS_CONTROLLER}}
+        try:
+            await self.client.create(self.class_rt, body)
+            self.log.info("created IngressClass %s (controller %s)", INGRESS_CLASS, INGRESS_CONTROLLER)
+        except errors.AlreadyExists:
+            pass
 
     # ------------------------------------------------------------------ event handlers
     def _frontends(self, namespace: str | None = None) -> list[Frontend]:
         out = []
+        classes = self.classes()
         for informer in self.sources.values():
             objs = informer.list() if namespace is None else informer.by_index(NAMESPACE_INDEX, namespace)
-            out += [fe for obj in objs if (fe := frontend_of(obj)) is not None]
+            out += [fe for obj in objs if (fe := frontend_of(obj, classes)) is not None]
         return out
 
     def _enqueue_frontend(self, fe: Frontend) -> None:
@@ -151,7 +192,7 @@ class DNSController(Controller):
 
     def _on_source(self, obj: Obj) -> None:
         self.enqueue(f"{obj.get('kind')}|{object_key(obj)}")
-        fe = frontend_of(obj)
+        fe = frontend_of(obj, self.classes())
         hosts = set(fe.hosts) if fe else set()
         if hosts:  # a host claimed or released: the others naming it may change their status
             for other in self._frontends():
@@ -174,11 +215,14 @@ class DNSController(Controller):
     async def sync(self, key: str) -> None:
         """Reconcile one DNS object or Ingress (``Kind|namespace/name``)."""
         kind, _, obj_key = key.partition("|")
+        if kind == "IngressClass":
+            await self._ensure_class()
+            return
         informer = self.sources.get(kind)
         obj = informer.get(obj_key) if informer else None
         if obj is None or meta_of(obj).get("deletionTimestamp"):
             return  # the garbage collector removes the children
-        frontend = frontend_of(obj)
+        frontend = frontend_of(obj, self.classes())
         if frontend is None:
             return  # an Ingress of another class
         namespace = frontend.namespace

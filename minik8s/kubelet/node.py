@@ -13,6 +13,10 @@
   memory in Ki, pods —, addresses, nodeInfo, daemonEndpoints, images and the
   Ready/MemoryPressure/DiskPressure/PIDPressure conditions) through the status
   subresource every ``--node-status-update-frequency`` seconds.
+- :meth:`NodeAgent.ensure_csi_node` creates the node's ``storage.k8s.io/v1`` CSINode (same name,
+  an ownerReference to the Node, no drivers: a node without CSI plugins, and the
+  ``storage.alpha.kubernetes.io/migrated-plugins`` annotation Kubernetes 1.32's kubelet writes) after
+  registration and again with each status update when it is missing or owned by an older Node.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pathlib import Path
 
 from minik8s.api import errors
 from minik8s.api.base import Obj, now_rfc3339
+from minik8s.api.csi import MIGRATED_PLUGINS, MIGRATED_PLUGINS_ANNOTATION
 from minik8s.client.nodeheartbeat import NodeLease, condition
 from minik8s.client.rest import Client
 from minik8s.kubelet.config import KUBELET_VERSION, KubeletConfig
@@ -92,6 +97,7 @@ class NodeAgent:
         self.client = client
         self.runtime = runtime
         self.nodes_rt = client.kind("v1", "Node")
+        self.csinodes_rt = client.kind("storage.k8s.io/v1", "CSINode")
         self.lease = NodeLease(client, cfg.node_name, cfg.node_lease_duration_seconds,
                                lambda: ((self.node or {}).get("metadata") or {}).get("uid"))
         self.runtime_version = "unknown"
@@ -223,6 +229,7 @@ class NodeAgent:
         self.node = node
         node = await self.update_status()
         self.registered.set()
+        await self._ensure_csi_node_logged()
         return node
 
     async def _update_existing(self) -> Obj:
@@ -259,6 +266,40 @@ class NodeAgent:
         self.node = node
         return node
 
+    async def ensure_csi_node(self) -> Obj | None:
+        """Create this node's CSINode when it is missing, or point its ownerReference at the current
+        Node when the Node was re-created (Kubernetes' ``nodeinfomanager.InitializeCSINodeWithAnnotation``);
+        returns the CSINode (None before the Node is registered).  Raises APIError when the apiserver
+        refuses."""
+        node_meta = (self.node or {}).get("metadata") or {}
+        if not node_meta.get("uid"):
+            return None
+        owner = {"apiVersion": "v1", "kind": "Node", "name": node_meta["name"], "uid": node_meta["uid"]}
+        try:
+            current: Obj = await self.client.get(self.csinodes_rt, self.cfg.node_name)
+        except errors.NotFound:
+            body = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+                    "metadata": {"name": self.cfg.node_name, "ownerReferences": [owner],
+                                 "annotations": {MIGRATED_PLUGINS_ANNOTATION: ",".join(MIGRATED_PLUGINS)}},
+                    "spec": {"drivers": []}}
+            created: Obj = await self.client.create(self.csinodes_rt, body)
+            log.info("kubelet node=%s created CSINode", self.cfg.node_name)
+            return created
+        refs = current["metadata"].get("ownerReferences") or []
+        if any(r.get("uid") == owner["uid"] for r in refs):
+            return current
+        current["metadata"]["ownerReferences"] = [r for r in refs if r.get("kind") != "Node"] + [owner]
+        updated: Obj = await self.client.update(self.csinodes_rt, current)
+        return updated
+
+    async def _ensure_csi_node_logged(self) -> None:
+        try:
+            await self.ensure_csi_node()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - retried with the next status update
+            log.warning("kubelet node=%s cannot keep its CSINode: %s", self.cfg.node_name, exc)
+
     # ------------------------------------------------------------------ heartbeats
     async def renew_lease(self) -> None:
         """Create or renew ``kube-node-lease/<node>`` (see :class:`~minik8s.client.nodeheartbeat.NodeLease`)."""
@@ -278,3 +319,5 @@ class NodeAgent:
                 raise
             except Exception as exc:  # noqa: BLE001 - the apiserver may be away
                 log.warning("kubelet node=%s status update failed: %s", self.cfg.node_name, exc)
+                continue
+            await self._ensure_csi_node_logged()

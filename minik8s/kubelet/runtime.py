@@ -351,6 +351,12 @@ class DockerRuntime:
         info = await self.call(self.api.version)
         return str(info.get("Version") or "unknown")
 
+    async def runtimes(self) -> tuple[set[str], str]:
+        """The Engine's OCI runtimes (``docker info``'s ``Runtimes``: ``runc``, ...) and its default one:
+        the runtime handlers a RuntimeClass may name on this node."""
+        info = await self.call(self.api.info)
+        return set(info.get("Runtimes") or {}), str(info.get("DefaultRuntime") or "runc")
+
     async def ping(self) -> bool:
         """Whether the Engine answers (never raises)."""
         try:

@@ -13,8 +13,11 @@
    (one at a time, each must exit 0) or else the containers the restart policy wants
    running — after the crash-loop back-off, once their image is there, with the pod's
    resolv.conf and hosts files (:mod:`minik8s.kubelet.network.dnsconfig`) mounted, then their
-   postStart hook — and garbage-collects dead containers (keeping the newest dead one of
-   each container for ``lastState`` and ``previous`` logs);
+   postStart hook; a pod's ``runtimeClassName`` picks the Docker runtime (``--runtime``) its sandbox
+   and containers run with: the RuntimeClass's ``handler``, which must be one of Docker's runtimes
+   (else the sandbox is not created: Warning ``FailedCreatePodSandBox`` ``RuntimeHandler "x" not
+   supported``, as cri-dockerd answers, retried with back-off) — and garbage-collects dead
+   containers (keeping the newest dead one of each container for ``lastState`` and ``previous`` logs);
 5. computes the pod status and writes it (``PUT pods/{name}/status``) when it changed.
 
 The pod is queued again after ``sync_frequency`` seconds, earlier when a back-off expires.
@@ -55,7 +58,7 @@ from minik8s.kubelet.images import ImageManager, ImagePullError
 from minik8s.kubelet.network.dnsconfig import PodFiles, effective_policy, pod_domain, pod_hostname
 from minik8s.kubelet.probes import ProbeManager, ProbeTarget
 from minik8s.kubelet.recording import PodEvents
-from minik8s.kubelet.runtime import ContainerInfo, DockerRuntime, RuntimeErrorBase
+from minik8s.kubelet.runtime import ContainerInfo, DockerRuntime, RuntimeErrorBase, RuntimeFailure
 from minik8s.kubelet.serviceenv import service_env
 from minik8s.kubelet.status import (
     ContainerView,
@@ -124,6 +127,8 @@ class PodSyncer:
         self.oom_score_adj_floor = oom_score_adj_floor()
         self.sandbox_failed_at: dict[str, float] = {}
         self.sandbox_errors: dict[str, str] = {}
+        #: the Docker runtime of each pod (by uid) that names a RuntimeClass
+        self.runtime_handlers: dict[str, str] = {}
         #: uid → (pod, view, status) of the last sync; the HTTP server reads it
         self.views: dict[str, tuple[Obj, PodView, Obj]] = {}
 
@@ -176,6 +181,7 @@ class PodSyncer:
         self.views.pop(uid, None)
         self.sandbox_failed_at.pop(uid, None)
         self.sandbox_errors.pop(uid, None)
+        self.runtime_handlers.pop(uid, None)
 
     # ================================================================== deletion
     async def _terminate(self, key: str, pod: Obj, containers: list[ContainerInfo]) -> None:
@@ -452,9 +458,37 @@ class PodSyncer:
         self.sandbox_errors.pop(uid, None)
         return info
 
+    async def _runtime_handler(self, pod: Obj) -> dict[str, str]:
+        """The host-config argument that runs ``pod``'s containers with its RuntimeClass's handler
+        (``{}`` for a pod without one, or with Docker's default runtime), as the kubelet's
+        ``runtimeClassManager.LookupRuntimeHandler`` then the runtime's check of the handler.
+
+        Raises:
+            RuntimeFailure: the RuntimeClass does not exist (``runtimeclass.node.k8s.io "x" not found``)
+                or Docker has no runtime of that name (``RuntimeHandler "x" not supported``).
+        """
+        uid = pod["metadata"]["uid"]
+        name = (pod.get("spec") or {}).get("runtimeClassName")
+        if not name:
+            return {}
+        handler = self.runtime_handlers.get(uid)
+        if handler is None:
+            try:
+                runtime_class = await self.client.get(self.client.kind("node.k8s.io/v1", "RuntimeClass"), name)
+            except errors.NotFound:  # the kubelet's lister error, singular resource and all
+                raise RuntimeFailure(f'runtimeclass.node.k8s.io "{name}" not found') from None
+            handler = str(runtime_class.get("handler") or "")
+            available, default = await self.runtime.runtimes()
+            if handler not in available:
+                raise RuntimeFailure(f'RuntimeHandler "{handler}" not supported')
+            self.runtime_handlers[uid] = handler if handler != default else ""
+            handler = self.runtime_handlers[uid]
+        return {"runtime": handler} if handler else {}
+
     async def _create_sandbox(self, pod: Obj, old: ContainerInfo | None) -> ContainerInfo:
         """Create and start the pause container that owns the pod's network (and IPC) namespace."""
         meta, spec = pod["metadata"], pod.get("spec") or {}
+        handler = await self._runtime_handler(pod)
         attempt = old.restart_count + 1 if old is not None else 0
         image = self.cfg.pod_infra_container_image
         if await self.runtime.image_id(image) is None:
@@ -467,6 +501,7 @@ class PodSyncer:
             "cpu_shares": 2,
             "oom_score_adj": max(-998, self.oom_score_adj_floor),
             "log_config": LOG_CONFIG,
+            **handler,
         }
         if bindings and not host_network:
             host_kwargs["port_bindings"] = bindings
@@ -649,6 +684,7 @@ class PodSyncer:
             binds=VolumeManager.binds(container, paths, VolumeManager.read_only_volumes(pod))
             + PodFiles.binds(container, files) or None,
             log_config=LOG_CONFIG,
+            **await self._runtime_handler(pod),
             **resource_config(pod, container, self.memory_capacity, self.oom_score_adj_floor),
             **security,
         )

@@ -71,6 +71,18 @@ def objects(apiserver: APIServer) -> Iterator[None]:
                      "minReplicas": 1, "maxReplicas": 3,
                      "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
                          "type": "Utilization", "averageUtilization": 80}}}]}})
+        # the cluster-scoped kinds' tables (IngressClass, RuntimeClass, the CSI kinds)
+        _post(h, "/apis/networking.k8s.io/v1/ingressclasses", {"metadata": {"name": "parity-ic"}, "spec": {
+            "controller": "example.com/parity", "parameters": {"kind": "Params", "name": "p", "apiGroup": "x.io"}}})
+        _post(h, "/apis/node.k8s.io/v1/runtimeclasses", {"metadata": {"name": "parity-rc"}, "handler": "runc"})
+        _post(h, "/apis/storage.k8s.io/v1/csidrivers", {"metadata": {"name": "parity.csi.example.com"},
+                                                         "spec": {"tokenRequests": [{"audience": "a"}]}})
+        _post(h, "/apis/storage.k8s.io/v1/csinodes", {"metadata": {"name": "parity-node"}, "spec": {
+            "drivers": [{"name": "parity.csi.example.com", "nodeID": "n1"}]}})
+        _post(h, "/apis/storage.k8s.io/v1/volumeattachments", {"metadata": {"name": "parity-va"}, "spec": {
+            "attacher": "parity.csi.example.com", "nodeName": "n1", "source": {"persistentVolumeName": "pv1"}}})
+        _post(h, f"/apis/storage.k8s.io/v1/namespaces/{NS}/csistoragecapacities", {
+            "metadata": {"name": "cap"}, "storageClassName": "fast", "capacity": "10Gi"})
     yield
 
 
@@ -162,6 +174,12 @@ GET_CASES = [
     # the system PriorityClasses every apiserver makes (a boolean cell: GLOBAL-DEFAULT)
     ["get", "priorityclasses", "system-node-critical", "system-cluster-critical"],
     ["get", "pc", "system-node-critical", "-o", "wide"],
+    ["get", "ingressclass", "parity-ic"],
+    ["get", "runtimeclasses", "parity-rc"],
+    ["get", "csidrivers", "parity.csi.example.com"],
+    ["get", "csinode", "parity-node"],
+    ["get", "volumeattachments", "parity-va", "-o", "wide"],
+    ["get", "csistoragecapacities"],
     # pflag's shorthand with "=": -o=name, -l=sel
     ["get", "namespaces", "-o=name"],
     ["get", "pods", "-l=nosuch=x"],

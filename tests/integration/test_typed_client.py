@@ -25,7 +25,8 @@ from minik8s.apiserver.versions import SERVED_VERSIONS
 from tests.support.processes import APIServer
 
 TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api, k8s.PolicyV1Api,
-              k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api, k8s.NetworkingV1Api, k8s.SchedulingV1Api)
+              k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api, k8s.NetworkingV1Api, k8s.SchedulingV1Api,
+              k8s.NodeV1Api)
 
 POD_SPEC = {"containers": [{"name": "main", "image": "minik8s/busybox", "command": ["sleep", "3600"]}]}
 TEMPLATE = {"metadata": {"labels": {"app": "typed"}}, "spec": POD_SPEC}
@@ -64,6 +65,17 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
                                            {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 0,
                                             "desiredHealthy": 1, "expectedPods": 0}),
     ("scheduling.k8s.io/v1", "PriorityClass"): ({"value": 1000, "description": "typed"}, None),
+    ("node.k8s.io/v1", "RuntimeClass"): ({"handler": "runc", "overhead": {"podFixed": {"cpu": "100m"}},
+                                          "scheduling": {"nodeSelector": {"typed": "yes"}}}, None),
+    ("networking.k8s.io/v1", "IngressClass"): ({"spec": {"controller": "example.com/typed", "parameters": {
+        "kind": "Params", "name": "p", "apiGroup": "example.com"}}}, None),
+    ("storage.k8s.io/v1", "CSIDriver"): ({"spec": {"tokenRequests": [{"audience": "typed"}]}}, None),
+    ("storage.k8s.io/v1", "CSINode"): ({"spec": {"drivers": [{"name": "csi.example.com", "nodeID": "typed",
+                                                              "allocatable": {"count": 3}}]}}, None),
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): ({"storageClassName": "typed", "capacity": "1Gi"}, None),
+    ("storage.k8s.io/v1", "VolumeAttachment"): ({"spec": {"attacher": "csi.example.com", "nodeName": "n1",
+                                                          "source": {"persistentVolumeName": "pv1"}}},
+                                                {"attached": True}),
     ("discovery.k8s.io/v1", "EndpointSlice"): ({
         "metadata": {"labels": {"kubernetes.io/service-name": "typed"}}, "addressType": "IPv4",
         "endpoints": [{"addresses": ["10.244.0.9"], "conditions": {"ready": True, "serving": True,
@@ -319,14 +331,18 @@ API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": 
                "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api,
                "coordination.k8s.io/v1": k8s.CoordinationV1Api, "policy/v1": k8s.PolicyV1Api,
                "discovery.k8s.io/v1": k8s.DiscoveryV1Api, "scheduling.k8s.io/v1": k8s.SchedulingV1Api,
-               "networking.k8s.io/v1": k8s.NetworkingV1Api, "storage.k8s.io/v1": k8s.StorageV1Api,
+               "node.k8s.io/v1": k8s.NodeV1Api, "networking.k8s.io/v1": k8s.NetworkingV1Api,
+               "storage.k8s.io/v1": k8s.StorageV1Api,
                "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api,
                "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api}
 
 
 def snake(kind: str) -> str:
-    """``HorizontalPodAutoscaler`` → ``horizontal_pod_autoscaler`` (the typed methods' spelling)."""
-    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(kind))
+    """``HorizontalPodAutoscaler`` → ``horizontal_pod_autoscaler``, ``CSIDriver`` → ``csi_driver`` (the
+    typed methods' spelling: an acronym is one word)."""
+    return "".join(f"_{c.lower()}" if c.isupper() and i and (kind[i - 1].islower() or
+                                                             kind[i + 1:i + 2].islower()) else c.lower()
+                   for i, c in enumerate(kind))
 
 
 class TypedKind:

@@ -50,11 +50,11 @@ def test_the_pod_says_yes_over_its_account() -> None:
 
 def test_plugins_flag() -> None:
     # DefaultTolerationSeconds is on by default (kube-apiserver's default-on set)
-    defaults = {"DefaultTolerationSeconds", "Priority", "LimitRanger", "ResourceQuota"}
+    defaults = {"DefaultTolerationSeconds", "Priority", "RuntimeClass", "LimitRanger", "ResourceQuota"}
     assert parse_plugins("ServiceAccount") == {"ServiceAccount"} | defaults
     assert parse_plugins(None) == defaults
-    assert parse_plugins("ServiceAccount", "DefaultTolerationSeconds,LimitRanger,Priority") == {"ServiceAccount",
-                                                                                               "ResourceQuota"}
+    assert parse_plugins("ServiceAccount", "DefaultTolerationSeconds,LimitRanger,Priority,RuntimeClass") == {
+        "ServiceAccount", "ResourceQuota"}
     with pytest.raises(ValueError, match="unknown plugin"):
         parse_plugins("ServiceAccount,NamespaceLifecycle2")
     with pytest.raises(ValueError, match="--disable-admission-plugins: unknown plugin"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from minik8s.apiserver.strategies.base import GENERIC, Strategy
 from minik8s.apiserver.strategies.config import ConfigMapStrategy, SecretStrategy
+from minik8s.apiserver.strategies.csi import csi_strategies
 from minik8s.apiserver.strategies.daemonset import DaemonSetStrategy
 from minik8s.apiserver.strategies.deployment import DeploymentStrategy
 from minik8s.apiserver.strategies.dns import DNSStrategy
@@ -18,6 +19,7 @@ from minik8s.apiserver.strategies.event import EventStrategy
 from minik8s.apiserver.strategies.gpujob import GPUJobStrategy, SlurmClusterStrategy
 from minik8s.apiserver.strategies.horizontalpodautoscaler import HorizontalPodAutoscalerStrategy
 from minik8s.apiserver.strategies.ingress import IngressStrategy
+from minik8s.apiserver.strategies.ingressclass import IngressClassStrategy
 from minik8s.apiserver.strategies.job import CronJobStrategy, JobStrategy
 from minik8s.apiserver.strategies.namespace import NamespaceStrategy
 from minik8s.apiserver.strategies.networkpolicy import NetworkPolicyStrategy
@@ -30,6 +32,7 @@ from minik8s.apiserver.strategies.rbac import rbac_strategies
 from minik8s.apiserver.strategies.replicaset import ReplicaSetStrategy
 from minik8s.apiserver.strategies.replicationcontroller import ReplicationControllerStrategy
 from minik8s.apiserver.strategies.resourcequota import LimitRangeStrategy, ResourceQuotaStrategy
+from minik8s.apiserver.strategies.runtimeclass import RuntimeClassStrategy
 from minik8s.apiserver.strategies.serverless import serverless_strategies
 from minik8s.apiserver.strategies.service import ServiceStrategy
 from minik8s.apiserver.strategies.statefulset import StatefulSetStrategy
@@ -61,6 +64,8 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "CronJob": CronJobStrategy(),
         "DNS": DNSStrategy(),
         "Ingress": IngressStrategy(),
+        "IngressClass": IngressClassStrategy(),
+        "RuntimeClass": RuntimeClassStrategy(),
         "NetworkPolicy": NetworkPolicyStrategy(),
         "EndpointSlice": EndpointSliceStrategy(),
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),
@@ -74,5 +79,6 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "PriorityClass": PriorityClassStrategy(),
         **serverless_strategies(),
         **storage_strategies(),
+        **csi_strategies(),
         **rbac_strategies(),
     }

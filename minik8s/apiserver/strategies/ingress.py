@@ -1,10 +1,12 @@
-"""networking.k8s.io/v1 Ingress."""
+"""networking.k8s.io/v1 Ingress: validation, and the DefaultIngressClass admission (an Ingress created
+without ``spec.ingressClassName`` gets the default IngressClass's name)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from minik8s.api import validation as v
+from minik8s.api.networking import default_ingress_class
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, host_errors, http_path_errors, unsupported
 
 INGRESS_PATH_TYPES = ("Exact", "Prefix", "ImplementationSpecific")
@@ -20,6 +22,21 @@ class IngressStrategy(Strategy):
     """
 
     has_status = True
+
+    async def allocate(self, store: Any, obj: Obj, old: Obj | None) -> list[str]:
+        """The DefaultIngressClass admission (Kubernetes' ``plugin/pkg/admission/network/defaultingressclass``):
+        a new Ingress without ``spec.ingressClassName`` (absent, not ``""``) nor the legacy
+        ``kubernetes.io/ingress.class`` annotation gets the name of the
+        IngressClass annotated ``ingressclass.kubernetes.io/is-default-class: "true"`` (the newest of
+        several); nothing when there is none."""
+        spec = obj.setdefault("spec", {})
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if old is None and spec.get("ingressClassName") is None and "kubernetes.io/ingress.class" not in annotations:
+            classes, _, _ = await store.list("/registry/ingressclasses/")
+            chosen = default_ingress_class(classes)
+            if chosen is not None:
+                spec["ingressClassName"] = chosen["metadata"]["name"]
+        return []
 
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
         causes = self.validate_metadata(obj)
