@@ -72,8 +72,8 @@ async def test_ingress_class_defaults_validation_and_immutable_controller(client
     assert ic["spec"]["parameters"]["scope"] == "Cluster"
     name = ic["metadata"]["name"]
     message = await invalid(objs, NET, "IngressClass", "bad", spec={"controller": "nodomain"})
-    assert message == (f'IngressClass "{objs.name("bad")}" is invalid: spec.controller: Invalid value: "nodomain": '
-                       'must be a domain-prefixed path (such as "acme.io/foo")')
+    assert message == (f'IngressClass.networking.k8s.io "{objs.name("bad")}" is invalid: spec.controller: '
+                       'Invalid value: "nodomain": must be a domain-prefixed path (such as "acme.io/foo")')
     message = await invalid(objs, NET, "IngressClass", "ns", spec={
         "controller": "a.io/b", "parameters": {"kind": "K", "name": "n", "scope": "Namespace"}})
     assert message.endswith("spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace'")
@@ -84,8 +84,8 @@ async def test_ingress_class_defaults_validation_and_immutable_controller(client
     ic["spec"]["controller"] = "example.com/other"
     with pytest.raises(errors.Invalid) as caught:
         await client.update(rt, ic)
-    assert caught.value.message == (f'IngressClass "{name}" is invalid: spec.controller: Invalid value: '
-                                    '"example.com/other": field is immutable')
+    assert caught.value.message == (f'IngressClass.networking.k8s.io "{name}" is invalid: spec.controller: '
+                                    'Invalid value: "example.com/other": field is immutable')
 
 
 async def test_default_ingress_class_names_new_ingresses(client: Client, namespace: str, objs: Objects) -> None:
@@ -159,7 +159,7 @@ async def test_runtime_class_validation(client: Client, objs: Objects) -> None:
     rc = await objs.create(NODE, "RuntimeClass", "rc", handler="runc")
     message = await invalid(objs, NODE, "RuntimeClass", "bad", handler="Not_A_Label",
                             overhead={"podFixed": {"cpu": "-1"}})
-    assert message.startswith(f'RuntimeClass "{objs.name("bad")}" is invalid: [handler: Invalid value: '
+    assert message.startswith(f'RuntimeClass.node.k8s.io "{objs.name("bad")}" is invalid: [handler: Invalid value: '
                               '"Not_A_Label": a lowercase RFC 1123 label must consist of')
     assert 'overhead.podFixed[cpu]: Invalid value: "-1": must be greater than or equal to 0' in message
     rc["handler"] = "other"
@@ -215,9 +215,9 @@ async def test_csi_driver_defaults_and_validation(client: Client, objs: Objects)
                               "requiresRepublish": False, "seLinuxMount": False}
     long_name = "d" * 60
     message = await invalid(objs, STORAGE, "CSIDriver", long_name, spec={"fsGroupPolicy": "Sometimes"})
-    assert message == (f'CSIDriver "{objs.name(long_name)}" is invalid: [name: Too long: may not be more than 63 '
-                       'bytes, spec.fsGroupPolicy: Unsupported value: "Sometimes": supported values: '
-                       '"ReadWriteOnceWithFSType", "File", "None"]')
+    assert message == (f'CSIDriver.storage.k8s.io "{objs.name(long_name)}" is invalid: [name: Too long: '
+                       'may not be more than 63 bytes, spec.fsGroupPolicy: Unsupported value: "Sometimes": '
+                       'supported values: "ReadWriteOnceWithFSType", "File", "None"]')
     driver["spec"]["attachRequired"] = False
     with pytest.raises(errors.Invalid) as caught:
         await client.update(client.kind(STORAGE, "CSIDriver"), driver)
@@ -240,8 +240,8 @@ async def test_csi_node_storage_capacity_and_volume_attachment(client: Client, n
     with pytest.raises(errors.Invalid) as caught:
         await client.create(cap_rt, {"metadata": {"name": "neg"}, "storageClassName": "fast", "capacity": "-1"},
                             namespace)
-    assert caught.value.message == ('CSIStorageCapacity "neg" is invalid: capacity: Invalid value: "-1": must be '
-                                    'greater than or equal to 0')
+    assert caught.value.message == ('CSIStorageCapacity.storage.k8s.io "neg" is invalid: capacity: '
+                                    'Invalid value: "-1": must be greater than or equal to 0')
 
     va = await objs.create(STORAGE, "VolumeAttachment", "va", spec={
         "attacher": "csi.example.com", "nodeName": "n1", "source": {"persistentVolumeName": "pv1"}})

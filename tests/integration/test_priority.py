@@ -96,8 +96,8 @@ async def test_system_classes_and_validation(client: Client, classes: Classes) -
 
     with pytest.raises(errors.Invalid) as too_high:
         await classes.create("huge", 1000000001)
-    assert too_high.value.message == (f'PriorityClass.scheduling.k8s.io "huge-{classes.id}" is invalid: value: Forbidden: maximum '
-                                      "allowed value of a user defined priority is 1000000000")
+    assert too_high.value.message == (f'PriorityClass.scheduling.k8s.io "huge-{classes.id}" is invalid: value: '
+                                      "Forbidden: maximum allowed value of a user defined priority is 1000000000")
     with pytest.raises(errors.Invalid) as system:
         await client.create(rt, {"metadata": {"name": "system-mine"}, "value": 10})
     assert system.value.message == (
@@ -110,8 +110,8 @@ async def test_system_classes_and_validation(client: Client, classes: Classes) -
 
     with pytest.raises(errors.Invalid) as changed:
         await client.patch(rt, created["metadata"]["name"], {"value": 2000})
-    assert changed.value.message == f'PriorityClass.scheduling.k8s.io "user-{classes.id}" is invalid: value: Forbidden: may not be ' \
-                                    "changed in an update."
+    assert changed.value.message == f'PriorityClass.scheduling.k8s.io "user-{classes.id}" is invalid: value: ' \
+                                    "Forbidden: may not be changed in an update."
     patched = await client.patch(rt, created["metadata"]["name"], {"description": "changed"})
     assert patched["description"] == "changed"
 

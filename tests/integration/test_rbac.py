@@ -183,7 +183,8 @@ def test_impersonation_and_reviews(server: APIServer, ns: str) -> None:
     bad["rules"] = [{"apiGroups": [""], "resources": ["pods"], "verbs": []}]
     r = call(server, "admin", "POST", f"{RBAC}/namespaces/{ns}/roles", bad)
     assert r.status_code == 422 and r.json()["message"] == (
-        'Role.rbac.authorization.k8s.io "bad" is invalid: rules[0].verbs: Required value: verbs must contain at least one value')
+        'Role.rbac.authorization.k8s.io "bad" is invalid: rules[0].verbs: Required value: '
+        'verbs must contain at least one value')
 
 
 @pytest.mark.parametrize("version", ["1.32", "1.37"])
