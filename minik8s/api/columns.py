@@ -180,6 +180,9 @@ def pod_status(obj: Obj, at: dt.datetime | None = None) -> str:
     status = _status(obj)
     spec = _spec(obj)
     reason = status.get("reason") or status.get("phase") or "Unknown"
+    if any(c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated"
+           for c in status.get("conditions") or []):
+        reason = "SchedulingGated"
     init_statuses = status.get("initContainerStatuses") or []
     n_init = len(spec.get("initContainers") or [])
     initializing = False

@@ -14,6 +14,7 @@ has no tokens to mount); ``minik8s up`` and the Ansible role enable it.
 ``ServiceAccount``: Kubernetes' ``plugin/pkg/admission/serviceaccount`` for Pods being created:
 
 - ``spec.serviceAccountName`` defaults to ``default``;
+- a pod without ``imagePullSecrets`` gets its ServiceAccount's;
 - unless the pod or its ServiceAccount says ``automountServiceAccountToken: false``, or a container
   already mounts something at ``/var/run/secrets/kubernetes.io/serviceaccount``, the pod gets the
   projected volume ``kube-api-access-<5 random characters>`` — a service-account token for the
@@ -98,6 +99,8 @@ def mount_service_account_token(pod: Obj, account: Obj | None) -> None:
     spec = pod.setdefault("spec", {})
     if not spec.get("serviceAccountName"):
         spec["serviceAccountName"] = "default"
+    if not spec.get("imagePullSecrets") and account is not None and account.get("imagePullSecrets"):
+        spec["imagePullSecrets"] = [{"name": ref.get("name")} for ref in account["imagePullSecrets"]]
     if spec.get("automountServiceAccountToken") is False:
         return
     if spec.get("automountServiceAccountToken") is None and account is not None \

@@ -78,6 +78,8 @@ class PodSubresources:
             bound = (pod.get("spec") or {}).get("nodeName")
             if bound:
                 raise errors.Conflict(f"pod {name} is already assigned to node \"{bound}\"")
+            if (pod.get("spec") or {}).get("schedulingGates"):
+                raise errors.Conflict(f"pod {name} has non-empty .spec.schedulingGates")
             new = copy.deepcopy(pod)
             new["spec"]["nodeName"] = node
             conds = [c for c in (new.setdefault("status", {}).get("conditions") or [])

@@ -1,4 +1,5 @@
-"""Container lifecycle hooks: ``postStart`` and ``preStop`` (``exec``, ``httpGet``, ``tcpSocket``).
+"""Container lifecycle hooks: ``postStart`` and ``preStop`` (``exec``, ``httpGet``, ``tcpSocket``,
+``sleep``).
 
 Kubernetes semantics:
 
@@ -9,11 +10,15 @@ Kubernetes semantics:
   liveness failure, ...).  It may use the whole grace period; the signal then gets what is
   left (at least 2 s).  A failing hook records ``FailedPreStopHook`` and the stop goes on.
 
-The handlers are run like probes (see :func:`minik8s.kubelet.probes.run_probe`).
+The handlers are run like probes (see :func:`minik8s.kubelet.probes.run_probe`); ``sleep``
+(``{seconds}``) makes the kubelet wait that long (Kubernetes' ``runSleepHandler``): a ``preStop``
+sleep is cut short by the end of the grace period, and then fails with Kubernetes' "container
+terminated before sleep hook finished"; a ``postStart`` sleep is not bounded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -44,7 +49,16 @@ class LifecycleHooks:
         self.event = event
 
     async def _run(self, pod: Obj, container: Obj, container_id: str, pod_ip: str, handler: Obj,
-                   timeout: float) -> tuple[bool, str]:
+                   timeout: float | None) -> tuple[bool, str]:
+        """Run one handler within ``timeout`` seconds (None: a sleep as long as it asks)."""
+        if handler.get("sleep") is not None:
+            seconds = max(float((handler["sleep"] or {}).get("seconds") or 0), 0.0)
+            if timeout is not None and seconds > timeout:
+                await asyncio.sleep(timeout)
+                return False, "container terminated before sleep hook finished"
+            await asyncio.sleep(seconds)
+            return True, ""
+        timeout = POST_START_TIMEOUT if timeout is None else timeout
         probe = {**handler, "timeoutSeconds": max(timeout, 1.0)}
         target = ProbeTarget(pod=pod, container=container, container_id=container_id, started_at=time.time(),
                              pod_ip=pod_ip)
@@ -55,7 +69,7 @@ class LifecycleHooks:
         handler = _handler(container, "postStart")
         if handler is None:
             return None
-        ok, message = await self._run(pod, container, container_id, pod_ip, handler, POST_START_TIMEOUT)
+        ok, message = await self._run(pod, container, container_id, pod_ip, handler, None)
         if ok:
             return None
         text = f"PostStartHook failed: {message}"[:1024]

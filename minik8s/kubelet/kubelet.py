@@ -75,6 +75,12 @@ def spec_changed(old: Obj, new: Obj) -> bool:
     return strip(old) != strip(new)
 
 
+def gate_conditions(pod: Obj) -> list[str | None]:
+    """The statuses of the pod's ``readinessGates`` conditions, in gate order (None: absent)."""
+    conds = {c.get("type"): c.get("status") for c in (pod.get("status") or {}).get("conditions") or []}
+    return [conds.get(g.get("conditionType")) for g in (pod.get("spec") or {}).get("readinessGates") or []]
+
+
 class Kubelet:
     """One node agent.  ``await Kubelet(cfg).run(stop)`` runs until ``stop`` is set."""
 
@@ -139,7 +145,7 @@ class Kubelet:
                                               TokenManager(self._request_token),
                                               self.storage.claim, self.storage.volume,
                                               local_path=self.storage.local_path),
-                                ImageManager(runtime, image_backoff, events.emit),
+                                ImageManager(runtime, image_backoff, events.emit, self.config_sources.get),
                                 probes, events, crash_backoff, read_meminfo().get("MemTotal", 0),
                                 LifecycleHooks(runtime, probes.http, events.emit),
                                 lambda: self.informer.has_synced() and self.config_sources.has_synced()
@@ -356,8 +362,9 @@ class Kubelet:
         self.network_agent.trigger()
 
     def _on_pod_update(self, old: Obj, new: Obj) -> None:
-        """Queue the pod unless only its status changed (mostly the kubelet's own writes)."""
-        if old is new or spec_changed(old, new):
+        """Queue the pod unless only its status changed (mostly the kubelet's own writes); a change
+        of a ``readinessGates`` condition is queued too (Kubernetes' ``NeedToReconcilePodReadiness``)."""
+        if old is new or spec_changed(old, new) or gate_conditions(old) != gate_conditions(new):
             self.queue.add(object_key(new))
 
     def _on_config_change(self, kind: str, namespace: str, name: str) -> None:

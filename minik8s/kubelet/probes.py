@@ -10,8 +10,10 @@ started, the ``ready`` it had in the pod's status), liveness ``True``, startup `
 While a startup probe has not succeeded, liveness and readiness are not run.
 
 Handlers: ``exec`` (``docker exec``, success = exit code 0), ``httpGet`` (from the host to
-``podIP:port``, success = status 200-399) and ``tcpSocket`` (a TCP connect to
-``podIP:port``).  Every failed attempt records an ``Unhealthy`` Warning event; a changed
+``podIP:port``, success = status 200-399), ``tcpSocket`` (a TCP connect to ``podIP:port``) and
+``grpc`` (the gRPC health checking protocol, ``grpc.health.v1.Health/Check`` of ``service`` on
+``podIP:port`` over plaintext HTTP/2 with grpcio, success = ``SERVING``; Kubernetes' messages).
+Every failed attempt records an ``Unhealthy`` Warning event; a changed
 verdict calls ``notify(pod key)`` so the pod worker reacts (kills the container for a
 liveness/startup failure, updates ``ready`` for readiness).
 """
@@ -72,6 +74,12 @@ async def run_probe(runtime: DockerRuntime, http: httpx.AsyncClient, probe: Obj,
         if code != 0:
             return False, output.strip() or f"command {command} exited with {code}"
         return True, output.strip()
+    if probe.get("grpc") is not None:
+        grpc_action = probe["grpc"] or {}
+        if not target.pod_ip:
+            return False, "the pod has no IP yet"
+        return await grpc_check(target.pod_ip, int(grpc_action.get("port") or 0), grpc_action.get("service") or "",
+                                timeout)
     handler = probe.get("httpGet") if probe.get("httpGet") is not None else probe.get("tcpSocket")
     if handler is None:
         return False, "probe has no handler"
@@ -109,6 +117,49 @@ async def run_probe(runtime: DockerRuntime, http: httpx.AsyncClient, probe: Obj,
     with contextlib.suppress(Exception):
         await writer.wait_closed()
     return True, ""
+
+
+def _go_seconds(seconds: float) -> str:
+    """A duration as Go's ``time.Duration`` prints whole and fractional seconds (``1s``, ``1.5s``)."""
+    return f"{seconds:g}s"
+
+
+async def grpc_check(host: str, port: int, service: str, timeout: float) -> tuple[bool, str]:
+    """One gRPC health check (Kubernetes' ``pkg/probe/grpc``): connect to ``host:port`` within
+    ``timeout`` seconds, call ``grpc.health.v1.Health/Check`` for ``service`` (``""``: the server
+    as a whole); ``(True, "service healthy")`` when it answers ``SERVING``, else False and
+    Kubernetes' message.  The channel ignores proxy settings (``grpc.enable_http_proxy`` 0)."""
+    # grpcio is loaded only by kubelets that run gRPC probes
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    addr = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+    options = [("grpc.primary_user_agent", "kube-probe/1.32"), ("grpc.enable_http_proxy", 0),
+               ("grpc.enable_retries", 0)]
+    deadline = time.monotonic() + timeout
+    async with grpc.aio.insecure_channel(addr, options=options) as channel:
+        try:
+            await asyncio.wait_for(channel.channel_ready(), timeout)
+        except TimeoutError:
+            return False, (f'timeout: failed to connect service "{addr}" within {_go_seconds(timeout)}: '
+                           "context deadline exceeded")
+        stub = health_pb2_grpc.HealthStub(channel)
+        try:
+            resp = await stub.Check(health_pb2.HealthCheckRequest(service=service),
+                                    timeout=max(deadline - time.monotonic(), 0.001))
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+                return False, ("this server does not implement the grpc health protocol "
+                               f"(grpc.health.v1.Health): {exc.details()}")
+            if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return False, f"timeout: health rpc did not complete within {_go_seconds(timeout)}"
+            go_code = "".join(part.capitalize() for part in exc.code().name.split("_"))  # Go's codes.Code names
+            return False, ("error: this server does not implement the grpc health protocol "
+                           f"(grpc.health.v1.Health): rpc error: code = {go_code} desc = {exc.details()}")
+    if resp.status != health_pb2.HealthCheckResponse.SERVING:
+        name = health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
+        return False, f'service unhealthy (responded with "{name}")'
+    return True, "service healthy"
 
 
 class ProbeManager:

@@ -456,8 +456,10 @@ class DockerRuntime:
             return None
         return str((data.get("Config") or {}).get("User") or "")
 
-    async def pull(self, ref: str) -> None:
+    async def pull(self, ref: str, auth_config: dict[str, str] | None = None) -> None:
         """``docker pull ref``; gives up when no progress arrives for ``pull_timeout`` seconds.
+        ``auth_config``: the registry credentials (Docker's ``X-Registry-Auth``: ``username``,
+        ``password``, ``serveraddress``...), None for an anonymous pull.
 
         Like the kubelet's ``--image-pull-progress-deadline``: a slow but moving pull goes
         on, a stalled one (an unreachable registry) fails.  Raises ImageNotFound /
@@ -468,7 +470,7 @@ class DockerRuntime:
         def pull() -> None:
             client = docker.from_env(timeout=max(int(self.pull_timeout), 1)).api
             try:
-                for line in client.pull(repo, tag=tag, stream=True, decode=True):
+                for line in client.pull(repo, tag=tag, stream=True, decode=True, auth_config=auth_config):
                     if isinstance(line, dict) and line.get("error"):
                         raise RuntimeFailure(str(line["error"]))
             finally:

@@ -15,6 +15,7 @@ Pure functions (no I/O) following the kubelet's ``generateAPIPodStatus``:
   without being restarted (``restartPolicy: Always`` pods only become terminal when
   they are being deleted);
 - conditions ``PodReadyToStartContainers``, ``Initialized``, ``ContainersReady``, ``Ready``
+  (which also waits for every ``readinessGates`` condition, set by others, to be True)
   and the scheduler's ``PodScheduled`` keep their ``lastTransitionTime`` while their status
   does not change.
 """
@@ -210,9 +211,26 @@ def _condition(old: list[Obj], ctype: str, status: str, reason: str | None = Non
     return cond
 
 
+def readiness_gate_messages(gates: list[Obj], conditions: list[Obj]) -> list[str]:
+    """Why the pod's ``readinessGates`` hold it back (empty: every gate's condition is True), with
+    the messages of Kubernetes' ``GeneratePodReadyCondition``."""
+    out = []
+    for gate in gates:
+        ctype = gate.get("conditionType") or ""
+        cond = next((c for c in conditions if c.get("type") == ctype), None)
+        if cond is None:
+            out.append(f'corresponding condition of pod readiness gate "{ctype}" does not exist.')
+        elif cond.get("status") != "True":
+            out.append(f'the status of pod readiness gate "{ctype}" is not "True", but {cond.get("status")}')
+    return out
+
+
 def pod_conditions(old: list[Obj], statuses: list[Obj], phase: str, sandbox_ready: bool,
-                   now: str | None = None, init_statuses: list[Obj] | None = None) -> list[Obj]:
-    """The kubelet-owned conditions, plus whatever other conditions ``old`` had (PodScheduled...)."""
+                   now: str | None = None, init_statuses: list[Obj] | None = None,
+                   readiness_gates: list[Obj] | None = None) -> list[Obj]:
+    """The kubelet-owned conditions, plus whatever other conditions ``old`` had (PodScheduled...).
+    ``Ready`` is ``ContainersReady`` and, as in Kubernetes, every ``readinessGates`` condition True
+    (else False, reason ``ReadinessGatesNotReady``)."""
     out = [c for c in old if c.get("type") not in OWNED_CONDITIONS]
     if not any(c.get("type") == "PodScheduled" for c in out):
         out.insert(0, _condition(old, "PodScheduled", "True", now=now))
@@ -233,7 +251,11 @@ def pod_conditions(old: list[Obj], statuses: list[Obj], phase: str, sandbox_read
         out.append(_condition(old, "Ready", "False", "ContainersNotReady", msg, now=now))
     else:
         out.append(_condition(old, "ContainersReady", "True", now=now))
-        out.append(_condition(old, "Ready", "True", now=now))
+        gates = readiness_gate_messages(readiness_gates or [], out)
+        if gates:
+            out.append(_condition(old, "Ready", "False", "ReadinessGatesNotReady", ", ".join(gates), now=now))
+        else:
+            out.append(_condition(old, "Ready", "True", now=now))
     order = {"PodReadyToStartContainers": 0, "Initialized": 1, "Ready": 2, "ContainersReady": 3,
              "PodScheduled": 4}
     out.sort(key=lambda c: order.get(c.get("type", ""), 5))
@@ -272,7 +294,8 @@ def compute_pod_status(pod: Obj, view: PodView, host_ip: str, now: str | None = 
     status["phase"] = phase
     status["conditions"] = pod_conditions(old.get("conditions") or [], statuses, phase,
                                           view.sandbox is not None and view.sandbox.running and bool(view.pod_ip),
-                                          now=now, init_statuses=inits)
+                                          now=now, init_statuses=inits,
+                                          readiness_gates=spec.get("readinessGates") or [])
     status["hostIP"] = host_ip
     pod_ip = view.pod_ip or old.get("podIP") or ""
     if pod_ip:

@@ -497,7 +497,7 @@ class PodSyncer:
         exposed, bindings = port_bindings(spec)
         host_kwargs: dict[str, Any] = {
             "network_mode": "host" if host_network else self.cfg.network_name,
-            "ipc_mode": "shareable",
+            "ipc_mode": "host" if spec.get("hostIPC") else "shareable",
             "cpu_shares": 2,
             "oom_score_adj": max(-998, self.oom_score_adj_floor),
             "log_config": LOG_CONFIG,
@@ -505,6 +505,8 @@ class PodSyncer:
         }
         if bindings and not host_network:
             host_kwargs["port_bindings"] = bindings
+        if spec.get("hostPID"):
+            host_kwargs["pid_mode"] = "host"
         sysctls = {s["name"]: str(s.get("value", "")) for s in (spec.get("securityContext") or {}).get("sysctls") or []
                    if s.get("name") and not (host_network and s["name"].startswith("net."))}
         if sysctls:  # namespaced sysctls belong to the sandbox, whose namespaces the containers join
@@ -660,7 +662,9 @@ class PodSyncer:
                           paths: dict[str, str], pod_ip: str, pid_of: str | None = None) -> str:
         """Create (not start) one container of the pod; ``pid_of``: a container id whose PID
         namespace it joins (an ephemeral container's target), else the sandbox's with
-        ``shareProcessNamespace`` (one PID namespace for the pod, the pause process its PID 1)."""
+        ``shareProcessNamespace`` (one PID namespace for the pod, the pause process its PID 1).
+        ``hostPID`` / ``hostIPC``: the host's PID / IPC namespace (``--pid=host``, ``--ipc=host``),
+        for the sandbox too."""
         meta, spec = pod["metadata"], pod.get("spec") or {}
         warnings: list[str] = []
         env = container_env(pod, container, host_ip=self.cfg.node_ip, pod_ip=pod_ip, lookup=self.volumes.lookup,
@@ -678,10 +682,11 @@ class PodSyncer:
             raise VolumeError(f"cannot write the pod's resolv.conf and hosts files: {exc}") from exc
         host_config = self.runtime.host_config(
             network_mode=f"container:{sandbox.id}",
-            ipc_mode=f"container:{sandbox.id}",
-            **({"pid_mode": f"container:{pid_of}"} if pid_of else
+            ipc_mode="host" if spec.get("hostIPC") else f"container:{sandbox.id}",
+            **({"pid_mode": "host"} if spec.get("hostPID") else
+               {"pid_mode": f"container:{pid_of}"} if pid_of else
                {"pid_mode": f"container:{sandbox.id}"} if spec.get("shareProcessNamespace") else {}),
-            binds=VolumeManager.binds(container, paths, VolumeManager.read_only_volumes(pod))
+            binds=VolumeManager.binds(container, paths, VolumeManager.read_only_volumes(pod), env)
             + PodFiles.binds(container, files) or None,
             log_config=LOG_CONFIG,
             **await self._runtime_handler(pod),

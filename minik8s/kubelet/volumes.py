@@ -17,7 +17,9 @@ always mount them read-only.
 Kubernetes (``DirectoryOrCreate`` makes a 0755 directory, ``FileOrCreate`` an empty
 0644 file, ``Directory``/``File``/``Socket``/``CharDevice``/``BlockDevice`` must exist
 with that kind, ``""`` checks nothing).  Each ``volumeMount`` becomes one Docker bind
-``host:container[:ro]``; ``subPath`` binds a path inside the volume.
+``host:container:ro|rw[,propagation]``; ``subPath`` (or ``subPathExpr``, expanded from the
+container's environment) binds a path inside the volume; ``mountPropagation`` is Docker's bind
+propagation (``HostToContainer``: ``rslave``, ``Bidirectional``: ``rshared``).
 ``persistentVolumeClaim`` volumes use the PersistentVolume bound to the claim (looked up in the
 kubelet's informers, :mod:`minik8s.kubelet.storage`): its ``hostPath`` or ``local`` directory is
 bound as a hostPath volume would be (a local-path volume's directory is first made world-writable,
@@ -37,6 +39,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -49,6 +52,7 @@ from minik8s.kubelet.atomic_writer import AtomicWriter, FileProjection, PayloadE
 from minik8s.kubelet.configsources import (
     DEFAULT_MODE,
     ConfigError,
+    ContainerConfigError,
     Lookup,
     object_payload,
     projection_reference,
@@ -355,10 +359,16 @@ class VolumeManager:
         return str(path)
 
     @staticmethod
-    def binds(container: dict[str, Any], paths: dict[str, str], read_only: set[str] | None = None) -> list[str]:
-        """Docker binds (``host:container[:ro]``) for the container's ``volumeMounts``;
+    def binds(container: dict[str, Any], paths: dict[str, str], read_only: set[str] | None = None,
+              env: dict[str, str] | None = None) -> list[str]:
+        """Docker binds (``host:container:ro|rw[,propagation]``) for the container's ``volumeMounts``;
         volumes named in ``read_only`` are always mounted read-only.
 
+        ``subPathExpr`` is expanded from the container's environment ``env`` (Kubernetes'
+        ``ExpandContainerVolumeMounts``: every ``$(VAR)`` must have a non-empty value, else
+        ContainerConfigError "missing value for VAR"). ``mountPropagation`` maps to Docker's bind
+        propagation (:data:`PROPAGATION`); Docker refuses ``rslave``/``rshared`` on a source that is
+        not on a shared (or slave) mount, which the pod then shows as a CreateContainerError.
         Raises VolumeError for a mount naming an unknown volume or a subPath escaping it.
         A subPath of a ``configMap``/``secret``/``downwardAPI``/``projected`` volume binds the
         file as it is now: later updates do not reach it (as in Kubernetes).
@@ -370,6 +380,8 @@ class VolumeManager:
             if source is None:
                 raise VolumeError(f"volumeMount {mount.get('name')!r} names no volume of the pod")
             sub = mount.get("subPath") or ""
+            if mount.get("subPathExpr"):
+                sub = expand_sub_path(mount["subPathExpr"], env or {})
             if sub:
                 if sub.startswith("/") or ".." in Path(sub).parts:
                     raise VolumeError(f"subPath {sub!r} must be a relative path inside the volume")
@@ -378,7 +390,8 @@ class VolumeManager:
                     target.mkdir(parents=True, exist_ok=True)
                 source = str(target)
             mode = "ro" if mount.get("readOnly") or mount.get("name") in read_only else "rw"
-            out.append(f"{source}:{mount['mountPath']}:{mode}")
+            propagation = PROPAGATION.get(mount.get("mountPropagation") or "None", "")
+            out.append(f"{source}:{mount['mountPath']}:{mode}" + (f",{propagation}" if propagation else ""))
         return out
 
     async def cleanup(self, uid: str) -> None:
@@ -402,6 +415,29 @@ class VolumeManager:
                 log.warning("pod directory %s keeps a mount that cannot be unmounted: left in place", pod_dir)
                 return
         shutil.rmtree(pod_dir, ignore_errors=True)
+
+
+#: ``mountPropagation`` → Docker's bind propagation (None: Docker's default, ``rprivate``)
+PROPAGATION = {"None": "", "HostToContainer": "rslave", "Bidirectional": "rshared"}
+_SUB_PATH_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.\-]*)\)|\$\$")
+
+
+def expand_sub_path(expr: str, env: dict[str, str]) -> str:
+    """``subPathExpr`` with its ``$(VAR)`` references replaced from ``env`` (``$$`` → ``$``).
+    Raises ContainerConfigError "missing value for A, B" when a variable is unset or empty."""
+    missing: set[str] = set()
+
+    def repl(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        value = env.get(m.group(1), "")
+        if not value:
+            missing.add(m.group(1))
+        return value
+    out = _SUB_PATH_REF.sub(repl, expr)
+    if missing:
+        raise ContainerConfigError(f"missing value for {', '.join(sorted(missing))}")
+    return out
 
 
 def api_volume_kind(vol: dict[str, Any]) -> str | None:

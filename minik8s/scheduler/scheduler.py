@@ -4,7 +4,8 @@ Kubernetes' ``kube-scheduler`` shape:
 
 * Two informers (all pods, all nodes). Bound pods feed the :class:`SchedulerCache`;
   pending pods that are ours -- ``spec.schedulerName`` is this scheduler's name, no
-  ``spec.nodeName``, no ``deletionTimestamp`` -- feed the :class:`SchedulingQueue`.
+  ``spec.nodeName``, no ``spec.schedulingGates``, no ``deletionTimestamp`` -- feed the
+  :class:`SchedulingQueue`.
   Node changes and bound-pod changes move unschedulable pods back to be retried.
 * ``schedule_one`` pops a pod, re-reads it from the informer cache (level-triggered:
   the queue only says *which* pod), runs one framework cycle over a snapshot of the
@@ -131,10 +132,13 @@ class Scheduler:
     # ------------------------------------------------------------------ which pods
     def responsible_for(self, pod: Obj) -> bool:
         """A pending pod this scheduler should place: our ``schedulerName`` (unset counts as
-        ``default-scheduler``), no ``nodeName``, not being deleted, not finished."""
+        ``default-scheduler``), no ``nodeName``, no ``schedulingGates`` (Kubernetes'
+        ``SchedulingGates`` PreEnqueue plugin: the apiserver gave it ``PodScheduled=False`` /
+        ``SchedulingGated``; removing its last gate queues it), not being deleted, not finished."""
         spec = pod.get("spec") or {}
         return ((spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME) == self.scheduler_name
                 and not spec.get("nodeName")
+                and not spec.get("schedulingGates")
                 and not (pod.get("metadata") or {}).get("deletionTimestamp")
                 and not pod_terminal(pod))
 

@@ -476,3 +476,38 @@ async def test_cli_runs_as_a_process(cluster: Cluster, tmp_path: Path) -> None:
     output = log_path.read_text()
     assert code == 0, output
     assert " scheduler INFO bound pod=" in output and f"node={node}" in output
+
+
+async def test_scheduling_gates_hold_a_pod_until_removed(cluster: Cluster) -> None:
+    """A pod with ``schedulingGates`` is created ``PodScheduled=False`` / ``SchedulingGated`` (kubectl's
+    STATUS ``SchedulingGated``) and left alone; gates may only be removed; once gone, it is bound."""
+    node = await cluster.add_node("a")
+    await cluster.start()
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated", "namespace": cluster.namespace},
+            "spec": {"containers": [{"name": "main", "image": "busybox"}], "schedulerName": cluster.scheduler_name,
+                     "schedulingGates": [{"name": "example.com/quota"}, {"name": "example.com/review"}]}}
+    created = await cluster.client.create(cluster.pod_rt, body)
+    cond = scheduled_condition(created)
+    assert cond is not None and (cond["status"], cond["reason"], cond["message"]) == (
+        "False", "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
+    table = await cluster.client.request("GET", f"/api/v1/namespaces/{cluster.namespace}/pods/gated",
+                                         accept="application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert table["rows"][0]["cells"][2] == "SchedulingGated"
+    # a pod created after it is scheduled: the scheduler has seen the gated one and left it
+    await cluster.create_pod("barrier")
+    await cluster.wait_bound("barrier")
+    assert not (await cluster.get_pod("gated"))["spec"].get("nodeName")
+    with pytest.raises(errors.Invalid) as refused:
+        await cluster.client.patch(cluster.pod_rt, "gated", {"spec": {"schedulingGates": [
+            {"name": "example.com/quota"}, {"name": "example.com/new"}]}}, cluster.namespace, patch_type="merge")
+    assert "spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate " \
+        "'example.com/new'" in str(refused.value)
+    await cluster.client.patch(cluster.pod_rt, "gated", {"spec": {"schedulingGates": [{"name": "example.com/quota"}]}},
+                               cluster.namespace, patch_type="merge")
+    await cluster.create_pod("barrier2")
+    await cluster.wait_bound("barrier2")
+    assert not (await cluster.get_pod("gated"))["spec"].get("nodeName")
+    await cluster.client.patch(cluster.pod_rt, "gated", {"spec": {"schedulingGates": None}}, cluster.namespace,
+                               patch_type="merge")
+    assert await cluster.wait_bound("gated") == node
+    assert (scheduled_condition(await cluster.get_pod("gated")) or {}).get("status") == "True"

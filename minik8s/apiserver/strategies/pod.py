@@ -88,7 +88,7 @@ def _validate_probe(probe: Obj | None, path: str) -> list[Cause]:
         val = probe.get(fld)
         if val is not None and val < 0:
             causes.append((f"{path}.{fld}", val, "must be greater than or equal to 0"))
-    for h in ("httpGet", "tcpSocket"):
+    for h in ("httpGet", "tcpSocket", "grpc"):
         port = (probe.get(h) or {}).get("port")
         if isinstance(port, int):
             causes += [(f"{path}.{h}.port", port, m) for m in v.port_number_errors(port)]
@@ -251,12 +251,43 @@ def validate_container(c: Obj, path: str, volume_names: set[str]) -> list[Cause]
             causes.append((f"{mp}.mountPath", m["mountPath"], "must be unique"))
         else:
             mount_paths.add(m["mountPath"])
+        for fld in ("subPath", "subPathExpr"):
+            if m.get(fld):
+                causes += [(f"{mp}.{fld}", m[fld], msg) for msg in _local_descending_path_errors(m[fld])]
+        if m.get("subPathExpr") and m.get("subPath"):
+            causes.append((f"{mp}.subPathExpr", m["subPathExpr"], "subPathExpr and subPath are mutually exclusive"))
+        causes += _mount_propagation_errors(m.get("mountPropagation"), c, f"{mp}.mountPropagation")
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         causes += _validate_probe(c.get(probe), f"{path}.{probe}")
     if c.get("livenessProbe") and (c["livenessProbe"].get("successThreshold") or 1) != 1:
         causes.append((f"{path}.livenessProbe.successThreshold",
                        c["livenessProbe"]["successThreshold"], "must be 1"))
     return causes
+
+
+MOUNT_PROPAGATIONS = ("Bidirectional", "HostToContainer", "None")
+
+
+def _local_descending_path_errors(path: str) -> list[str]:
+    """Kubernetes' ``validateLocalDescendingPath``: a relative path without ``..`` elements."""
+    out = []
+    if path.startswith("/"):
+        out.append("must be a relative path")
+    if ".." in path.replace("\\", "/").split("/"):
+        out.append("must not contain '..'")
+    return out
+
+
+def _mount_propagation_errors(mode: Any, container: Obj, path: str) -> list[Cause]:
+    """Kubernetes' ``validateMountPropagation``: one of :data:`MOUNT_PROPAGATIONS`; ``Bidirectional``
+    only in a privileged container."""
+    if mode is None:
+        return []
+    if mode not in MOUNT_PROPAGATIONS:
+        return [(path, None, unsupported(mode, MOUNT_PROPAGATIONS))]
+    if mode == "Bidirectional" and not (container.get("securityContext") or {}).get("privileged"):
+        return [(path, None, "Forbidden: Bidirectional mount propagation is available only to privileged containers")]
+    return []
 
 
 #: the fields of a container an ephemeral container may not set (Kubernetes' ``validateEphemeralContainers``
@@ -366,6 +397,13 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
         eff = t.get("effect")
         if eff and eff not in TAINT_EFFECTS:
             causes.append((f"{tp}.effect", None, unsupported(eff, TAINT_EFFECTS)))
+    seen_gates: set[str] = set()
+    for i, gate in enumerate(spec.get("schedulingGates") or []):
+        gname = gate.get("name") or ""
+        causes += [(f"{path}.schedulingGates[{i}]", gname, m) for m in v.qualified_name_errors(gname)]
+        if gname in seen_gates:
+            causes.append((f"{path}.schedulingGates[{i}]", None, f'Duplicate value: "{gname}"'))
+        seen_gates.add(gname)
     pc_name = spec.get("priorityClassName")
     if pc_name:
         causes += [(f"{path}.priorityClassName", pc_name, m) for m in v.dns1123_subdomain_errors(pc_name)]
@@ -384,14 +422,32 @@ def only_added_tolerations(new: list[Obj], old: list[Obj]) -> list[Cause]:
     return []
 
 
-POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
+def only_deleted_scheduling_gates(new: list[Obj], old: list[Obj]) -> list[Cause]:
+    """Kubernetes' ``validateOnlyDeletedSchedulingGates``: a pod's ``schedulingGates`` may only shrink."""
+    had = {g.get("name") for g in old}
+    return [(f"spec.schedulingGates[{i}].name", None,
+             f"Forbidden: only deletion is allowed, but found new scheduling gate '{g.get('name')}'")
+            for i, g in enumerate(new) if g.get("name") not in had]
+
+
+#: ``PodScheduled`` of a pod created with ``schedulingGates`` (Kubernetes' ``applySchedulingGatedCondition``)
+SCHEDULING_GATED = "SchedulingGated"
+SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+
+POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "schedulingGates")
 
 
 class PodStrategy(Strategy):
     has_status = True
 
     def prepare_for_create(self, obj: Obj) -> None:
-        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
+        """A new pod's status: Pending, its QoS class, and ``PodScheduled=False`` (``SchedulingGated``)
+        while it has ``schedulingGates`` (the scheduler leaves such a pod alone)."""
+        spec = obj.get("spec") or {}
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
+        if spec.get("schedulingGates"):
+            obj["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": SCHEDULING_GATED,
+                                            "message": SCHEDULING_GATED_MESSAGE}]
 
     def default(self, obj: Obj) -> None:
         default_pod_spec(obj.setdefault("spec", {}))
@@ -403,6 +459,9 @@ class PodStrategy(Strategy):
             causes += self._validate_spec_update(spec, old.get("spec") or {})
         elif spec.get("ephemeralContainers"):
             causes.append(("spec.ephemeralContainers", None, "Forbidden: cannot be set on create"))
+        if old is None and spec.get("nodeName") and spec.get("schedulingGates"):
+            causes.append(("spec.nodeName", None,
+                           "Forbidden: cannot be set until all schedulingGates have been cleared"))
         return causes
 
     @staticmethod
@@ -449,10 +508,14 @@ class PodStrategy(Strategy):
 
     @staticmethod
     def _validate_spec_update(new: Obj, old: Obj) -> list[Cause]:
-        """Pods are immutable but for images, tolerations (additions) and activeDeadlineSeconds."""
+        """Pods are immutable but for images, tolerations (additions), schedulingGates (deletions) and
+        activeDeadlineSeconds."""
         added_only = only_added_tolerations(new.get("tolerations") or [], old.get("tolerations") or [])
         if added_only:
             return added_only
+        deleted_only = only_deleted_scheduling_gates(new.get("schedulingGates") or [], old.get("schedulingGates") or [])
+        if deleted_only:
+            return deleted_only
         a, b = copy.deepcopy(new), copy.deepcopy(old)
         for spec in (a, b):
             for fld in POD_MUTABLE_SPEC:
