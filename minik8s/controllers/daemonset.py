@@ -58,6 +58,7 @@ from minik8s.api.apps import DaemonSetView
 from minik8s.api.base import Obj, object_key, parse_time
 from minik8s.api.meta import MetaView
 from minik8s.api.nodeaffinity import pod_spec_matches_node
+from minik8s.api.revisions import revision_data
 from minik8s.api.selectors import LabelSelector
 from minik8s.api.taints import (
     NO_EXECUTE,
@@ -81,7 +82,6 @@ from minik8s.controllers.history import (
     history_limit,
     new_revision,
     next_revision,
-    revision_data,
     revision_name,
     sort_revisions,
 )

@@ -3,9 +3,8 @@
 Kubernetes' ``pkg/controller/history`` and the pieces of ``daemon/update.go`` and
 ``statefulset/stateful_set_utils.go`` both controllers share, on wire-form dicts:
 
-* a revision's ``data`` is the patch that restores the owner's template: ``{"spec": {"template":
-  {..., "$patch": "replace"}}}`` with every map's keys sorted, as Go's ``json.Marshal`` of a map
-  writes it (:func:`revision_data`); two revisions are equal when their data are
+* a revision's ``data`` is the patch that restores the owner's template
+  (:func:`~minik8s.api.revisions.revision_data`); two revisions are equal when their data are
   (:func:`equal_data`, ``history.EqualRevision``);
 * revisions are ordered by ``revision``, then creation time, then name
   (:func:`sort_revisions`); the next one is numbered one above the highest (:func:`next_revision`);
@@ -18,13 +17,13 @@ Kubernetes' ``pkg/controller/history`` and the pieces of ``daemon/update.go`` an
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.resourcetypes import ResourceType
+from minik8s.api.revisions import sorted_keys
 from minik8s.client.rest import Client
 from minik8s.controllers.deploymentutil import safe_encode
 from minik8s.controllers.ownerrefs import meta_of, new_controller_ref
@@ -40,33 +39,9 @@ _FNV32_OFFSET = 0x811C9DC5
 _FNV32_PRIME = 0x01000193
 
 
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
-
-
-def revision_data(owner: Obj) -> Obj:
-    """The ``data`` of the owner's current template revision (``getPatch``): the template under
-    ``spec.template`` with ``"$patch": "replace"``, keys sorted at every level."""
-    template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
-    template["$patch"] = "replace"
-    return _sorted({"spec": {"template": template}})
-
-
-def template_of(revision: Obj) -> Obj:
-    """The pod template a revision restores (its data applied to an owner: ``ApplyRevision``)."""
-    template = copy.deepcopy((((revision.get("data") or {}).get("spec") or {}).get("template")) or {})
-    template.pop("$patch", None)
-    return template
-
-
 def equal_data(a: Any, b: Any) -> bool:
-    """Two revisions' data are the same snapshot (``EqualRevision``; ``$patch`` and key order aside
-    from nothing: the data are compared as values)."""
-    return _sorted(a) == _sorted(b)
+    """Two revisions' data are the same snapshot (``EqualRevision``: compared as values)."""
+    return sorted_keys(a) == sorted_keys(b)
 
 
 def fnv32(data: bytes, value: int = _FNV32_OFFSET) -> int:
@@ -80,7 +55,7 @@ def fnv32(data: bytes, value: int = _FNV32_OFFSET) -> int:
 def hash_revision(data: Any, probe: int | None) -> str:
     """``HashControllerRevision``: FNV-32 of the data's compact JSON and ``probe``'s decimal digits
     (the collision count), safe-encoded (e.g. ``"5d8c7f9b6"``)."""
-    value = fnv32(json.dumps(_sorted(data), separators=(",", ":"), ensure_ascii=False).encode())
+    value = fnv32(json.dumps(sorted_keys(data), separators=(",", ":"), ensure_ascii=False).encode())
     if probe is not None:
         value = fnv32(str(probe).encode(), value)
     return safe_encode(str(value))

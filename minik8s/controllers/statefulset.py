@@ -49,6 +49,7 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.apps import StatefulSetView
 from minik8s.api.base import Obj, object_key
+from minik8s.api.revisions import revision_data, revision_template
 from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
@@ -64,9 +65,7 @@ from minik8s.controllers.history import (
     history_limit,
     new_revision,
     next_revision,
-    revision_data,
     sort_revisions,
-    template_of,
 )
 from minik8s.controllers.history import revision_name as history_revision_name
 from minik8s.controllers.ownerrefs import claim, meta_of, new_controller_ref, recheck_owner, spec_selector
@@ -333,7 +332,7 @@ class StatefulSetController(PodOwnerController):
         error: Exception | None = None
         if needs_sync and not view.meta.deletion_timestamp:
             try:
-                await self._manage(key, sts, view, members, current, update, now, template_of(current_rev))
+                await self._manage(key, sts, view, members, current, update, now, revision_template(current_rev))
                 await self._truncate_history(sts, members, revisions, current, update)
             except Exception as exc:  # noqa: BLE001 - status first, then retried
                 error = exc

@@ -23,8 +23,9 @@ kubectl's ``polymorphichelpers`` for ``apps/v1`` Deployments, on wire-form dicts
 * For a DaemonSet or StatefulSet, **history** and **undo** read the ControllerRevisions it controls
   (``DaemonSetHistoryViewer``, ``StatefulSetHistoryViewer``, their rollbackers): the table has each
   revision's number and change-cause annotation, ``--revision`` prints the template its data
-  restores, and undo sends that data (the template with ``$patch: replace``) as a strategic merge
-  patch, or says ``skipped rollback`` when the template already matches it.
+  restores (tabs unaligned, as kubectl's ``printTemplate``), and undo sends that data (the template
+  with ``$patch: replace``) as a strategic merge patch, or says ``skipped rollback`` when the
+  template already matches it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.columns import NONE
 from minik8s.api.resourcetypes import ResourceType
+from minik8s.api.revisions import revision_data, revision_template
 from minik8s.api.selectors import LabelSelector
 from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError
@@ -281,22 +283,6 @@ def rollback_patch(d: Obj, rs: Obj) -> list[Obj]:
             {"op": "add", "path": "/metadata/annotations", "value": annotations}]
 
 
-def revision_template(revision: Obj) -> Obj:
-    """The pod template a ControllerRevision's data restores (``applyDaemonSetHistory``,
-    ``applyRevision``: the template under ``spec.template``, without ``$patch``)."""
-    template = copy.deepcopy(((revision.get("data") or {}).get("spec") or {}).get("template") or {})
-    template.pop("$patch", None)
-    return template
-
-
-def template_data(obj: Obj) -> Obj:
-    """The data of a DaemonSet's or StatefulSet's current template (``getDaemonSetPatch``): the template
-    under ``spec.template`` with ``$patch: replace``."""
-    template = copy.deepcopy((obj.get("spec") or {}).get("template") or {})
-    template["$patch"] = "replace"
-    return {"spec": {"template": template}}
-
-
 def revisions_history_text(revisions: list[Obj], revision: int = 0) -> str:
     """``printHistory`` of ControllerRevisions: the REVISION / CHANGE-CAUSE table (each revision's
     ``kubernetes.io/change-cause``), or the template of revision ``revision``.
@@ -309,7 +295,7 @@ def revisions_history_text(revisions: list[Obj], revision: int = 0) -> str:
     if revision > 0:
         if revision not in info:
             raise KubectlError("unable to find the specified revision")
-        w = Writer()
+        w = Writer(aligned=False)  # kubectl's printTemplate: a PrefixWriter without a tabwriter
         write_pod_template(w, revision_template(info[revision]))
         return w.text()
     rows = [["REVISION", "CHANGE-CAUSE"]]
@@ -532,7 +518,7 @@ async def undo_one(s: Session, ref: ObjectRef, to_revision: int) -> str:
     if has_revisions(ref.rt):
         obj = await s.client.get(ref.rt, ref.name, ref.namespace)
         target = revision_rollback_target(await owned_revisions(s, obj), to_revision)
-        if target.get("data") == template_data(obj):
+        if target.get("data") == revision_data(obj):
             return f"skipped rollback (current template already matches revision {to_revision})"
         await s.client.patch(ref.rt, ref.name, target.get("data"), ref.namespace, patch_type="strategic")
         return "rolled back"

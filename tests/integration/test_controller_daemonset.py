@@ -18,6 +18,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.revisions import revision_data, revision_template
 from minik8s.client.kubeconfig import ClientConfig
 from minik8s.client.rest import Client
 from minik8s.scheduler.scheduler import Scheduler
@@ -357,7 +358,9 @@ async def test_controller_revisions_history_rollback_and_limit(apiserver: APISer
         assert first["metadata"]["ownerReferences"] == [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent",
                                                          "uid": ds["metadata"]["uid"], "controller": True,
                                                          "blockOwnerDeletion": True}]
-        assert first["data"] == {"spec": {"template": {**ds["spec"]["template"], "$patch": "replace"}}}
+        assert first["data"] == revision_data(ds)  # the template, as Go writes it, with $patch: replace
+        assert revision_template(first)["spec"] == {**ds["spec"]["template"]["spec"], "containers": [
+            {**c, "resources": {}} for c in ds["spec"]["template"]["spec"]["containers"]]}
         assert {p["metadata"]["labels"][HASH] for p in before.values()} == {hash1}
         # a new template: revision 2, and the pods move to its hash
         await client.patch(ds_rt, "agent", {"metadata": {"annotations": {"kubernetes.io/change-cause": "v2"}},

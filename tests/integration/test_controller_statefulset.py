@@ -14,6 +14,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.revisions import revision_data, revision_template
 from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
 from tests.support.controllers import (
@@ -351,7 +352,9 @@ async def test_controller_revisions_history_rollback_and_limit(client: Client, n
         assert first["metadata"]["ownerReferences"][0] | {"uid": ""} == {
             "apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "", "controller": True,
             "blockOwnerDeletion": True}
-        assert first["data"] == {"spec": {"template": {**sts["spec"]["template"], "$patch": "replace"}}}
+        assert first["data"] == revision_data(sts)  # the template, as Go writes it, with $patch: replace
+        assert revision_template(first)["spec"] == {**sts["spec"]["template"]["spec"], "containers": [
+            {**c, "resources": {}} for c in sts["spec"]["template"]["spec"]["containers"]]}
         status = await wait_for(lambda: status_with(client, namespace, currentRevision=name1, updateRevision=name1,
                                                     readyReplicas=2), what="status names the revision")
         assert status["collisionCount"] == 0
