@@ -325,14 +325,23 @@ class StatefulSetController(PodOwnerController):
         if failures:
             raise failures[0]
         members = [p for p in claimed if ordinal_of(view.meta.name, p) is not None]
-        revisions = await self._list_revisions(sts, view, selector)
-        current_rev, update_rev, collision = await self._get_revisions(sts, view, revisions)
-        current, update = str(meta_of(current_rev).get("name")), str(meta_of(update_rev).get("name"))
+        status_now = sts.get("status") or {}
+        revisions: list[Obj] = []
+        current_template: Obj = {}
+        collision = int(view.collision_count or 0)
+        if view.meta.deletion_timestamp:  # being deleted: no revision is written, the status keeps its names
+            update = str(status_now.get("updateRevision") or revision_name(sts))
+            current = str(status_now.get("currentRevision") or update)
+        else:
+            revisions = await self._list_revisions(sts, view, selector)
+            current_rev, update_rev, collision = await self._get_revisions(sts, view, revisions)
+            current, update = str(meta_of(current_rev).get("name")), str(meta_of(update_rev).get("name"))
+            current_template = revision_template(current_rev)
         now = dt.datetime.now(dt.UTC)
         error: Exception | None = None
         if needs_sync and not view.meta.deletion_timestamp:
             try:
-                await self._manage(key, sts, view, members, current, update, now, revision_template(current_rev))
+                await self._manage(key, sts, view, members, current, update, now, current_template)
                 await self._truncate_history(sts, members, revisions, current, update)
             except Exception as exc:  # noqa: BLE001 - status first, then retried
                 error = exc

@@ -376,8 +376,8 @@ async def test_controller_revisions_history_rollback_and_limit(apiserver: APISer
         assert {p["metadata"]["labels"][HASH] for p in after.values()} == {hash2}
         table = (await asyncio.to_thread(kubectl.ok, "get", "controllerrevisions")).table()
         assert table[0] == ["NAME", "CONTROLLER", "REVISION", "AGE"]
-        assert [row[:3] for row in table[1:]] == [[f"agent-{hash1}", "daemonset.apps/agent", "1"],
-                                                  [f"agent-{hash2}", "daemonset.apps/agent", "2"]]
+        assert sorted(row[:3] for row in table[1:]) == sorted([[f"agent-{hash1}", "daemonset.apps/agent", "1"],
+                                                              [f"agent-{hash2}", "daemonset.apps/agent", "2"]])
         history = await asyncio.to_thread(kubectl.ok, "rollout", "history", "ds/agent")
         assert history.out == "daemonset.apps/agent \nREVISION  CHANGE-CAUSE\n1         <none>\n2         v2\n\n"
         one = await asyncio.to_thread(kubectl.ok, "rollout", "history", "ds/agent", "--revision", "1")

@@ -367,8 +367,8 @@ async def test_controller_revisions_history_rollback_and_limit(client: Client, n
         await wait_for(lambda: status_with(client, namespace, currentRevision=name2, updateRevision=name2,
                                            updatedReplicas=2, readyReplicas=2), timeout=30, what="rolled to 2")
         table = (await asyncio.to_thread(kubectl.ok, "get", "controllerrevision")).table()
-        assert [row[:3] for row in table[1:]] == [[name1, "statefulset.apps/web", "1"],
-                                                  [name2, "statefulset.apps/web", "2"]]
+        assert sorted(row[:3] for row in table[1:]) == sorted([[name1, "statefulset.apps/web", "1"],
+                                                              [name2, "statefulset.apps/web", "2"]])
         history = await asyncio.to_thread(kubectl.ok, "rollout", "history", "sts/web")
         assert history.out == "statefulset.apps/web \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
         shown = await asyncio.to_thread(kubectl.ok, "rollout", "history", "sts/web", "--revision", "2")
