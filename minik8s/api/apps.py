@@ -1,5 +1,5 @@
-"""``apps/v1`` kinds: ReplicaSet, Deployment, DaemonSet and StatefulSet; and ``autoscaling/v1`` Scale (the
-``scale`` subresource)."""
+"""``apps/v1`` kinds: ReplicaSet, Deployment, DaemonSet, StatefulSet and ControllerRevision; and
+``autoscaling/v1`` Scale (the ``scale`` subresource)."""
 
 from __future__ import annotations
 
@@ -235,6 +235,14 @@ class StatefulSetView:
                    str(retention.get("whenScaled") or "Retain"),
                    tuple(t for t in spec.get("volumeClaimTemplates") or [] if isinstance(t, Mapping)),
                    (sts.get("status") or {}).get("collisionCount"))
+
+
+class ControllerRevision(TypedObject):
+    """``apps/v1`` ControllerRevision: an immutable snapshot (``data``, a RawExtension kept as it came) of
+    a DaemonSet's or StatefulSet's pod template, numbered by ``revision``."""
+
+    data: Any = None
+    revision: int
 
 
 class ScaleSpec(Model):

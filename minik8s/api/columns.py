@@ -724,6 +724,16 @@ def cronjob_last_schedule(obj: Obj, at: dt.datetime) -> str:
     return since(stamp, at) if stamp else NONE
 
 
+def controllerrevision_controller(o: Obj, at: dt.datetime) -> str:
+    """kubectl's ``printControllerRevision``: the controller as ``daemonset.apps/web``, ``<none>`` without one."""
+    for ref in _meta(o).get("ownerReferences") or []:
+        if ref.get("controller"):
+            group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+            kind = str(ref.get("kind") or "")
+            return f"{kind}.{group}".lower() + f"/{ref.get('name')}" if group else f"{kind.lower()}/{ref.get('name')}"
+    return NONE
+
+
 def _bool_ptr(value: Any) -> str:
     if value is None:
         return "<unset>"
@@ -903,6 +913,12 @@ COLUMNS: dict[str, list[Column]] = {
                description="Number of the pod with ready state"),
         _AGE,
         *WORKLOAD_WIDE[:2],
+    ],
+    "ControllerRevision": [
+        Column("Controller", controllerrevision_controller, description="Controller of the object"),
+        Column("Revision", lambda o, at: _int(o.get("revision")),
+               description="Revision indicates the revision of the state represented by Data."),
+        _AGE,
     ],
     "Job": [
         Column("Status", job_status, description="Status of the job."),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from minik8s.api.apiextensions import CustomResourceDefinition, is_established
-from minik8s.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
+from minik8s.api.apps import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from minik8s.api.authentication import SelfSubjectReview, TokenReview
 from minik8s.api.authorization import SelfSubjectAccessReview, SelfSubjectRulesReview, SubjectAccessReview
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
@@ -137,6 +137,8 @@ CORE_TYPES = [
                  subresources=frozenset({"status"}), categories=("all",)),
     ResourceType("apps", "v1", "StatefulSet", "statefulsets", "statefulset", True, StatefulSet, short_names=("sts",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),
+    ResourceType("apps", "v1", "ControllerRevision", "controllerrevisions", "controllerrevision", True,
+                 ControllerRevision),
     ResourceType("batch", "v1", "Job", "jobs", "job", True, Job, subresources=frozenset({"status"}),
                  categories=("all",)),
     ResourceType("batch", "v1", "CronJob", "cronjobs", "cronjob", True, CronJob, short_names=("cj",),

@@ -67,7 +67,7 @@ _VIEW_CORE = ["pods", "pods/log", "pods/status", "services", "services/status", 
               "resourcequotas/status"]
 _VIEW_GROUPS: list[tuple[str, list[str]]] = [
     ("apps", ["deployments", "deployments/scale", "deployments/status", "replicasets", "replicasets/scale",
-              "replicasets/status", "daemonsets", "daemonsets/status"]),
+              "replicasets/status", "daemonsets", "daemonsets/status", "controllerrevisions"]),
     ("batch", ["jobs", "jobs/status", "cronjobs", "cronjobs/status"]),
     ("autoscaling", ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
     ("networking.k8s.io", ["ingresses", "ingresses/status", "networkpolicies"]),

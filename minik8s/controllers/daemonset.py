@@ -17,14 +17,21 @@ Kubernetes' ``pkg/controller/daemon`` semantics (1.12+, where the scheduler plac
   oldest (with ``maxSurge``: the oldest old and the oldest new pod while the new one is not
   Ready).  minik8s has no pod garbage collector, so pods of nodes that no longer exist are
   deleted here (grace period 0), which Kubernetes' PodGC does.
+* **History** (``constructHistory``, ``cleanupHistory``): one ControllerRevision per distinct
+  template, ``<ds>-<hash of the template>`` with ``data`` the patch that restores it
+  (:mod:`~minik8s.controllers.history`); the current template's revision is numbered above all
+  others (an old one that matches again after a rollback is renumbered, not copied), and its
+  ``controller-revision-hash`` label is the one new pods get.  A hash taken by other data raises
+  ``status.collisionCount``.  Once nothing is in flight, the oldest revisions beyond
+  ``revisionHistoryLimit`` (default 10) that no pod uses are deleted.
 * **Rolling update** (``updateStrategy.type: RollingUpdate``): pods carry the label
-  ``controller-revision-hash`` (a hash of the template).  With ``maxSurge: 0`` old pods are
+  ``controller-revision-hash`` (their revision's hash).  With ``maxSurge: 0`` old pods are
   deleted while at most ``maxUnavailable`` nodes lack an available pod (unavailable old pods are
   replaced at once), and new pods are created on the emptied nodes; with ``maxSurge`` new pods
   are created next to old ones on up to ``maxSurge`` nodes and old pods deleted when the new
   pod is available.  ``OnDelete`` replaces only pods the user deletes.  Both numbers are ints or
   percentages of ``desiredNumberScheduled`` (rounded up); if both come out 0, 1 node may be
-  unavailable.  ControllerRevision objects are not kept: the hash label alone tells new from old.
+  unavailable.
 * **Expectations**: creations and deletions in flight are recorded before they are sent
   (:class:`~minik8s.controllers.expectations.Expectations`); until the pod informer has seen them
   a sync only writes status, so a slow watch never puts two pods on one node.
@@ -51,6 +58,8 @@ from minik8s.api.apps import DaemonSetView
 from minik8s.api.base import Obj, object_key, parse_time
 from minik8s.api.meta import MetaView
 from minik8s.api.nodeaffinity import pod_spec_matches_node
+from minik8s.api.revisions import revision_data
+from minik8s.api.selectors import LabelSelector
 from minik8s.api.taints import (
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -66,6 +75,16 @@ from minik8s.client.rest import Client
 from minik8s.controllers.base import CONTROLLER_UID_INDEX, by_controller_uid, slow_start_batch
 from minik8s.controllers.deploymentutil import compute_hash, scaled_value
 from minik8s.controllers.expectations import Expectations
+from minik8s.controllers.history import (
+    REVISION_HASH_LABEL,
+    RevisionWriter,
+    equal_data,
+    history_limit,
+    new_revision,
+    next_revision,
+    revision_name,
+    sort_revisions,
+)
 from minik8s.controllers.ownerrefs import (
     claim,
     meta_of,
@@ -76,8 +95,6 @@ from minik8s.controllers.ownerrefs import (
 from minik8s.controllers.podowner import PodOwnerController
 from minik8s.controllers.podutil import is_pod_available, is_pod_ready, pod_phase
 
-#: The label telling a daemon pod's template revision (Kubernetes' ``ControllerRevisionHashLabelKey``).
-REVISION_HASH_LABEL = "controller-revision-hash"
 #: The label with the DaemonSet's template generation (Kubernetes' ``pod-template-generation``).
 TEMPLATE_GENERATION_LABEL = "pod-template-generation"
 TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
@@ -338,7 +355,10 @@ class DaemonSetController(PodOwnerController):
         self.pods = factory.informer(self.pod_rt, {NAMESPACE_INDEX: by_namespace,
                                                    CONTROLLER_UID_INDEX: by_controller_uid})
         self.nodes = factory.informer(self.node_rt)
+        self.history = RevisionWriter(client)
+        self.revisions = factory.informer(self.history.rt, {NAMESPACE_INDEX: by_namespace})
         self.watch_pods(self.daemonsets, self.pods)
+        self.watch_revisions(self.revisions)
         self.nodes.add_handler(self._add_node, self._update_node, self._delete_node)
 
     # ================================================================== event handlers
@@ -387,16 +407,70 @@ class DaemonSetController(PodOwnerController):
             node_pods.setdefault(target_node(pod), []).append(pod)
         nodes = {meta_of(n).get("name") or "": n for n in self.nodes.list()}
         hash_ = template_hash(ds, view)
+        old: list[Obj] = []
+        if not view.meta.deletion_timestamp:
+            cur, old = await self._construct_history(ds, view, selector)
+            hash_ = str((meta_of(cur).get("labels") or {}).get(REVISION_HASH_LABEL) or hash_)
         error: Exception | None = None
         if needs_sync and not view.meta.deletion_timestamp:
             try:
                 await self._manage(key, ds, view, nodes, node_pods, hash_)
+                if self.expectations.satisfied(key):
+                    await self._cleanup_history(ds, pods, old)
             except Exception as exc:  # noqa: BLE001 - status first, then retried
                 error = exc
         await self._write_status(ds, self._status(ds, view, nodes, node_pods, hash_))
         if error is not None:
             raise error
         self._requeue_for_availability(key, ds, pods)
+
+    # ================================================================== history
+    async def _construct_history(self, ds: Obj, view: DaemonSetView, selector: LabelSelector) -> tuple[Obj, list[Obj]]:
+        """``constructHistory``: (the revision of the current template, the other revisions of the DaemonSet).
+
+        Claims the namespace's revisions the selector matches; renumbers a matching old revision above
+        the others, or creates one.  Raises the API error of a failed write, and AlreadyExists after
+        raising ``status.collisionCount`` when the name is another template's (the next sync hashes anew).
+        """
+        candidates = list(self.revisions.by_index(NAMESPACE_INDEX, view.meta.namespace))
+        owner_ref = new_controller_ref(ds, "apps/v1", "DaemonSet")
+        histories, failures = await claim(self.client, self.history.rt, ds, owner_ref, selector, candidates,
+                                          recheck_owner(self.client, self.ds_rt, ds))
+        if failures:
+            raise failures[0]
+        data = revision_data(ds)
+        current = sort_revisions([h for h in histories if equal_data(h.get("data"), data)])
+        old = [h for h in histories if not equal_data(h.get("data"), data)]
+        number = next_revision(old)
+        if current:
+            for duplicate in current[:-1]:  # dedupCurHistories: the newest stays
+                await self.history.delete(duplicate)
+            return await self.history.renumber(current[-1], number), old
+        hash_ = template_hash(ds, view)
+        body = new_revision(ds, "apps/v1", "DaemonSet", revision_name(view.meta.name, hash_), hash_, data, number)
+        try:
+            return await self.history.create(body), old
+        except errors.AlreadyExists:
+            fresh = await self.client.get(self.ds_rt, view.meta.name, view.meta.namespace)
+            status = fresh.setdefault("status", {})
+            status["collisionCount"] = int(status.get("collisionCount") or 0) + 1
+            await self.client.update_status(self.ds_rt, fresh)
+            raise
+
+    async def _cleanup_history(self, ds: Obj, pods: list[Obj], old: list[Obj]) -> None:
+        """``cleanupHistory``: delete the oldest of ``old`` beyond ``revisionHistoryLimit`` that no pod's
+        ``controller-revision-hash`` names."""
+        to_kill = len(old) - history_limit(ds)
+        if to_kill <= 0:
+            return
+        live = {(meta_of(p).get("labels") or {}).get(REVISION_HASH_LABEL) for p in pods}
+        for revision in sort_revisions(old):
+            if to_kill <= 0:
+                break
+            if (meta_of(revision).get("labels") or {}).get(REVISION_HASH_LABEL) in live:
+                continue
+            await self.history.delete(revision)
+            to_kill -= 1
 
     async def _manage(self, key: str, ds: Obj, view: DaemonSetView, nodes: dict[str, Obj],
                       node_pods: dict[str, list[Obj]], hash_: str) -> None:

@@ -61,6 +61,21 @@ class PodOwnerController(Controller):
         owners.add_handler(self._add_owner, self._update_owner, self._delete_owner)
         pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
 
+    def watch_revisions(self, revisions: Informer) -> None:
+        """Queue a ControllerRevision's owner whenever it changes or goes (``addHistory``, ``updateHistory``,
+        ``deleteHistory`` of the DaemonSet and StatefulSet controllers); an orphan queues the owners that
+        select it."""
+        revisions.add_handler(self._revision_changed, lambda old, cur: self._revision_changed(cur),
+                              self._revision_changed)
+
+    def _revision_changed(self, revision: Obj) -> None:
+        if controller_ref(revision) is None:
+            self._enqueue_selecting(revision)
+            return
+        owner = self._owner_of(revision)
+        if owner is not None:
+            self.enqueue(object_key(owner))
+
     # ------------------------------------------------------------------ owners
     def _add_owner(self, owner: Obj) -> None:
         self.enqueue(object_key(owner))

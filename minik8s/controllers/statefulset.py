@@ -18,15 +18,20 @@ Kubernetes' ``pkg/controller/statefulset`` semantics:
   ``0 .. i-1`` are Running and Ready (and available, with ``minReadySeconds``); scaling down deletes
   the highest ordinal first, one at a time, waiting for each to go.  **Parallel** creates and
   deletes them all at once.
-* **Rolling update** (``updateStrategy.type: RollingUpdate``): the update revision is
-  ``<sts>-<hash of the template>``; from the highest ordinal down to ``rollingUpdate.partition``,
-  one pod at a time, a pod of another revision is deleted (and made again at the update
+* **History** (``getStatefulSetRevisions``, ``truncateHistory``): one ControllerRevision per
+  distinct template, ``<sts>-<hash of its data and collisionCount>`` with ``data`` the patch that
+  restores the template (:mod:`~minik8s.controllers.history`).  The update revision is the
+  newest revision when it matches the template, an older matching one renumbered above the rest
+  (a rollback), or a new one; the current revision is the one ``status.currentRevision`` names
+  (the update revision when none does).  Pods are labelled ``controller-revision-hash`` with
+  their revision's name.  Revisions beyond ``revisionHistoryLimit`` (default 10) that are neither
+  current, update, nor any pod's are deleted, oldest first.
+* **Rolling update** (``updateStrategy.type: RollingUpdate``): from the highest ordinal down to
+  ``rollingUpdate.partition``, one pod at a time, a pod of another revision is deleted (and made again at the update
   revision), waiting for each to be Running and Ready.  Pods below the partition are made at the
   current revision.  When every pod is updated and Ready, ``currentRevision`` becomes the update
-  revision.  ``OnDelete`` replaces only pods the user deletes.  minik8s keeps no
-  ControllerRevision objects: the current revision's template is remembered from the
-  StatefulSet's updates this process saw (after a controller restart mid-rollout, pods below the
-  partition are made from the current template).
+  revision.  ``OnDelete`` replaces only pods the user deletes.  Pods below the partition are
+  made from the current revision's data.
 * **Status** through the ``status`` subresource: ``replicas``, ``readyReplicas``,
   ``availableReplicas``, ``currentReplicas``, ``updatedReplicas``, ``currentRevision``,
   ``updateRevision``, ``collisionCount``, ``observedGeneration``.
@@ -44,24 +49,33 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.apps import StatefulSetView
 from minik8s.api.base import Obj, object_key
+from minik8s.api.revisions import revision_data, revision_template
+from minik8s.api.selectors import LabelSelector
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
 from minik8s.controllers.base import CONTROLLER_UID_INDEX, by_controller_uid
-from minik8s.controllers.deploymentutil import compute_hash
 from minik8s.controllers.expectations import Expectations
+from minik8s.controllers.history import (
+    REVISION_HASH_LABEL,
+    RevisionWriter,
+    equal_data,
+    hash_revision,
+    history_limit,
+    new_revision,
+    next_revision,
+    sort_revisions,
+)
+from minik8s.controllers.history import revision_name as history_revision_name
 from minik8s.controllers.ownerrefs import claim, meta_of, new_controller_ref, recheck_owner, spec_selector
 from minik8s.controllers.podowner import PodOwnerController
 from minik8s.controllers.podutil import is_pod_available, is_pod_ready, pod_phase
 
-REVISION_HASH_LABEL = "controller-revision-hash"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 STATUS_FIELDS = ("observedGeneration", "replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
                  "availableReplicas", "currentRevision", "updateRevision", "collisionCount")
-#: Templates of older revisions remembered per StatefulSet (Kubernetes' default revisionHistoryLimit).
-REMEMBERED_REVISIONS = 10
 
 
 # ====================================================================== pure helpers
@@ -118,12 +132,13 @@ def new_claim(view: StatefulSetView, template: Mapping[str, Any], ordinal: int, 
             "spec": copy.deepcopy(template.get("spec") or {})}
 
 
-def revision_name(sts: Obj, view: StatefulSetView | None = None) -> str:
-    """``<sts>-<hash>``: the revision of the StatefulSet's current template, hashed with its collisionCount
-    (0 while unset, as Kubernetes hashes it, so the name does not change when the status first says 0)."""
-    view = view or StatefulSetView.of(sts)
-    template = (sts.get("spec") or {}).get("template") or {}
-    return f"{view.meta.name}-{compute_hash(template, view.collision_count or 0)}"
+def revision_name(sts: Obj, collision_count: int | None = None) -> str:
+    """``<sts>-<hash>``: the name of the revision of the StatefulSet's current template, its data hashed with
+    ``collision_count`` (default ``status.collisionCount``, 0 while unset, as Kubernetes hashes it)."""
+    if collision_count is None:
+        collision_count = int((sts.get("status") or {}).get("collisionCount") or 0)
+    name = str((sts.get("metadata") or {}).get("name") or "")
+    return history_revision_name(name, hash_revision(revision_data(sts), collision_count))
 
 
 def pod_revision(pod: Obj) -> str:
@@ -235,32 +250,60 @@ class StatefulSetController(PodOwnerController):
         self.statefulsets = factory.informer(self.sts_rt, {NAMESPACE_INDEX: by_namespace})
         self.pods = factory.informer(self.pod_rt, {NAMESPACE_INDEX: by_namespace,
                                                    CONTROLLER_UID_INDEX: by_controller_uid})
+        self.history = RevisionWriter(client)
+        self.revisions = factory.informer(self.history.rt, {NAMESPACE_INDEX: by_namespace})
         self.watch_pods(self.statefulsets, self.pods)
-        #: uid → {revision name: template}, the templates of revisions this process saw.
-        self._templates: dict[str, dict[str, Obj]] = {}
+        self.watch_revisions(self.revisions)
 
     # ================================================================== revisions
-    def _remember(self, sts: Obj) -> None:
-        uid = meta_of(sts).get("uid") or ""
-        seen = self._templates.setdefault(uid, {})
-        revision = revision_name(sts)
-        if revision not in seen:
-            seen[revision] = copy.deepcopy((sts.get("spec") or {}).get("template") or {})
-            while len(seen) > REMEMBERED_REVISIONS:
-                del seen[next(iter(seen))]
+    async def _list_revisions(self, sts: Obj, view: StatefulSetView, selector: LabelSelector) -> list[Obj]:
+        """The StatefulSet's revisions, oldest first (``adoptOrphanRevisions`` and ``ListRevisions``)."""
+        candidates = list(self.revisions.by_index(NAMESPACE_INDEX, view.meta.namespace))
+        owner_ref = new_controller_ref(sts, "apps/v1", "StatefulSet")
+        revisions, failures = await claim(self.client, self.history.rt, sts, owner_ref, selector, candidates,
+                                          recheck_owner(self.client, self.sts_rt, sts))
+        if failures:
+            raise failures[0]
+        return sort_revisions(revisions)
 
-    def _add_owner(self, owner: Obj) -> None:
-        self._remember(owner)
-        super()._add_owner(owner)
+    async def _get_revisions(self, sts: Obj, view: StatefulSetView,
+                             revisions: list[Obj]) -> tuple[Obj, Obj, int]:
+        """``getStatefulSetRevisions``: (current revision, update revision, collisionCount).
 
-    def _update_owner(self, old: Obj, cur: Obj) -> None:
-        self._remember(old)
-        self._remember(cur)
-        super()._update_owner(old, cur)
+        The update revision is the newest revision if it matches the template, else an older matching
+        one renumbered as the next, else a new revision (its name hashed again with a raised collision
+        count while taken by other data).  Raises the API error of a failed write.
+        """
+        collision = int(view.collision_count or 0)
+        data = revision_data(sts)
+        number = next_revision(revisions)
+        equal = [r for r in revisions if equal_data(r.get("data"), data)]
+        if equal and equal[-1] is revisions[-1]:
+            update = revisions[-1]
+        elif equal:
+            update = await self.history.renumber(equal[-1], number)
+        else:
+            while True:
+                hash_ = hash_revision(data, collision)
+                body = new_revision(sts, "apps/v1", "StatefulSet", history_revision_name(view.meta.name, hash_),
+                                    hash_, data, number)
+                try:
+                    update = await self.history.create(body)
+                    break
+                except errors.AlreadyExists:
+                    collision += 1
+        status_current = (sts.get("status") or {}).get("currentRevision")
+        current = next((r for r in revisions if meta_of(r).get("name") == status_current), update)
+        return current, update, collision
 
-    def _delete_owner(self, owner: Obj) -> None:
-        self._templates.pop(meta_of(owner).get("uid") or "", None)
-        super()._delete_owner(owner)
+    async def _truncate_history(self, sts: Obj, members: list[Obj], revisions: list[Obj], current: str,
+                                update: str) -> None:
+        """``truncateHistory``: delete the oldest revisions beyond ``revisionHistoryLimit`` that are
+        neither the current nor the update revision nor any pod's."""
+        live = {current, update, *(pod_revision(p) for p in members)}
+        old = [r for r in revisions if meta_of(r).get("name") not in live]
+        for revision in old[:max(len(old) - history_limit(sts), 0)]:
+            await self.history.delete(revision)
 
     # ================================================================== sync
     async def sync(self, key: str) -> None:
@@ -274,7 +317,6 @@ class StatefulSetController(PodOwnerController):
         if selector is None:
             self.log.warning("StatefulSet %s: invalid or empty selector, nothing to do", key)
             return
-        self._remember(sts)
         needs_sync = self.expectations.satisfied(key)
         candidates = list(self.pods.by_index(NAMESPACE_INDEX, view.meta.namespace))
         owner_ref = new_controller_ref(sts, "apps/v1", "StatefulSet")
@@ -283,22 +325,35 @@ class StatefulSetController(PodOwnerController):
         if failures:
             raise failures[0]
         members = [p for p in claimed if ordinal_of(view.meta.name, p) is not None]
-        update = revision_name(sts, view)
-        current = str((sts.get("status") or {}).get("currentRevision") or update)
+        status_now = sts.get("status") or {}
+        revisions: list[Obj] = []
+        current_template: Obj = {}
+        collision = int(view.collision_count or 0)
+        if view.meta.deletion_timestamp:  # being deleted: no revision is written, the status keeps its names
+            update = str(status_now.get("updateRevision") or revision_name(sts))
+            current = str(status_now.get("currentRevision") or update)
+        else:
+            revisions = await self._list_revisions(sts, view, selector)
+            current_rev, update_rev, collision = await self._get_revisions(sts, view, revisions)
+            current, update = str(meta_of(current_rev).get("name")), str(meta_of(update_rev).get("name"))
+            current_template = revision_template(current_rev)
         now = dt.datetime.now(dt.UTC)
         error: Exception | None = None
         if needs_sync and not view.meta.deletion_timestamp:
             try:
-                await self._manage(key, sts, view, members, current, update, now)
+                await self._manage(key, sts, view, members, current, update, now, current_template)
+                await self._truncate_history(sts, members, revisions, current, update)
             except Exception as exc:  # noqa: BLE001 - status first, then retried
                 error = exc
-        await self._write_status(sts, compute_status(sts, view, members, current, update, now))
+        status = compute_status(sts, view, members, current, update, now)
+        status["collisionCount"] = collision
+        await self._write_status(sts, status)
         if error is not None:
             raise error
         self._requeue_for_availability(key, sts, members)
 
     async def _manage(self, key: str, sts: Obj, view: StatefulSetView, members: list[Obj], current: str,
-                      update: str, now: dt.datetime) -> None:
+                      update: str, now: dt.datetime, current_template: Obj) -> None:
         """One step of ``updateStatefulSet``: replicas in ordinal order, then the condemned from the
         highest ordinal, then one rolling-update step; OrderedReady stops at the first pod it waits for."""
         ordered = not view.parallel
@@ -316,7 +371,7 @@ class StatefulSetController(PodOwnerController):
                     return
                 continue
             if pod is None:
-                await self._create(key, sts, view, ordinal, current, update)
+                await self._create(key, sts, view, ordinal, current, update, current_template)
                 if ordered:
                     return
                 continue
@@ -354,14 +409,13 @@ class StatefulSetController(PodOwnerController):
 
     # ================================================================== writes
     async def _create(self, key: str, sts: Obj, view: StatefulSetView, ordinal: int, current: str,
-                      update: str) -> None:
-        """Create pod ``ordinal`` (its claims first) at the revision its ordinal gets."""
+                      update: str, current_template: Obj) -> None:
+        """Create pod ``ordinal`` (its claims first) at the revision its ordinal gets: below the partition
+        the current revision's template (``current_template``), else the StatefulSet's."""
         template = (sts.get("spec") or {}).get("template") or {}
         revision = update
         if view.rolling and ordinal < view.start + view.partition and current != update:
-            remembered = self._templates.get(view.meta.uid, {}).get(current)
-            if remembered is not None:
-                template, revision = remembered, current
+            template, revision = current_template, current
         await self._ensure_claims(sts, view, ordinal)
         body = new_pod(sts, view, template, ordinal, revision)
         name = meta_of(body).get("name")

@@ -20,6 +20,12 @@ kubectl's ``polymorphichelpers`` for ``apps/v1`` Deployments, on wire-form dicts
 * For a StatefulSet, **status** prints kubectl's ``StatefulSetStatusViewer`` lines (ready pods
   against ``replicas``, then the partitioned roll-out or the revisions; only for the RollingUpdate
   strategy) and **restart** stamps the annotation too.
+* For a DaemonSet or StatefulSet, **history** and **undo** read the ControllerRevisions it controls
+  (``DaemonSetHistoryViewer``, ``StatefulSetHistoryViewer``, their rollbackers): the table has each
+  revision's number and change-cause annotation, ``--revision`` prints the template its data
+  restores (tabs unaligned, as kubectl's ``printTemplate``), and undo sends that data (the template
+  with ``$patch: replace``) as a strategic merge patch, or says ``skipped rollback`` when the
+  template already matches it.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.api.columns import NONE
 from minik8s.api.resourcetypes import ResourceType
+from minik8s.api.revisions import revision_data, revision_template
 from minik8s.api.selectors import LabelSelector
 from minik8s.kubectl import printing
 from minik8s.kubectl.errors import KubectlError
@@ -81,6 +88,11 @@ def is_deployment(rt: ResourceType) -> bool:
 def is_daemonset(rt: ResourceType) -> bool:
     """The type is ``apps`` DaemonSet (``rollout status`` and ``rollout restart`` only)."""
     return rt.group == "apps" and rt.kind == "DaemonSet"
+
+
+def has_revisions(rt: ResourceType) -> bool:
+    """The type keeps its history in ControllerRevisions (``apps`` DaemonSet and StatefulSet)."""
+    return rt.group == "apps" and rt.kind in ("DaemonSet", "StatefulSet")
 
 
 def is_statefulset(rt: ResourceType) -> bool:
@@ -271,7 +283,62 @@ def rollback_patch(d: Obj, rs: Obj) -> list[Obj]:
             {"op": "add", "path": "/metadata/annotations", "value": annotations}]
 
 
+def revisions_history_text(revisions: list[Obj], revision: int = 0) -> str:
+    """``printHistory`` of ControllerRevisions: the REVISION / CHANGE-CAUSE table (each revision's
+    ``kubernetes.io/change-cause``), or the template of revision ``revision``.
+
+    Raises KubectlError ``unable to find the specified revision``.
+    """
+    info = {int(r.get("revision") or 0): r for r in revisions}
+    if not info:
+        return "No rollout history found."
+    if revision > 0:
+        if revision not in info:
+            raise KubectlError("unable to find the specified revision")
+        w = Writer(aligned=False)  # kubectl's printTemplate: a PrefixWriter without a tabwriter
+        write_pod_template(w, revision_template(info[revision]))
+        return w.text()
+    rows = [["REVISION", "CHANGE-CAUSE"]]
+    for rev in sorted(info):
+        rows.append([str(rev), (_meta(info[rev]).get("annotations") or {}).get(CHANGE_CAUSE) or NONE])
+    return "\n".join(printing.tabwrite(rows, minwidth=0, padding=2)) + "\n"
+
+
+def revision_rollback_target(revisions: list[Obj], to_revision: int) -> Obj:
+    """The ControllerRevision ``rollout undo`` returns to (``findHistory``): ``to_revision``, or (0) the
+    second highest.
+
+    Raises KubectlError ``no last revision to roll back to`` or ``unable to find specified revision N
+    in history``.
+    """
+    if to_revision < 0:
+        raise KubectlError(f"unable to find specified revision {to_revision} in history")
+    if to_revision == 0:
+        if len(revisions) <= 1:
+            raise KubectlError("no last revision to roll back to")
+        return sorted(revisions, key=lambda r: int(r.get("revision") or 0))[-2]
+    for rev in revisions:
+        if int(rev.get("revision") or 0) == to_revision:
+            return rev
+    raise KubectlError(f"unable to find specified revision {to_revision} in history")
+
+
 # ====================================================================== API helpers
+async def owned_revisions(s: Session, obj: Obj) -> list[Obj]:
+    """The ControllerRevisions ``obj`` controls (``controlledHistoryV1``: selected by its selector,
+    controller ownerReference to its uid)."""
+    rt = s.registry.by_kind("apps/v1", "ControllerRevision")
+    if rt is None:
+        raise KubectlError("the server doesn't have a resource type \"controllerrevisions\"")
+    try:
+        selector = str(LabelSelector.from_dict((obj.get("spec") or {}).get("selector")))
+    except ValueError as exc:
+        raise KubectlError(f"invalid selector of {_meta(obj).get('name')}: {exc}") from None
+    listed = await s.client.list_all(rt, _meta(obj).get("namespace"), label_selector=selector or None)
+    return [r for r in listed.get("items") or [] if controlled_by(r, obj)]
+
+
+
 async def owned_replicasets(s: Session, d: Obj) -> list[Obj]:
     """The ReplicaSets ``d`` controls (selected by its selector, controller ownerReference to its uid)."""
     rs_rt = s.registry.by_kind("apps/v1", "ReplicaSet")
@@ -420,7 +487,12 @@ def status(
 
 # ====================================================================== history
 async def history_one(s: Session, ref: ObjectRef, revision: int) -> str:
-    """One Deployment's history (the text after ``deployment.apps/web``), or one revision's template."""
+    """One Deployment's, DaemonSet's or StatefulSet's history (the text after ``deployment.apps/web``), or
+    one revision's template."""
+    if has_revisions(ref.rt):
+        obj = await s.client.get(ref.rt, ref.name, ref.namespace)
+        body = revisions_history_text(await owned_revisions(s, obj), revision)
+        return (f"with revision #{revision}" if revision > 0 else "") + "\n" + body
     d = await fetch_deployment(s, ref, f'no history viewer has been implemented for "{group_kind(ref.rt)}"')
     body = history_text(await owned_replicasets(s, d), revision)
     return (f"with revision #{revision}" if revision > 0 else "") + "\n" + body
@@ -442,7 +514,14 @@ def history_cmd(
 
 # ====================================================================== undo
 async def undo_one(s: Session, ref: ObjectRef, to_revision: int) -> str:
-    """Roll one Deployment back; returns ``rolled back`` or ``skipped rollback (...)``."""
+    """Roll one Deployment, DaemonSet or StatefulSet back; returns ``rolled back`` or ``skipped rollback (...)``."""
+    if has_revisions(ref.rt):
+        obj = await s.client.get(ref.rt, ref.name, ref.namespace)
+        target = revision_rollback_target(await owned_revisions(s, obj), to_revision)
+        if target.get("data") == revision_data(obj):
+            return f"skipped rollback (current template already matches revision {to_revision})"
+        await s.client.patch(ref.rt, ref.name, target.get("data"), ref.namespace, patch_type="strategic")
+        return "rolled back"
     d = await fetch_deployment(s, ref, f'no rollbacker has been implemented for "{group_kind(ref.rt)}"')
     if (d.get("spec") or {}).get("paused"):
         raise KubectlError("you cannot rollback a paused deployment; resume it first with "

@@ -15,11 +15,13 @@ from minik8s.kubectl.printing import describe_time
 
 
 class Writer:
-    """kubectl's PrefixWriter over a tabwriter: ``write(level, "Key:\\tvalue")`` lines, 2 spaces a level."""
+    """kubectl's PrefixWriter over a tabwriter: ``write(level, "Key:\\tvalue")`` lines, 2 spaces a level
+    (``aligned=False``: a PrefixWriter straight into a buffer, the tabs left as they are)."""
 
-    def __init__(self) -> None:
+    def __init__(self, aligned: bool = True) -> None:
         self.done: list[str] = []
         self.pending: list[list[str]] = []
+        self.aligned = aligned
 
     def write(self, level: int, text: str = "") -> None:
         """Add one line at indentation ``level`` (cells separated by tabs)."""
@@ -27,7 +29,10 @@ class Writer:
 
     def flush(self) -> None:
         """Align what was written so far (later lines start new column blocks)."""
-        self.done += printing.tabwrite(self.pending, minwidth=0, padding=2, trim=False)
+        if self.aligned:
+            self.done += printing.tabwrite(self.pending, minwidth=0, padding=2, trim=False)
+        else:
+            self.done += ["\t".join(cells) for cells in self.pending]
         self.pending = []
 
     def verbatim(self, text: str) -> None:

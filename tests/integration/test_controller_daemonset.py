@@ -18,6 +18,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.revisions import revision_data, revision_template
 from minik8s.client.kubeconfig import ClientConfig
 from minik8s.client.rest import Client
 from minik8s.scheduler.scheduler import Scheduler
@@ -332,3 +333,74 @@ async def test_kubectl_get_rollout_status_and_restart(apiserver: APIServer, clie
         assert {p["metadata"]["uid"] for p in after.values()}.isdisjoint(p["metadata"]["uid"] for p in before.values())
         described = await asyncio.to_thread(kubectl.ok, "describe", "ds", "agent")
         assert "agent" in described.out
+
+
+async def revisions_of(client: Client, ns: str, count: int | None = None) -> list[Obj]:
+    """The namespace's ControllerRevisions by revision number ([] until there are ``count``)."""
+    listed = await client.list(client.kind("apps/v1", "ControllerRevision"), ns)
+    items = sorted(listed["items"], key=lambda r: r["revision"])
+    return items if count is None or len(items) == count else []
+
+
+async def test_controller_revisions_history_rollback_and_limit(apiserver: APIServer, client: Client,
+                                                               namespace: str, kubectl: Kubectl) -> None:
+    """One ControllerRevision per template (``data`` the template patch), pods labelled with its hash;
+    a rollback renumbers the old revision instead of copying it; old revisions beyond
+    revisionHistoryLimit that no pod uses are deleted; ``kubectl rollout history/undo`` use them."""
+    ds_rt = client.kind("apps/v1", "DaemonSet")
+    async with cluster(apiserver, client, namespace) as nodes:
+        names, before = await _two_nodes_running(client, namespace, nodes)
+        ds = await client.get(ds_rt, "agent", namespace)
+        [first] = await wait_for(lambda: revisions_of(client, namespace, 1), what="the first revision")
+        hash1 = first["metadata"]["labels"][HASH]
+        assert first["metadata"]["name"] == f"agent-{hash1}" and first["revision"] == 1
+        assert first["metadata"]["labels"]["app"] == "daemon"
+        assert first["metadata"]["ownerReferences"] == [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent",
+                                                         "uid": ds["metadata"]["uid"], "controller": True,
+                                                         "blockOwnerDeletion": True}]
+        assert first["data"] == revision_data(ds)  # the template, as Go writes it, with $patch: replace
+        assert revision_template(first)["spec"] == {**ds["spec"]["template"]["spec"], "containers": [
+            {**c, "resources": {}} for c in ds["spec"]["template"]["spec"]["containers"]]}
+        assert {p["metadata"]["labels"][HASH] for p in before.values()} == {hash1}
+        # a new template: revision 2, and the pods move to its hash
+        await client.patch(ds_rt, "agent", {"metadata": {"annotations": {"kubernetes.io/change-cause": "v2"}},
+                                            "spec": {"template": {"spec": {"containers": [
+                                                {"name": "main", "image": "minik8s/busybox:v2",
+                                                 "command": ["sleep", "3600"]}]}}}}, namespace)
+        r1, r2 = await wait_for(lambda: revisions_of(client, namespace, 2), what="a second revision")
+        hash2 = r2["metadata"]["labels"][HASH]
+        assert (r1["metadata"]["name"], r2["revision"], r2["metadata"]["annotations"]["kubernetes.io/change-cause"]) \
+            == (first["metadata"]["name"], 2, "v2")
+        after = await wait_for(lambda: running_on(client, namespace, names, image="minik8s/busybox:v2"),
+                               timeout=30, what="the pods at revision 2")
+        assert {p["metadata"]["labels"][HASH] for p in after.values()} == {hash2}
+        table = (await asyncio.to_thread(kubectl.ok, "get", "controllerrevisions")).table()
+        assert table[0] == ["NAME", "CONTROLLER", "REVISION", "AGE"]
+        assert sorted(row[:3] for row in table[1:]) == sorted([[f"agent-{hash1}", "daemonset.apps/agent", "1"],
+                                                              [f"agent-{hash2}", "daemonset.apps/agent", "2"]])
+        history = await asyncio.to_thread(kubectl.ok, "rollout", "history", "ds/agent")
+        assert history.out == "daemonset.apps/agent \nREVISION  CHANGE-CAUSE\n1         <none>\n2         v2\n\n"
+        one = await asyncio.to_thread(kubectl.ok, "rollout", "history", "ds/agent", "--revision", "1")
+        assert one.lines[0] == "daemonset.apps/agent with revision #1" and "minik8s/busybox\n" in one.out
+        # undo: back to revision 1's template, which becomes revision 3 (no new object)
+        undone = await asyncio.to_thread(kubectl.ok, "rollout", "undo", "daemonset/agent")
+        assert undone.out == "daemonset.apps/agent rolled back\n"
+        r2_, r1_ = await wait_for(lambda: _renumbered(client, namespace, first["metadata"]["name"], 3),
+                                  what="revision 1 renumbered 3")
+        assert r1_["metadata"]["uid"] == first["metadata"]["uid"] and r2_["revision"] == 2
+        back = await wait_for(lambda: running_on(client, namespace, names, image="minik8s/busybox"),
+                              timeout=30, what="the pods back at the first template")
+        assert {p["metadata"]["labels"][HASH] for p in back.values()} == {hash1}
+        skipped = await asyncio.to_thread(kubectl.ok, "rollout", "undo", "ds/agent", "--to-revision", "3")
+        assert skipped.out == "daemonset.apps/agent skipped rollback (current template already matches revision 3)\n"
+        missing = await asyncio.to_thread(kubectl, "rollout", "undo", "ds/agent", "--to-revision", "7")
+        assert missing.code == 1 and missing.err == "error: unable to find specified revision 7 in history\n"
+        # revisionHistoryLimit 0: the old revision no pod uses goes
+        await client.patch(ds_rt, "agent", {"spec": {"revisionHistoryLimit": 0}}, namespace)
+        [only] = await wait_for(lambda: revisions_of(client, namespace, 1), what="the old revision deleted")
+        assert only["metadata"]["name"] == first["metadata"]["name"]
+
+
+async def _renumbered(client: Client, ns: str, name: str, revision: int) -> list[Obj]:
+    items = await revisions_of(client, ns, 2)
+    return items if items and items[-1]["metadata"]["name"] == name and items[-1]["revision"] == revision else []

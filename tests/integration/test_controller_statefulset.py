@@ -14,6 +14,7 @@ from typing import Any
 
 from minik8s.api import errors
 from minik8s.api.base import Obj
+from minik8s.api.revisions import revision_data, revision_template
 from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
 from tests.support.controllers import (
@@ -326,3 +327,80 @@ async def test_claim_templates_make_one_claim_per_pod(client: Client, namespace:
         await wait_for(lambda: names_are(client, namespace, {"web-0"}), what="scaled down to web-0")
         left = {c["metadata"]["name"] for c in (await client.list(pvc_rt, namespace=namespace))["items"]}
         assert left == {"data-web-0", "data-web-1"}  # kept on scale-down
+
+
+async def revisions_of(client: Client, ns: str, count: int | None = None) -> list[Obj]:
+    """The namespace's ControllerRevisions by revision number ([] until there are ``count``)."""
+    listed = await client.list(client.kind("apps/v1", "ControllerRevision"), ns)
+    items = sorted(listed["items"], key=lambda r: r["revision"])
+    return items if count is None or len(items) == count else []
+
+
+async def test_controller_revisions_history_rollback_and_limit(client: Client, namespace: str,
+                                                               kubectl: Kubectl) -> None:
+    """The revisions are ControllerRevisions: ``<sts>-<hash>`` with the template patch as data, named by
+    currentRevision/updateRevision and the pods' label; a rollback renumbers the matching revision;
+    revisionHistoryLimit prunes the unused ones; ``kubectl rollout history/undo`` work from them."""
+    sts_rt = client.kind("apps/v1", "StatefulSet")
+    rev_rt = client.kind("apps/v1", "ControllerRevision")
+    async with running(client, namespace):
+        sts = await client.create(sts_rt, statefulset(replicas=2, revisionHistoryLimit=1), namespace)
+        await wait_for(lambda: names_are(client, namespace, {"web-0", "web-1"}, ready=True), what="2 ready pods")
+        [first] = await wait_for(lambda: revisions_of(client, namespace, 1), what="the first revision")
+        name1 = first["metadata"]["name"]
+        assert name1 == f"web-{first['metadata']['labels'][HASH]}" and first["revision"] == 1
+        assert first["metadata"]["ownerReferences"][0] | {"uid": ""} == {
+            "apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "", "controller": True,
+            "blockOwnerDeletion": True}
+        assert first["data"] == revision_data(sts)  # the template, as Go writes it, with $patch: replace
+        assert revision_template(first)["spec"] == {**sts["spec"]["template"]["spec"], "containers": [
+            {**c, "resources": {}} for c in sts["spec"]["template"]["spec"]["containers"]]}
+        status = await wait_for(lambda: status_with(client, namespace, currentRevision=name1, updateRevision=name1,
+                                                    readyReplicas=2), what="status names the revision")
+        assert status["collisionCount"] == 0
+        assert {p["metadata"]["labels"][HASH] for p in (await by_name(client, namespace)).values()} == {name1}
+        # a new template: revision 2, rolled out
+        await client.patch(sts_rt, "web", {"spec": {"template": {"spec": {"containers": [
+            {"name": "main", "image": "minik8s/busybox:v2"}]}}}}, namespace)
+        _, second = await wait_for(lambda: revisions_of(client, namespace, 2), what="a second revision")
+        name2 = second["metadata"]["name"]
+        await wait_for(lambda: status_with(client, namespace, currentRevision=name2, updateRevision=name2,
+                                           updatedReplicas=2, readyReplicas=2), timeout=30, what="rolled to 2")
+        table = (await asyncio.to_thread(kubectl.ok, "get", "controllerrevision")).table()
+        assert sorted(row[:3] for row in table[1:]) == sorted([[name1, "statefulset.apps/web", "1"],
+                                                              [name2, "statefulset.apps/web", "2"]])
+        history = await asyncio.to_thread(kubectl.ok, "rollout", "history", "sts/web")
+        assert history.out == "statefulset.apps/web \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+        shown = await asyncio.to_thread(kubectl.ok, "rollout", "history", "sts/web", "--revision", "2")
+        assert shown.lines[0] == "statefulset.apps/web with revision #2" and "minik8s/busybox:v2" in shown.out
+        # undo: revision 1 comes back as revision 3, the same object
+        assert (await asyncio.to_thread(kubectl.ok, "rollout", "undo", "sts/web")).out == \
+            "statefulset.apps/web rolled back\n"
+
+        async def renumbered() -> list[Obj]:
+            items = await revisions_of(client, namespace, 2)
+            return items if items and items[-1]["metadata"]["name"] == name1 and items[-1]["revision"] == 3 else []
+
+        await wait_for(renumbered, what="revision 1 renumbered 3")
+        await wait_for(lambda: status_with(client, namespace, currentRevision=name1, updateRevision=name1,
+                                           updatedReplicas=2, readyReplicas=2), timeout=30, what="rolled back")
+        images = {p["spec"]["containers"][0]["image"] for p in (await by_name(client, namespace)).values()}
+        assert images == {"minik8s/busybox"}
+        # the data of a revision is immutable; its number is not
+        bad = await client.get(rev_rt, name2, namespace)
+        bad["data"]["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
+        try:
+            await client.update(rev_rt, bad)
+            raise AssertionError("a revision's data changed")
+        except errors.Invalid as exc:
+            assert "data: Invalid value" in exc.message and "field is immutable" in exc.message
+        # revisionHistoryLimit 1: a third template leaves one old revision, the newest
+        await client.patch(sts_rt, "web", {"spec": {"template": {"spec": {"containers": [
+            {"name": "main", "image": "minik8s/busybox:v3"}]}}}}, namespace)
+
+        async def pruned() -> list[Obj]:
+            items = await revisions_of(client, namespace)
+            return items if [(r["metadata"]["name"] == name1, r["revision"]) for r in items] == [
+                (True, 3), (False, 4)] else []
+
+        await wait_for(pruned, timeout=30, what="revision 2 deleted")

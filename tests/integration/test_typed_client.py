@@ -98,6 +98,8 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
                                   {"observedGeneration": 1, "replicas": 0, "readyReplicas": 0, "currentReplicas": 0,
                                    "updatedReplicas": 0, "availableReplicas": 0, "currentRevision": "typed-1",
                                    "updateRevision": "typed-1", "collisionCount": 0}),
+    ("apps/v1", "ControllerRevision"): ({"metadata": {"labels": {"app": "typed"}}, "revision": 1, "data": {
+        "spec": {"template": {**TEMPLATE, "$patch": "replace"}}}}, None),
     ("batch/v1", "Job"): ({"spec": {"completions": 1, "template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}}, {
         "startTime": now_rfc3339(), "completionTime": now_rfc3339(), "succeeded": 1, "active": 0,
         "conditions": [{"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": now_rfc3339()},

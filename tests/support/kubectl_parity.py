@@ -140,6 +140,13 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         V137,
         "kubectl 1.37's `autoscale` warns that --cpu-percent is deprecated (it gained --cpu); 1.32 does not",
         _sub(r"(?m)^Flag --cpu-percent has been deprecated.*\n", "")),
+    "1.37-undo-template-bytes": Difference(
+        V137,
+        "`rollout undo` of a DaemonSet or StatefulSet compares the object's template, encoded by the client, "
+        "with the ControllerRevision's data byte for byte; minik8s' controllers write the data as a 1.32 "
+        "kube-controller-manager does, which kubectl 1.32's encoding matches (`skipped rollback`) and 1.37's "
+        "does not, so 1.37 patches the same template back (`rolled back`)",
+        _sub(r"(?m) skipped rollback \(current template already matches revision -?\d+\)$", " rolled back")),
     "1.37-deleted-from-namespace": Difference(
         V137,
         "kubectl 1.37 reports a deleted namespaced object as `configmap \"x\" deleted from NS namespace`; "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from minik8s.apiserver.strategies.base import GENERIC, Strategy
 from minik8s.apiserver.strategies.config import ConfigMapStrategy, SecretStrategy
+from minik8s.apiserver.strategies.controllerrevision import ControllerRevisionStrategy
 from minik8s.apiserver.strategies.csi import csi_strategies
 from minik8s.apiserver.strategies.daemonset import DaemonSetStrategy
 from minik8s.apiserver.strategies.deployment import DeploymentStrategy
@@ -60,6 +61,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "Deployment": DeploymentStrategy(),
         "DaemonSet": DaemonSetStrategy(),
         "StatefulSet": StatefulSetStrategy(),
+        "ControllerRevision": ControllerRevisionStrategy(),
         "Job": JobStrategy(),
         "CronJob": CronJobStrategy(),
         "DNS": DNSStrategy(),
