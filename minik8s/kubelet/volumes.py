@@ -385,10 +385,7 @@ class VolumeManager:
             if sub:
                 if sub.startswith("/") or ".." in Path(sub).parts:
                     raise VolumeError(f"subPath {sub!r} must be a relative path inside the volume")
-                target = Path(source) / sub
-                if not target.exists():
-                    target.mkdir(parents=True, exist_ok=True)
-                source = str(target)
+                source = str(make_sub_path(Path(source), sub))
             mode = "ro" if mount.get("readOnly") or mount.get("name") in read_only else "rw"
             propagation = PROPAGATION.get(mount.get("mountPropagation") or "None", "")
             out.append(f"{source}:{mount['mountPath']}:{mode}" + (f",{propagation}" if propagation else ""))
@@ -455,6 +452,22 @@ def api_volume_kind(vol: dict[str, Any]) -> str | None:
 def _mode(source: dict[str, Any]) -> int:
     mode = source.get("defaultMode")
     return DEFAULT_MODE if mode is None else int(mode)
+
+
+def make_sub_path(volume: Path, sub: str) -> Path:
+    """``volume/sub``, its missing directories made as Kubernetes' kubelet makes them (``makeMounts``
+    → ``SafeMakeDir`` with ``GetMode`` of the volume): each with the volume root's mode (setgid
+    included), set with chmod so that the umask does not narrow it. A subPath of an emptyDir
+    (``0777``, with ``fsGroup`` ``2777`` and the group) is thereby writable by a non-root
+    container, as bitnami's charts need (``/opt/bitnami/nginx/conf`` on an emptyDir subPath)."""
+    mode = stat.S_IMODE(volume.stat().st_mode)
+    target = volume
+    for part in Path(sub).parts:
+        target = target / part
+        if not target.exists():
+            target.mkdir()
+            os.chmod(target, mode)
+    return target
 
 
 def fs_group(pod: dict[str, Any]) -> int | None:

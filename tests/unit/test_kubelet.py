@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +292,25 @@ async def test_volumes(tmp_path: Path) -> None:
         await vm.setup({"metadata": {"uid": "u3"}, "spec": {"volumes": [{"name": "cm", "configMap": {"name": "x"}}]}})
     await vm.cleanup("u1")
     assert not (tmp_path / "root" / "pods" / "u1").exists() and host.is_dir()
+
+
+async def test_sub_path_of_an_empty_dir_has_the_volume_mode(tmp_path: Path) -> None:
+    """A missing subPath is made with the volume root's mode (kubelet's SafeMakeDir), not 0755 from
+    the umask: a non-root container can write into a subPath of an emptyDir (bitnami charts)."""
+    vm = VolumeManager(tmp_path / "root")
+    gid = os.getgid()
+    paths = await vm.setup({"metadata": {"uid": "u1"}, "spec": {"securityContext": {"fsGroup": gid},
+                                                                 "volumes": [{"name": "e", "emptyDir": {}}]}})
+    c = {"name": "a", "volumeMounts": [{"name": "e", "mountPath": "/conf", "subPath": "app-conf-dir/x"}]}
+    old = os.umask(0o022)
+    try:
+        assert VolumeManager.binds(c, paths) == [f"{paths['e']}/app-conf-dir/x:/conf:rw"]
+    finally:
+        os.umask(old)
+    for made in (Path(paths["e"]) / "app-conf-dir", Path(paths["e"]) / "app-conf-dir" / "x"):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o777 | stat.S_ISGID, oct(made.stat().st_mode)
+        assert made.stat().st_gid == gid
+    await vm.cleanup("u1")
 
 
 # ---------------------------------------------------------------- server lookups
