@@ -529,6 +529,9 @@ def _strategic_diff(original: dict[str, Any], modified: dict[str, Any], where: _
             if not patch[field]:
                 del patch[field]
         elif isinstance(old, list) and isinstance(new, list):
+            if where.field(field).list_merge(field, old + new)[1]:  # a set of values (finalizers)
+                _diff_set(patch, field, old, new)
+                continue
             items = _diff_list_patch(field, old, new, where.field(field))
             if items is not None:
                 if items:
@@ -536,3 +539,16 @@ def _strategic_diff(original: dict[str, Any], modified: dict[str, Any], where: _
                 else:
                     del patch[field]
     return patch
+
+
+def _diff_set(patch: dict[str, Any], field: str, old: list[Any], new: list[Any]) -> None:
+    """The patch of a list the server merges as a set: the values added, and the values removed
+    under ``$deleteFromPrimitiveList/<field>`` (a plain list would only ever add)."""
+    added = [item for item in new if not any(_json_equal(item, o) for o in old)]
+    removed = [item for item in old if not any(_json_equal(item, n) for n in new)]
+    if added:
+        patch[field] = added
+    else:
+        del patch[field]
+    if removed:
+        patch[_DELETE_FROM_PRIMITIVE_LIST + field] = removed

@@ -93,6 +93,15 @@ def test_strategic_merge_patch_follows_the_served_schema() -> None:
     merged = strategic_merge_patch({"spec": {"ports": [{"port": 80, "name": "a"}]}},
                                    {"spec": {"ports": [{"port": 80, "name": "b"}]}}, SCHEMAS.patch_schema(svc))
     assert merged["spec"]["ports"] == [{"port": 80, "name": "b"}]
+    # kubectl's side: a value removed from a set list travels as $deleteFromPrimitiveList, which the
+    # server's set merge applies (a plain list would only add)
+    from minik8s.api.patch import strategic_diff
+
+    before = {"metadata": {"finalizers": ["a", "b"]}}
+    after = {"metadata": {"finalizers": ["a", "c"]}}
+    diff = strategic_diff(before, after, schema)
+    assert diff == {"metadata": {"finalizers": ["c"], "$deleteFromPrimitiveList/finalizers": ["b"]}}
+    assert strategic_merge_patch(before, diff, schema) == after
     # minik8s' own kinds: the generated markers are MERGE_KEYS', the table used without a schema
     for name, d in DEFS.items():
         if name.startswith("io.minik8s."):
