@@ -283,10 +283,12 @@ class Schemas:
         return out
 
     def patch_schema(self, rt: ResourceType) -> PatchSchema | None:
-        """The served schema of ``rt``'s objects, for strategic merge patch; None for a custom
-        resource (Kubernetes refuses strategic merge patches of those) or a kind without one."""
+        """The schema strategic merge patch follows for ``rt``'s objects: Kubernetes' own, for the
+        kinds Kubernetes defines (the one kubectl's client-side patches follow too,
+        :meth:`PatchSchema.of_kind`); None for the others (minik8s' own kinds, custom resources:
+        :data:`~minik8s.api.patch.MERGE_KEYS` decides on both sides)."""
         name = self.kind_names.get((rt.group, rt.version, rt.kind))
-        if name is None or rt.custom is not None:
+        if name is None or rt.custom is not None or (rt.group, rt.version, rt.kind) not in kubernetes_kinds():
             return None
         return PatchSchema(self.definitions, {"$ref": REF_PREFIX + name})
 
