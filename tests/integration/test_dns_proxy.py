@@ -49,9 +49,9 @@ async def test_cluster_dns_ip_reaches_the_server_from_host_and_pod(
     async with controller_manager(client, namespace, ["endpointslicemirroring"]), \
             dns_server(client, namespace, bind_address=gateway, cluster_dns_ip=dns_ip) as server:
         port = server.server.port
-        # three hops (the DNS server's Endpoints, the mirroring controller's slice, the proxy's sync):
-        # a deadline that a loaded machine's whole suite leaves room for
-        proxy.wait_programmed(dns_ip, 53, [f"{gateway}:{port}"], timeout=30)
+        # in a thread: the mirroring controller that writes the slice the proxy waits for runs on this
+        # event loop, which a blocking wait would stop
+        await asyncio.to_thread(proxy.wait_programmed, dns_ip, 53, [f"{gateway}:{port}"])
         name = f"web.{namespace}.svc.cluster.local"
         for tcp in (False, True):
             reply = await query(53, name, tcp=tcp, host=dns_ip)
