@@ -50,6 +50,7 @@ from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.host.commands import Runner, run
 from minik8s.host.iptables import Iptables
+from minik8s.proxy import syncloop
 from minik8s.proxy.config import ProxyConfig
 from minik8s.proxy.iptables import FILTER, parse_save, rule_chain_and_target
 
@@ -428,39 +429,18 @@ class PolicyEnforcer:
             await self.factory.shutdown()
 
     async def _loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        next_full = loop.time()
-        last_start = -float("inf")
-        backoff = 0.5
-        force = True
-        while True:
-            now = loop.time()
-            if now < next_full:
-                try:
-                    await asyncio.wait_for(self._dirty.wait(), timeout=next_full - now)
-                except TimeoutError:
-                    pass
-            wait = last_start + self.cfg.min_sync_period - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            last_start = loop.time()
-            full = force or last_start >= next_full
-            self._dirty.clear()
-            view = PolicyView.build(self.pods.list(), self.namespaces.list(), self.policies.list())
-            try:
-                written = await asyncio.to_thread(self.backend.sync, view, full)
-            except Exception as exc:  # noqa: BLE001 - keep the last rules, retry as a full rewrite
-                self.failures += 1
-                log.error("network policy sync failed: %s", exc)
-                force = True
-                next_full = last_start + backoff
-                backoff = min(backoff * 2, self.cfg.sync_period)
-                continue
-            force = False
-            backoff = 0.5
-            if full:
-                next_full = last_start + self.cfg.sync_period
-            if written is not None:
-                self.syncs += 1
-                log.info("network policies synced policies=%d isolated=%d rules=%d full=%s", len(view.policies),
-                         written.isolated, len(written.rules), full)
+        await syncloop.run(self._dirty, self._sync, self.cfg.sync_period, self.cfg.min_sync_period)
+
+    async def _sync(self, full: bool) -> bool:
+        view = PolicyView.build(self.pods.list(), self.namespaces.list(), self.policies.list())
+        try:
+            written = await asyncio.to_thread(self.backend.sync, view, full)
+        except Exception as exc:  # noqa: BLE001 - keep the last rules, retry as a full rewrite
+            self.failures += 1
+            log.error("network policy sync failed: %s", exc)
+            return False
+        if written is not None:
+            self.syncs += 1
+            log.info("network policies synced policies=%d isolated=%d rules=%d full=%s", len(view.policies),
+                     written.isolated, len(written.rules), full)
+        return True

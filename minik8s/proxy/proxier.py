@@ -22,6 +22,7 @@ from typing import Protocol
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
+from minik8s.proxy import syncloop
 from minik8s.proxy.config import ProxyConfig
 from minik8s.proxy.iptables import SyncResult
 from minik8s.proxy.netpol import PolicyEnforcer
@@ -60,7 +61,6 @@ class Proxier:
         self.services: Informer = self.factory.for_kind("v1", "Service")
         self.slices: Informer = self.factory.for_kind("discovery.k8s.io/v1", "EndpointSlice")
         self._dirty = asyncio.Event()
-        self._force = True
         self.syncs = 0
         self.failures = 0
         self.last_sync_seconds: float | None = None
@@ -108,35 +108,12 @@ class Proxier:
             await self.factory.shutdown()
 
     async def _loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        next_full = loop.time()  # full resync right away
-        last_start = -float("inf")
-        backoff = 0.5
-        while True:
-            now = loop.time()
-            if now < next_full:
-                try:
-                    await asyncio.wait_for(self._dirty.wait(), timeout=next_full - now)
-                except TimeoutError:
-                    pass
-            wait = last_start + self.cfg.min_sync_period - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)  # rate limit; changes arriving meanwhile are coalesced
-            last_start = loop.time()
-            full = self._force or last_start >= next_full
-            self._dirty.clear()
-            if full:
-                await asyncio.to_thread(self._ensure_route)
-            ok = await self.sync_once(full)
-            if ok:
-                self._force = False
-                backoff = 0.5
-                if full:
-                    next_full = last_start + self.cfg.sync_period
-            else:
-                self._force = True  # retry as a full rewrite after the back-off (or on the next change)
-                next_full = last_start + backoff
-                backoff = min(backoff * 2, self.cfg.sync_period)
+        await syncloop.run(self._dirty, self._sync, self.cfg.sync_period, self.cfg.min_sync_period)
+
+    async def _sync(self, full: bool) -> bool:
+        if full:
+            await asyncio.to_thread(self._ensure_route)
+        return await self.sync_once(full)
 
     async def sync_once(self, force: bool = False) -> bool:
         """Build the state from the caches and apply it; returns False (and logs) on failure."""
