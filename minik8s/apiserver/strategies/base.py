@@ -16,6 +16,7 @@ from typing import Any
 
 from minik8s.api import validation as v
 from minik8s.api.base import Obj
+from minik8s.api.quantity import parse_quantity
 from minik8s.api.selectors import LabelSelector
 
 Cause = tuple[str, Any, str]
@@ -129,6 +130,18 @@ def selector_errors(selector: Obj | None, path: str) -> list[Cause]:
     except ValueError as exc:
         return [(path, None, str(exc))]
     return []
+
+
+def non_negative_quantity_errors(value: Any, path: str) -> list[Cause]:
+    """``ValidateNonnegativeQuantity`` of a quantity that may be absent (``None``: no error); one that
+    does not parse is refused with the parser's message."""
+    if value is None:
+        return []
+    try:
+        parsed = parse_quantity(value)
+    except ValueError as exc:
+        return [(path, value, str(exc))]
+    return [(path, value, "must be greater than or equal to 0")] if parsed < 0 else []
 
 
 def int_or_percent_errors(value: Any, path: str) -> list[Cause]:

@@ -24,8 +24,15 @@ from typing import Any
 
 from minik8s.api import csi
 from minik8s.api import validation as v
-from minik8s.api.quantity import parse_quantity
-from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, selector_errors, unsupported
+from minik8s.apiserver.strategies.base import (
+    REQUIRED,
+    Cause,
+    Obj,
+    Strategy,
+    non_negative_quantity_errors,
+    selector_errors,
+    unsupported,
+)
 
 IMMUTABLE = "field is immutable"
 MAX_DRIVER_NAME = 63
@@ -44,16 +51,6 @@ def csi_driver_name_errors(name: Any, path: str) -> list[Cause]:
         causes.append((path, None, f"Too long: may not be more than {MAX_DRIVER_NAME} bytes"))
     causes += [(path, name, m) for m in v.dns1123_subdomain_errors(name.lower())]
     return causes
-
-
-def _quantity_errors(value: Any, path: str) -> list[Cause]:
-    if value is None:
-        return []
-    try:
-        parsed = parse_quantity(value)
-    except ValueError as exc:
-        return [(path, value, str(exc))]
-    return [(path, value, "must be greater than or equal to 0")] if parsed < 0 else []
 
 
 class CSIDriverStrategy(Strategy):
@@ -163,8 +160,8 @@ class CSIStorageCapacityStrategy(Strategy):
         else:
             causes += [("storageClassName", name, m) for m in v.dns1123_subdomain_errors(name)]
         causes += selector_errors(obj.get("nodeTopology"), "nodeTopology")
-        causes += _quantity_errors(obj.get("capacity"), "capacity")
-        causes += _quantity_errors(obj.get("maximumVolumeSize"), "maximumVolumeSize")
+        causes += non_negative_quantity_errors(obj.get("capacity"), "capacity")
+        causes += non_negative_quantity_errors(obj.get("maximumVolumeSize"), "maximumVolumeSize")
         if old is not None:
             for fld in ("storageClassName", "nodeTopology"):
                 if obj.get(fld) != old.get(fld):

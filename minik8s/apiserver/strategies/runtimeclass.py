@@ -11,9 +11,8 @@ What a RuntimeClass does to the pods naming it is the RuntimeClass admission plu
 from __future__ import annotations
 
 from minik8s.api import validation as v
-from minik8s.api.quantity import parse_quantity
 from minik8s.api.taints import TAINT_EFFECTS
-from minik8s.apiserver.strategies.base import Cause, Obj, Strategy, unsupported
+from minik8s.apiserver.strategies.base import Cause, Obj, Strategy, non_negative_quantity_errors, unsupported
 
 TOLERATION_OPERATORS = ("Exists", "Equal")
 
@@ -51,13 +50,7 @@ class RuntimeClassStrategy(Strategy):
         handler = obj.get("handler")
         causes += [("handler", handler, m) for m in v.dns1123_label_errors(str(handler or ""))]
         for rname, qty in ((obj.get("overhead") or {}).get("podFixed") or {}).items():
-            try:
-                value = parse_quantity(qty)
-            except ValueError as exc:
-                causes.append((f"overhead.podFixed[{rname}]", qty, str(exc)))
-                continue
-            if value < 0:
-                causes.append((f"overhead.podFixed[{rname}]", qty, "must be greater than or equal to 0"))
+            causes += non_negative_quantity_errors(qty, f"overhead.podFixed[{rname}]")
         scheduling = obj.get("scheduling") or {}
         causes += v.validate_labels(scheduling.get("nodeSelector"), "scheduling.nodeSelector")
         causes += toleration_errors(scheduling.get("tolerations") or [], "scheduling.tolerations")
