@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
+from minik8s.client.rest import Client
 from minik8s.proxy.ipvs import ipvs_unavailable_reason
 from tests.support.kubectl import Kubectl
 from tests.support.kubectl_parity import Runs
@@ -83,3 +84,15 @@ def runs() -> Iterator[Runs]:
         yield runner
     finally:
         runner.close()
+
+
+@pytest.fixture
+async def nodes(client: Client, namespace: str) -> AsyncIterator[list[str]]:
+    """Two Node objects with names unique to the test (nodes are cluster-scoped), deleted afterwards."""
+    rt = client.kind("v1", "Node")
+    names = [f"{namespace}-n1", f"{namespace}-n2"]
+    for name in names:
+        await client.create(rt, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+    yield names
+    for name in names:
+        await client.delete(rt, name)

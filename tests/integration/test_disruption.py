@@ -54,18 +54,6 @@ async def http(apiserver: APIServer) -> AsyncIterator[httpx.AsyncClient]:
         yield h
 
 
-@pytest.fixture
-async def nodes(client: Client, namespace: str) -> AsyncIterator[list[str]]:
-    """Two Node objects named after the test's namespace (nodes are cluster-scoped), deleted afterwards."""
-    rt = client.kind("v1", "Node")
-    names = [f"{namespace}-n1", f"{namespace}-n2"]
-    for name in names:
-        await client.create(rt, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
-    yield names
-    for name in names:
-        await client.delete(rt, name)
-
-
 async def _status(client: Client, namespace: str, name: str) -> Obj:
     got = await client.get(client.kind("policy/v1", "PodDisruptionBudget"), name, namespace)
     return dict(got.get("status") or {})

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -75,18 +74,6 @@ def kc(apiserver: APIServer, tmp_path: Path, namespace: str) -> AsyncKubectl:
     path = tmp_path / "kubeconfig"
     path.write_text(render(apiserver.url))
     return AsyncKubectl(Kubectl(path, namespace))
-
-
-@pytest.fixture
-async def nodes(client: Client, namespace: str) -> AsyncIterator[list[str]]:
-    """Two Node objects with names unique to the test (nodes are cluster-scoped), deleted afterwards."""
-    rt = client.kind("v1", "Node")
-    names = [f"{namespace}-n1", f"{namespace}-n2"]
-    for name in names:
-        await client.create(rt, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
-    yield names
-    for name in names:
-        await client.delete(rt, name)
 
 
 async def _deployment(client: Client, ns: str, name: str) -> Obj:
