@@ -22,6 +22,9 @@ metadata, ``x-kubernetes-group-version-kind``) is kept as published.  Run it aga
 another Kubernetes release (change :data:`KUBERNETES` and :data:`PACKAGE`):
 
     .venv/bin/python scripts/k8s-openapi.py minik8s/api/k8s-openapi.json
+
+``--check`` compares instead of writing (CI runs it after installing, where PyPI is reachable; the
+tests themselves reach nothing but loopback and their own containers).
 """
 
 from __future__ import annotations
@@ -94,10 +97,18 @@ def fetch() -> dict[str, Any]:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit(f"usage: {sys.argv[0]} OUTPUT.json")
+    args = sys.argv[1:]
+    check = args[:1] == ["--check"]
+    if check:
+        args = args[1:]
+    if len(args) != 1:
+        sys.exit(f"usage: {sys.argv[0]} [--check] OUTPUT.json")
     doc = {"kubernetes": KUBERNETES, "source": PACKAGE, "definitions": definitions(fetch())}
-    Path(sys.argv[1]).write_text(json.dumps(doc, indent=0, sort_keys=False, ensure_ascii=False) + "\n")
+    text = json.dumps(doc, indent=0, sort_keys=False, ensure_ascii=False) + "\n"
+    if not check:
+        Path(args[0]).write_text(text)
+    elif Path(args[0]).read_text() != text:
+        sys.exit(f"{args[0]} is not what {PACKAGE} publishes for Kubernetes {KUBERNETES}: run {sys.argv[0]} again")
 
 
 if __name__ == "__main__":
