@@ -100,6 +100,9 @@ class StatsProvider:
         self.pods = pods
         self.pod_status = pod_status
         self._prev: dict[str, list[tuple[float, int]]] = {}
+        # One summary at a time: each one forgets the samples of containers it does not see, so an
+        # overlapping one (the apiserver's scraper and another caller) would lose the other's base.
+        self._summary_lock = asyncio.Lock()
 
     async def _usage(self, container_id: str) -> tuple[int | None, int | None, int | None, float]:
         """``(cpu ns, memory bytes, working set bytes, when)``: ``when`` is the monotonic time the
@@ -142,7 +145,12 @@ class StatsProvider:
         return int((cpu - base[1]) / (now - base[0]))
 
     async def summary(self) -> Obj:
-        """``{"node": {...}, "pods": [...]}`` in the Summary API's shape (times RFC 3339)."""
+        """``{"node": {...}, "pods": [...]}`` in the Summary API's shape (times RFC 3339); concurrent
+        calls are served one after the other."""
+        async with self._summary_lock:
+            return await self._summary()
+
+    async def _summary(self) -> Obj:
         targets: list[tuple[Obj, str, str, str | None]] = []  # pod, container name, id, startedAt
         for pod in self.pods():
             for cs in self.pod_status(pod).get("containerStatuses") or []:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import stat
@@ -403,3 +404,28 @@ def test_cpu_rates_average_over_at_least_the_sample_gap() -> None:
     assert stats._rate("c", 101.2, 400 * ms) == pytest.approx(300 * ms, rel=1e-6)
     # a counter that went back (a new container under the same key) starts again
     assert stats._rate("c", 102.5, 5) is None
+
+
+async def test_overlapping_summaries_keep_each_others_cpu_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A summary that sees no pod yet (the apiserver's scraper) overlapping one that sees a new pod:
+    the first must not forget the second's first sample, or the pod has no ``usageNanoCores``."""
+    import time
+
+    from minik8s.kubelet import stats as stats_module
+
+    monkeypatch.setattr(stats_module, "SAMPLE_GAP", 0.05)
+    monkeypatch.setattr(stats_module, "node_cpu_nanoseconds", lambda: int(time.monotonic() * 1e9))
+    pod = {"metadata": {"name": "p", "namespace": "ns", "uid": "u1"}, "status": {}}
+    calls = iter([[], [pod]])
+    status = {"containerStatuses": [{"name": "c", "containerID": "docker://cid",
+                                     "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
+    provider = stats_module.StatsProvider(None, "n", lambda: next(calls), lambda p: status)  # type: ignore[arg-type]
+
+    async def usage(cid: str) -> tuple[int, int, int, float]:
+        now = time.monotonic()
+        return int(now * 1e8), 100, 50, now
+
+    monkeypatch.setattr(provider, "_usage", usage)
+    first, second = await asyncio.gather(provider.summary(), provider.summary())
+    assert first["pods"] == []
+    assert second["pods"][0]["cpu"]["usageNanoCores"] > 0
