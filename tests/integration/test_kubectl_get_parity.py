@@ -162,6 +162,9 @@ GET_CASES = [
     # the system PriorityClasses every apiserver makes (a boolean cell: GLOBAL-DEFAULT)
     ["get", "priorityclasses", "system-node-critical", "system-cluster-critical"],
     ["get", "pc", "system-node-critical", "-o", "wide"],
+    # API Priority and Fairness' bootstrap objects (MISSINGPL from the Dangling condition; <none> cells)
+    ["get", "flowschemas", "exempt", "catch-all", "global-default"],
+    ["get", "prioritylevelconfigurations", "exempt", "catch-all", "workload-low"],
     # pflag's shorthand with "=": -o=name, -l=sel
     ["get", "namespaces", "-o=name"],
     ["get", "pods", "-l=nosuch=x"],

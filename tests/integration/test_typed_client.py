@@ -25,7 +25,8 @@ from minik8s.apiserver.versions import SERVED_VERSIONS
 from tests.support.processes import APIServer
 
 TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api, k8s.PolicyV1Api,
-              k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api, k8s.NetworkingV1Api, k8s.SchedulingV1Api)
+              k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api, k8s.NetworkingV1Api, k8s.SchedulingV1Api,
+              k8s.FlowcontrolApiserverV1Api)
 
 POD_SPEC = {"containers": [{"name": "main", "image": "minik8s/busybox", "command": ["sleep", "3600"]}]}
 TEMPLATE = {"metadata": {"labels": {"app": "typed"}}, "spec": POD_SPEC}
@@ -64,6 +65,12 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
                                            {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 0,
                                             "desiredHealthy": 1, "expectedPods": 0}),
     ("scheduling.k8s.io/v1", "PriorityClass"): ({"value": 1000, "description": "typed"}, None),
+    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration"): ({"spec": {"type": "Limited", "limited": {
+        "nominalConcurrencyShares": 3, "limitResponse": {"type": "Reject"}}}}, None),
+    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema"): ({"spec": {
+        "priorityLevelConfiguration": {"name": "global-default"}, "matchingPrecedence": 5000,
+        "rules": [{"subjects": [{"kind": "User", "user": {"name": "typed"}}],
+                   "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/typed"]}]}]}}, None),
     ("discovery.k8s.io/v1", "EndpointSlice"): ({
         "metadata": {"labels": {"kubernetes.io/service-name": "typed"}}, "addressType": "IPv4",
         "endpoints": [{"addresses": ["10.244.0.9"], "conditions": {"ready": True, "serving": True,
@@ -321,7 +328,8 @@ API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": 
                "discovery.k8s.io/v1": k8s.DiscoveryV1Api, "scheduling.k8s.io/v1": k8s.SchedulingV1Api,
                "networking.k8s.io/v1": k8s.NetworkingV1Api, "storage.k8s.io/v1": k8s.StorageV1Api,
                "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api,
-               "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api}
+               "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api,
+               "flowcontrol.apiserver.k8s.io/v1": k8s.FlowcontrolApiserverV1Api}
 
 
 def snake(kind: str) -> str:
