@@ -27,6 +27,7 @@ from minik8s.api.registry import METRICS_TYPES, default_registry
 from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
 from minik8s.apiserver.admission import AdmissionConfig
+from minik8s.apiserver.apf import FlowControl
 from minik8s.apiserver.apiextensions.controller import CRDController
 from minik8s.apiserver.apiextensions.printer import custom_columns
 from minik8s.apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy
@@ -137,6 +138,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION, kubelet)
     metrics = MetricsAPI(api, scraper)
 
+    flow_control = FlowControl(api, registry)  # API Priority and Fairness' configuration (inflight turns)
     rbac_on = "RBAC" in authorization_modes
     rbac_cache = rbac.RBACCache(api, registry) if rbac_on else None
     authorizer = APIServerAuthorizer(authorization_modes, rbac_cache)
@@ -170,6 +172,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         endpoints_task = asyncio.get_running_loop().create_task(endpoints.run(stop)) if endpoints else None
         rbac_task = asyncio.get_running_loop().create_task(run_rbac(stop)) if rbac_cache is not None else None
         crd_task = asyncio.get_running_loop().create_task(crds.run(stop))
+        apf_task = asyncio.get_running_loop().create_task(flow_control.run(stop))
         # What start-up built (schemas, OpenAPI documents, protobuf descriptors) lives as long as
         # the process: out of the collector's sight, full collections stay short (no latency spikes).
         gc.freeze()
@@ -180,6 +183,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if endpoints_task is not None:
             await endpoints_task
         await crd_task
+        await apf_task
         if rbac_task is not None:
             await rbac_task
         await kubelet.aclose()
@@ -205,7 +209,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                   lifespan=lifespan,  # type: ignore[arg-type]
                   openapi_url=None, docs_url=None, redoc_url=None, default_response_class=KubeJSONResponse)
     app.state.api = api
-    app.add_middleware(MutatingInflight, limit=max_mutating_inflight)  # writes cannot starve reads
+    # writes cannot starve reads; each priority level has its turns
+    app.add_middleware(MutatingInflight, limit=max_mutating_inflight, flow_control=flow_control)
     if authenticator is not None and authenticator.enabled:  # (outside: who may not write waits for nothing)
         # kube-apiserver's system:public-info-viewer role lets anyone read health and version
         app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=PUBLIC_PATHS,
