@@ -56,10 +56,6 @@ def default_pod_spec(spec: Obj) -> None:
         c.setdefault("terminationMessagePath", "/dev/termination-log")
         c.setdefault("terminationMessagePolicy", "File")
         c.setdefault("resources", {})
-        res = c["resources"]
-        # Kubernetes: requests default to limits when only limits are given.
-        for rname, qty in (res.get("limits") or {}).items():
-            res.setdefault("requests", {}).setdefault(rname, qty)
         for p in c.get("ports") or []:
             p.setdefault("protocol", "TCP")
         for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
@@ -450,7 +446,17 @@ class PodStrategy(Strategy):
                                             "message": SCHEDULING_GATED_MESSAGE}]
 
     def default(self, obj: Obj) -> None:
-        default_pod_spec(obj.setdefault("spec", {}))
+        """The PodSpec defaults, and those Kubernetes gives a Pod but not a pod template
+        (``SetDefaults_Pod``): ``enableServiceLinks`` true, and each container's requests default to
+        its limits when only limits are given."""
+        spec = obj.setdefault("spec", {})
+        default_pod_spec(spec)
+        spec.setdefault("enableServiceLinks", True)
+        for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+            res = c.get("resources")
+            if isinstance(res, dict):
+                for rname, qty in (res.get("limits") or {}).items():
+                    res.setdefault("requests", {}).setdefault(rname, qty)
 
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
         spec = obj.get("spec") or {}

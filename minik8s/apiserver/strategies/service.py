@@ -36,6 +36,8 @@ class ServiceStrategy(Strategy):
             spec.setdefault("internalTrafficPolicy", "Cluster")
         if spec["type"] in ("NodePort", "LoadBalancer"):
             spec.setdefault("externalTrafficPolicy", "Cluster")
+        if spec["type"] == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
+            spec["allocateLoadBalancerNodePorts"] = True
         for port in spec.get("ports") or []:
             port.setdefault("protocol", "TCP")
             if port.get("targetPort") in (None, 0, ""):
@@ -83,6 +85,9 @@ class ServiceStrategy(Strategy):
                     causes.append((f"{path}.nodePort", node_port,
                                    f"provided port is not in the valid range. The range of valid ports is "
                                    f"{self.node_ports[0]}-{self.node_ports[1]}"))
+        if spec.get("allocateLoadBalancerNodePorts") is not None and stype != "LoadBalancer":
+            causes.append(("spec.allocateLoadBalancerNodePorts", None,
+                           "Forbidden: may only be used when `type` is 'LoadBalancer'"))
         ip = spec.get("clusterIP")
         if ip not in (None, "", "None"):
             try:
@@ -104,6 +109,7 @@ class ServiceStrategy(Strategy):
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
         spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
+        _drop_type_dependent_fields(spec, old_spec)
         if not spec.get("clusterIP") and old_spec.get("clusterIP"):
             spec["clusterIP"] = old_spec["clusterIP"]
             spec["clusterIPs"] = old_spec.get("clusterIPs") or [old_spec["clusterIP"]]
@@ -138,3 +144,32 @@ class ServiceStrategy(Strategy):
     @staticmethod
     async def release_keys(store: Any, keys: Any) -> None:
         await ServiceAllocator.release(store, keys)
+
+
+def _drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
+    """What an update that changes a Service's type leaves behind and the new type may not have,
+    dropped when the client did not change it (kube-apiserver's ``dropTypeDependentFields``):
+    nodePorts leaving NodePort/LoadBalancer, ``allocateLoadBalancerNodePorts`` and
+    ``loadBalancerClass`` leaving LoadBalancer, ``externalTrafficPolicy`` leaving the types that
+    are reached from outside."""
+    old_type, new_type = old_spec.get("type"), spec.get("type")
+    if old_type == new_type:
+        return
+    node_port_types = ("NodePort", "LoadBalancer")
+    if old_type in node_port_types and new_type not in node_port_types:
+        def node_ports(s: Obj) -> list[Any]:
+            return [p.get("nodePort") for p in s.get("ports") or [] if isinstance(p, dict)]
+        if node_ports(spec) == node_ports(old_spec):
+            for p in spec.get("ports") or []:
+                if isinstance(p, dict):
+                    p.pop("nodePort", None)
+    if old_type == "LoadBalancer" and new_type != "LoadBalancer":
+        for field in ("allocateLoadBalancerNodePorts", "loadBalancerClass"):
+            if spec.get(field) == old_spec.get(field):
+                spec.pop(field, None)
+
+    def external(s: Obj) -> bool:
+        return s.get("type") in node_port_types or bool(s.get("externalIPs"))
+    if external(old_spec) and not external(spec) \
+            and spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy"):
+        spec.pop("externalTrafficPolicy", None)
