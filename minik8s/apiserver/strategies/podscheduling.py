@@ -165,10 +165,8 @@ def topology_spread_errors(constraints: Any, path: str = "spec.topologySpreadCon
         if not isinstance(skew, int) or skew <= 0:
             causes.append((f"{sub}.maxSkew", skew, NOT_POSITIVE))
         key = c.get("topologyKey") or ""
-        if not key:
+        if not key:  # only required: 1.32 checks no more of it here
             causes.append((f"{sub}.topologyKey", None, f"{REQUIRED}: can not be empty"))
-        else:
-            causes += _label_name_causes(key, f"{sub}.topologyKey")
         action = c.get("whenUnsatisfiable")
         if action not in WHEN_UNSATISFIABLE:
             causes.append((f"{sub}.whenUnsatisfiable", None, unsupported(action or "", WHEN_UNSATISFIABLE)))
