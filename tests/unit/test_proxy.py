@@ -528,6 +528,16 @@ def test_ipvs_backend_converges_and_skips_when_unchanged() -> None:
     assert backend.cleanup() >= 1 and kernel.table == {} and not kernel.interface
 
 
+def test_ipvs_mode_warns_once_that_it_does_not_honour_client_ip_affinity(caplog: pytest.LogCaptureFixture) -> None:
+    backend = IPVSBackend(IPVS_CFG, FakeKernel(), IptablesBackend(IPVS_CFG, RecordingRunner(), render_mode="ipvs"))
+    with caplog.at_level("WARNING", logger="proxy"):
+        for _ in range(2):
+            backend.sync(web_state(["10.244.1.2"], sticky=60))
+    warnings = [r.getMessage() for r in caplog.records if "sessionAffinity" in r.getMessage()]
+    assert warnings == ["service default/web:http: sessionAffinity ClientIP is not honoured in IPVS mode "
+                        "(round robin); use --proxy-mode iptables"]
+
+
 def test_ipvs_detection_with_a_fake_kernel(tmp_path: Any) -> None:
     def no_modprobe(argv: list[str], stdin: str | None = None) -> str:
         raise CommandFailed(argv, 1, "modprobe: FATAL: Module ip_vs not found in directory /lib/modules/x")
