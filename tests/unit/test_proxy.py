@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import shlex
 from typing import Any
@@ -528,12 +529,26 @@ def test_ipvs_backend_converges_and_skips_when_unchanged() -> None:
     assert backend.cleanup() >= 1 and kernel.table == {} and not kernel.interface
 
 
-def test_ipvs_mode_warns_once_that_it_does_not_honour_client_ip_affinity(caplog: pytest.LogCaptureFixture) -> None:
+def test_ipvs_mode_warns_once_that_it_does_not_honour_client_ip_affinity() -> None:
     backend = IPVSBackend(IPVS_CFG, FakeKernel(), IptablesBackend(IPVS_CFG, RecordingRunner(), render_mode="ipvs"))
-    with caplog.at_level("WARNING", logger="proxy"):
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler, logger = Keep(logging.WARNING), logging.getLogger("proxy")
+    # another test's logging set-up (dictConfig) may have disabled the logger in this process
+    disabled, logger.disabled = logger.disabled, False
+    logger.addHandler(handler)
+    try:
         for _ in range(2):
             backend.sync(web_state(["10.244.1.2"], sticky=60))
-    warnings = [r.getMessage() for r in caplog.records if "sessionAffinity" in r.getMessage()]
+    finally:
+        logger.removeHandler(handler)
+        logger.disabled = disabled
+    assert backend.affinity_ignored == {ServicePortName("default", "web", "http")}
+    warnings = [r.getMessage() for r in records if "sessionAffinity" in r.getMessage()]
     assert warnings == ["service default/web:http: sessionAffinity ClientIP is not honoured in IPVS mode "
                         "(round robin); use --proxy-mode iptables"]
 
