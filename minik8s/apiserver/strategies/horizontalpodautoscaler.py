@@ -17,6 +17,17 @@ def _path_segment_errors(value: str) -> list[str]:
     return [f"may not contain '{ch}'" for ch in ("/", "%") if ch in value]
 
 
+def _reference_errors(ref: Obj, path: str) -> list[Cause]:
+    """``ValidateCrossVersionObjectReference``: ``kind`` and ``name`` set, each a valid path segment."""
+    causes: list[Cause] = []
+    for fld in ("kind", "name"):
+        if not ref.get(fld):
+            causes.append((f"{path}.{fld}", None, REQUIRED))
+        else:
+            causes += [(f"{path}.{fld}", ref[fld], msg) for msg in _path_segment_errors(str(ref[fld]))]
+    return causes
+
+
 def _scaling_rules_errors(rules: Any, path: str) -> list[Cause]:
     """``HPAScalingRules``: window 0..3600 s, selectPolicy Max/Min/Disabled, at least one policy,
     each policy Pods/Percent with value > 0 and 0 < periodSeconds <= 1800 (``validateScalingRules``)."""
@@ -116,13 +127,7 @@ def _custom_source_errors(mtype: str, source: Obj, path: str) -> list[Cause]:
     """``validatePodsSource`` / ``validateObjectSource`` / ``validateExternalSource``."""
     causes: list[Cause] = []
     if mtype == "Object":
-        ref = source.get("describedObject") or {}
-        for fld in ("kind", "name"):
-            if not ref.get(fld):
-                causes.append((f"{path}.describedObject.{fld}", None, "Required value"))
-            else:
-                causes += [(f"{path}.describedObject.{fld}", ref[fld], msg)
-                           for msg in _path_segment_errors(str(ref[fld]))]
+        causes += _reference_errors(source.get("describedObject") or {}, f"{path}.describedObject")
     causes += _identifier_errors(source.get("metric"), f"{path}.metric")
     target = source.get("target") or {}
     tp = f"{path}.target"
@@ -212,11 +217,7 @@ class HorizontalPodAutoscalerStrategy(Strategy):
         if not isinstance(ref, dict):
             causes.append(("spec.scaleTargetRef", None, REQUIRED))
         else:
-            for fld in ("kind", "name"):
-                if not ref.get(fld):
-                    causes.append((f"spec.scaleTargetRef.{fld}", None, REQUIRED))
-                else:
-                    causes += [(f"spec.scaleTargetRef.{fld}", ref[fld], m) for m in _path_segment_errors(ref[fld])]
+            causes += _reference_errors(ref, "spec.scaleTargetRef")
         low, high = spec.get("minReplicas"), spec.get("maxReplicas")
         if low is not None and low < 1:
             causes.append(("spec.minReplicas", low, "must be greater than or equal to 1"))
