@@ -89,6 +89,8 @@ _BOOL_PARAMS = {"watch", "force", "follow", "insecureSkipTLSVerifyBackend", "pre
 OBJECT_TYPES = ["application/json", "application/yaml"]
 TEXT_TYPES = ["text/plain", *OBJECT_TYPES]
 STREAM_TYPES = ["*/*"]
+#: the query parameters of every write
+_WRITE = ["pretty", "dryRun", "fieldManager", "fieldValidation"]
 #: the HTTP method of each verb a subresource lists in discovery
 _VERB_METHODS = {"get": "get", "update": "put", "patch": "patch", "create": "post"}
 
@@ -170,9 +172,6 @@ def operations(rt: ResourceType, schemas: Schemas) -> dict[str, tuple[list[str],
         if ops:
             paths[f"{ns_path}/{{name}}/{sub}"] = (ns_params + ["name"], ops)
     return paths
-
-
-_WRITE = ["pretty", "dryRun", "fieldManager", "fieldValidation"]
 
 
 def _object_operations(rt: ResourceType, verbs: set[str] | tuple[str, ...], ident: str, body: str, response: str,
