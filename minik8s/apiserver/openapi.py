@@ -1,7 +1,10 @@
 """The OpenAPI documents kubectl and the other clients read: ``/openapi/v2`` and ``/openapi/v3``.
 
 Both are built from :class:`minik8s.api.schema.Schemas` (the same models that validate
-requests) plus one path item per REST path a kind serves, as kube-apiserver publishes them:
+requests) plus one path item per REST path a kind serves, as kube-apiserver publishes them: its
+collection, its item, and each subresource it names, described by
+:data:`minik8s.api.resourcetypes.SUBRESOURCES` (``scale`` takes ``autoscaling/v1`` Scale,
+``eviction`` ``policy/v1`` Eviction, ``log`` answers text, ``exec`` is a ``connect``):
 
 - ``/openapi/v3``: an index ``{"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}}}``
   and one document per group/version at ``/openapi/v3/api/v1``, ``/openapi/v3/apis/apps/v1``, ...
