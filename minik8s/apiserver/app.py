@@ -77,6 +77,13 @@ class Target:
         return self.served.from_storage(obj) if self.served is not None else obj
 
 
+def served_registry(registry: Registry) -> Registry:
+    """What discovery and the OpenAPI documents list: the stored kinds of ``registry`` (custom
+    resources included, as the CRD controller adds them), the metrics API, versions served by
+    conversion (:data:`~minik8s.apiserver.versions.SERVED_VERSIONS`)."""
+    return Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])
+
+
 def create_app(store: Store, registry: Registry | None = None, authenticator: Authenticator | None = None,
                server_address: str = "127.0.0.1:6443", service_cidr: str = "10.96.0.0/16",
                node_port_range: tuple[int, int] = (30000, 32767),
@@ -121,9 +128,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     builtin_types = list(registry.types)
 
     def served() -> Registry:
-        """What discovery and the OpenAPI documents list: stored kinds (custom resources included,
-        as the CRD controller adds them), the metrics API, versions served by conversion."""
-        return Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])
+        return served_registry(registry)
     strategies = default_strategies(service_cidr, node_port_range)
     strategies["CustomResourceDefinition"] = CRDStrategy()
     cache = Cacher(store, watch_cache_size) if watch_cache else None
