@@ -142,7 +142,8 @@ def cluster_roles() -> list[Obj]:
         # each its own service account): it reads and writes every kind it manages.
         _role("system:kube-controller-manager", [
             _rule(["", "apps", "batch", "autoscaling", "networking.k8s.io", "coordination.k8s.io", "minik8s.io",
-                   "events.k8s.io", "storage.k8s.io", "policy", "discovery.k8s.io"], ["*"], ALL),
+                   "events.k8s.io", "storage.k8s.io", "policy", "discovery.k8s.io",
+                   "certificates.k8s.io"], ["*"], ALL),
             _rule([GROUP], ["clusterroles", "roles", "clusterrolebindings", "rolebindings"], READ),
             _rule(["metrics.k8s.io"], ["pods", "nodes"], READ),
             # the garbage collector follows ownerReferences through every kind, custom resources

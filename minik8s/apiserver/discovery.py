@@ -30,7 +30,8 @@ def api_versions(server_address: str) -> dict[str, Any]:
 SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "binding": ["create"], "scale": ["get", "patch", "update"],
                      "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
                      "portforward": ["create", "get"], "token": ["create"],
-                     "ephemeralcontainers": ["get", "patch", "update"], "eviction": ["create"]}
+                     "ephemeralcontainers": ["get", "patch", "update"], "eviction": ["create"],
+                     "approval": ["get", "patch", "update"]}
 SUBRESOURCE_KINDS = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions",
                      "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions", "token": "TokenRequest",
                      "eviction": "Eviction"}

@@ -737,6 +737,11 @@ class ResourceAPI:
             strategy.prepare_for_update(obj, old)
             if rt.kind == "Pod" and not rt.group and rt.custom is None:
                 await admission.admit_pod(self, obj, self.admission, old)
+        elif subresource in strategy.update_subresources:
+            managed = meta.get("managedFields")
+            strategy.prepare_for_subresource_update(subresource, obj, old)
+            if managed is not None:
+                obj["metadata"]["managedFields"] = managed
         elif subresource == "ephemeralcontainers" and isinstance(strategy, PodStrategy):
             managed = meta.get("managedFields")
             strategy.prepare_for_ephemeral_update(obj, old)
