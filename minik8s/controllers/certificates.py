@@ -108,24 +108,32 @@ def _request(csr: Obj) -> x509.CertificateSigningRequest | None:
         return None
 
 
-class CSRSigningController(Controller):
+class CSRController(Controller):
+    """What the three share: an informer of CertificateSigningRequests whose adds and updates queue
+    their names (``watch`` False: built without the handler, the signer without a CA)."""
+
+    def __init__(self, client: Client, factory: SharedInformerFactory, watch: bool = True) -> None:
+        super().__init__(client, factory)
+        self.rt = client.kind(CSR_API_VERSION, "CertificateSigningRequest")
+        self.csrs = factory.informer(self.rt)
+        if watch:
+            self.csrs.add_handler(self._on_csr, lambda _old, cur: self._on_csr(cur), None)
+
+    def _on_csr(self, csr: Obj) -> None:
+        self.enqueue(str(meta_of(csr).get("name") or ""))
+
+
+class CSRSigningController(CSRController):
     """``csrsigning``: issues the approved requests of :data:`SIGNERS` (module docstring)."""
 
     name = "csrsigning"
 
     def __init__(self, client: Client, factory: SharedInformerFactory, ca: SigningCA | None) -> None:
-        super().__init__(client, factory)
-        self.rt = client.kind(CSR_API_VERSION, "CertificateSigningRequest")
-        self.csrs = factory.informer(self.rt)
+        super().__init__(client, factory, watch=ca is not None)
         self.ca = ca
-        if ca is None:
-            return
-        self.ca_cert = certsigning.load_cert(ca.cert_pem)
-        self.ca_key = certsigning.load_key(ca.key_pem)
-        self.csrs.add_handler(self._on_csr, lambda _old, cur: self._on_csr(cur), None)
-
-    def _on_csr(self, csr: Obj) -> None:
-        self.enqueue(str(meta_of(csr).get("name") or ""))
+        if ca is not None:
+            self.ca_cert = certsigning.load_cert(ca.cert_pem)
+            self.ca_key = certsigning.load_key(ca.key_pem)
 
     async def sync(self, key: str) -> None:
         csr = self.csrs.get(key)
@@ -174,19 +182,10 @@ def is_self_node_client(csr: Obj) -> bool:
                                            [str(u) for u in spec.get("usages") or []])
 
 
-class CSRApprovingController(Controller):
+class CSRApprovingController(CSRController):
     """``csrapproving``: approves the kubelet client requests nodes make for themselves."""
 
     name = "csrapproving"
-
-    def __init__(self, client: Client, factory: SharedInformerFactory) -> None:
-        super().__init__(client, factory)
-        self.rt = client.kind(CSR_API_VERSION, "CertificateSigningRequest")
-        self.csrs = factory.informer(self.rt)
-        self.csrs.add_handler(self._on_csr, lambda _old, cur: self._on_csr(cur), None)
-
-    def _on_csr(self, csr: Obj) -> None:
-        self.enqueue(str(meta_of(csr).get("name") or ""))
 
     async def sync(self, key: str) -> None:
         csr = self.csrs.get(key)
@@ -227,19 +226,10 @@ def expires_in(csr: Obj, at: dt.datetime) -> float:
     return (min(deadlines) - at).total_seconds()
 
 
-class CSRCleanerController(Controller):
+class CSRCleanerController(CSRController):
     """``csrcleaner``: deletes the requests whose time is up (module docstring)."""
 
     name = "csrcleaner"
-
-    def __init__(self, client: Client, factory: SharedInformerFactory) -> None:
-        super().__init__(client, factory)
-        self.rt = client.kind(CSR_API_VERSION, "CertificateSigningRequest")
-        self.csrs = factory.informer(self.rt)
-        self.csrs.add_handler(self._on_csr, lambda _old, cur: self._on_csr(cur), None)
-
-    def _on_csr(self, csr: Obj) -> None:
-        self.enqueue(str(meta_of(csr).get("name") or ""))
 
     async def sync(self, key: str) -> None:
         csr = self.csrs.get(key)

@@ -11,7 +11,6 @@ failure is reported and the others still go (exit 1).
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
 
 import typer
 
@@ -70,21 +69,17 @@ def _run(ctx: typer.Context, names: list[str] | None, verb: str, force: bool) ->
         raise typer.Exit(code)
 
 
-@app.command("approve")
-def approve(
-    ctx: typer.Context,
-    names: Annotated[list[str] | None, typer.Argument(metavar="(-f FILENAME | NAME)")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Update the CSR even if it is already approved.")] = False,
-) -> None:
-    """Approve a certificate signing request."""
-    _run(ctx, names, "approve", force)
+def _command(verb: str, help_: str, force_help: str) -> None:
+    """Register ``kubectl certificate <verb>``."""
+
+    def command(ctx: typer.Context,
+                names: list[str] | None = typer.Argument(None, metavar="NAME..."),
+                force: bool = typer.Option(False, "--force", help=force_help)) -> None:
+        _run(ctx, names, verb, force)
+
+    command.__doc__ = help_
+    app.command(verb)(command)
 
 
-@app.command("deny")
-def deny(
-    ctx: typer.Context,
-    names: Annotated[list[str] | None, typer.Argument(metavar="(-f FILENAME | NAME)")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Update the CSR even if it is already denied.")] = False,
-) -> None:
-    """Deny a certificate signing request."""
-    _run(ctx, names, "deny", force)
+_command("approve", "Approve a certificate signing request.", "Update the CSR even if it is already approved.")
+_command("deny", "Deny a certificate signing request.", "Update the CSR even if it is already denied.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import re
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -183,6 +184,15 @@ async def test_kubectl_certificate_matches_kubectl_1_32(client: Client, admin_ku
     assert rows(mine[1])[1] == [f"ok-m-{suffix}", "kubernetes.io/kube-apiserver-client", "kubernetes-admin", "120m",
                                 "Approved,Issued"]
     assert rows(mine[1])[2][-1] == "Denied"
+    described = kubectl(None, admin_kubeconfig, "describe", "csr", f"ok-m-{suffix}")
+    official_described = kubectl(binary, admin_kubeconfig, "describe", "csr", f"ok-o-{suffix}")
+
+    def stable(out: str) -> str:  # the name and the creation second differ
+        return re.sub(r"(?m)^CreationTimestamp:.*$", "", out).replace("-m-", "-X-").replace("-o-", "-X-")
+
+    assert described[0] == official_described[0] == 0, (described, official_described)
+    assert stable(described[1]) == stable(official_described[1]), (described, official_described)
+    assert "Requesting User:     kubernetes-admin\n" in described[1] and "Common Name:    bob\n" in described[1]
     assert mine[1].splitlines()[0].split() == ["NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION",
                                                "CONDITION"]
 
