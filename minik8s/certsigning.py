@@ -64,6 +64,11 @@ def subject(cn: str, orgs: Iterable[str] = ()) -> x509.Name:
     return x509.Name(attrs)
 
 
+def organizations(name: x509.Name) -> list[str]:
+    """The O attributes of a subject (a Kubernetes identity's groups)."""
+    return [str(a.value) for a in name.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
+
+
 def make_csr(key: PrivateKey, cn: str, orgs: Iterable[str] = (), dns: Iterable[str] = (),
              ips: Iterable[str] = ()) -> bytes:
     """A PEM ``CERTIFICATE REQUEST`` for ``cn``/``orgs`` (and SANs), signed by ``key``."""

@@ -140,6 +140,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     rbac_on = "RBAC" in authorization_modes
     rbac_cache = rbac.RBACCache(api, registry) if rbac_on else None
     authorizer = APIServerAuthorizer(authorization_modes, rbac_cache)
+    if not authorizer.always_allow:  # CertificateApproval and CertificateSigning ask it
+        api.authorize = authorizer.decide
     async def sa_user(token: str) -> UserInfo | None:
         """The service account a JWT names, when TokenReview's checks accept it."""
         if token.count(".") != 2:

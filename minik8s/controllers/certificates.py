@@ -70,8 +70,7 @@ class SigningCA:
 
 def _names(csr: x509.CertificateSigningRequest) -> tuple[str, list[str]]:
     cn = [a.value for a in csr.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
-    orgs = [a.value for a in csr.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
-    return (str(cn[0]) if cn else ""), [str(o) for o in orgs]
+    return (str(cn[0]) if cn else ""), certsigning.organizations(csr.subject)
 
 
 def signer_error(signer: str, req: x509.CertificateSigningRequest, usages: list[str]) -> str:

@@ -67,12 +67,22 @@ def admin_kubeconfig(secure: APIServer, ca: CA, admin: KeyPair, tmp_path_factory
     return path
 
 
+@pytest.fixture(scope="module")
+def manager_kubeconfig(secure: APIServer, ca: CA, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The controller-manager's identity (its bootstrap role must let it approve and sign)."""
+    pair = ca.issue("controller-manager", "system:kube-controller-manager")
+    path = tmp_path_factory.mktemp("csr-kubeconfig") / "controller-manager"
+    path.write_text(render(secure.url, ca_file=str(ca.cert), cert_file=str(pair.cert), key_file=str(pair.key)))
+    return path
+
+
 @pytest.fixture
-async def client(admin_kubeconfig: Path, ca: CA) -> AsyncIterator[Client]:
-    """An admin client, with the controller-manager's CSR controllers running (signing with ``ca``)."""
+async def client(admin_kubeconfig: Path, manager_kubeconfig: Path, ca: CA) -> AsyncIterator[Client]:
+    """An admin client, with the controller-manager's CSR controllers running as
+    ``system:kube-controller-manager`` (signing with ``ca``)."""
     signing = SigningCA(ca.pair.cert.read_bytes(), ca.pair.key.read_bytes())
-    async with Client(load(str(admin_kubeconfig))) as c, \
-            controller_manager(c, None, CONTROLLERS, options=ControllerOptions(signing_ca=signing)):
+    async with Client(load(str(admin_kubeconfig))) as c, Client(load(str(manager_kubeconfig))) as manager, \
+            controller_manager(manager, None, CONTROLLERS, options=ControllerOptions(signing_ca=signing)):
         yield c
 
 
@@ -208,6 +218,11 @@ async def test_invalid_requests_are_refused_with_kubernetes_messages(client: Cli
     assert "spec.signerName: Invalid value: \"example\": must be a fully qualified domain and path of the form " \
            "'example.com/signer-name'" in message
     assert "spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 600 seconds" in message
+    masters = csr_body("masters-" + uuid.uuid4().hex[:6], certsigning.new_key(), "eve", ("system:masters",))
+    with pytest.raises(errors.Forbidden, match=r'certificatesigningrequests.certificates.k8s.io "masters-\w+" is '
+                                               "forbidden: use of kubernetes.io/kube-apiserver-client signer with "
+                                               "system:masters group is not allowed"):
+        await client.create(rt, masters)
 
 
 async def test_kubelet_rotates_its_client_certificate(client: Client, secure: APIServer, ca: CA,
@@ -254,3 +269,46 @@ async def test_kubelet_rotates_its_client_certificate(client: Client, secure: AP
     ctx.load_cert_chain(str(current))
     r = httpx.post(f"{secure.url}/apis/authentication.k8s.io/v1/selfsubjectreviews", json=REVIEW, verify=ctx)
     assert r.status_code == 201 and r.json()["status"]["userInfo"]["username"] == f"system:node:{node}"
+
+
+async def test_approving_needs_the_approve_verb_on_the_signer(client: Client, secure: APIServer, ca: CA,
+                                                              tmp_path: Path) -> None:
+    """CertificateApproval: a user who may update certificatesigningrequests/approval but not ``approve``
+    for the signer gets kube-apiserver's 403; with ``approve`` on ``signers`` of the signer's domain
+    (``example.com/*``) the approval goes through."""
+    suffix = uuid.uuid4().hex[:6]
+    user, name = f"carol-{suffix}", f"carol-csr-{suffix}"
+    pair = ca.issue(user, user)
+    kubeconfig = tmp_path / "carol"
+    kubeconfig.write_text(render(secure.url, ca_file=str(ca.cert), cert_file=str(pair.cert), key_file=str(pair.key)))
+    role_rt = client.kind("rbac.authorization.k8s.io/v1", "ClusterRole")
+    binding_rt = client.kind("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
+    rules: list[Obj] = [{"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"],
+                         "verbs": ["get", "list"]},
+                        {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests/approval"],
+                         "verbs": ["update"]}]
+    role = await client.create(role_rt, {"metadata": {"name": user}, "rules": rules})
+    await client.create(binding_rt, {"metadata": {"name": user}, "subjects": [
+        {"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}],
+        "roleRef": {"kind": "ClusterRole", "name": user, "apiGroup": "rbac.authorization.k8s.io"}})
+    rt = client.kind("certificates.k8s.io/v1", "CertificateSigningRequest")
+    await client.create(rt, csr_body(name, certsigning.new_key(), "x", signer="example.com/signer"))
+    try:
+        def refused() -> bool:
+            code, out, err = kubectl(None, kubeconfig, "certificate", "approve", name)
+            return code == 1 and err == (
+                f'Error from server (Forbidden): certificatesigningrequests.certificates.k8s.io "{name}" is forbidden: '
+                'user not permitted to approve requests with signerName "example.com/signer"\n')
+
+        await wait_for(lambda: asyncio.to_thread(refused), 20, interval=0.5, what="the approval refused")
+        rules.append({"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "verbs": ["approve"],
+                      "resourceNames": ["example.com/*"]})
+        await client.update(role_rt, dict(role, rules=rules))
+
+        def approved() -> bool:
+            return kubectl(None, kubeconfig, "certificate", "approve", name)[0] == 0
+
+        await wait_for(lambda: asyncio.to_thread(approved), 20, interval=0.5, what="the approval accepted")
+    finally:
+        await client.delete(binding_rt, user)
+        await client.delete(role_rt, user)
