@@ -25,6 +25,8 @@ from minik8s.client.rest import Client
 from minik8s.controllers.certificates import SigningCA
 from minik8s.controllers.manager import ControllerOptions
 from minik8s.kubelet.certrotation import ClientCertificateRotator
+from minik8s.kubelet.config import KubeletConfig
+from minik8s.kubelet.kubelet import Kubelet
 from tests.realkubectl import find
 from tests.support.controllers import controller_manager
 from tests.support.kubectl_parity import run_process
@@ -269,6 +271,14 @@ async def test_kubelet_rotates_its_client_certificate(client: Client, secure: AP
     ctx.load_cert_chain(str(current))
     r = httpx.post(f"{secure.url}/apis/authentication.k8s.io/v1/selfsubjectreviews", json=REVIEW, verify=ctx)
     assert r.status_code == 201 and r.json()["status"]["userInfo"]["username"] == f"system:node:{node}"
+    # a kubelet started again with --rotate-certificates starts from the rotated pair, not the kubeconfig's
+    restarted = Kubelet(KubeletConfig(node_name=node, node_ip="127.0.0.1", kubeconfig=str(kubeconfig),
+                                      rotate_certificates=True, cert_dir=tmp_path / "pki"))
+    try:
+        assert restarted.client.config.cert_file == str(current) and restarted.rotator is not None
+        assert restarted.rotator.cert_file == str(current)
+    finally:
+        await restarted.client.close()
 
 
 async def test_approving_needs_the_approve_verb_on_the_signer(client: Client, secure: APIServer, ca: CA,
