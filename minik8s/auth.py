@@ -17,6 +17,7 @@ serving flags into uvicorn settings.
 
 from __future__ import annotations
 
+import contextvars
 import csv
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +40,11 @@ class UserInfo:
 
 
 ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))
+
+#: The user of the request being served, set by the apiserver for the rest of the request's task
+#: (Kubernetes' ``genericapirequest.UserFrom(ctx)``): what a strategy reads to record who asked
+#: (a CertificateSigningRequest's ``spec.username``). None outside a request.
+REQUEST_USER: contextvars.ContextVar[UserInfo | None] = contextvars.ContextVar("minik8s_request_user", default=None)
 
 
 def load_token_file(path: str) -> dict[str, UserInfo]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from minik8s.api import kubejsonpath
 from minik8s.api.base import Obj, parse_time
+from minik8s.api.certificates import condition_summary
 from minik8s.api.quantity import cpu_nanocores, format_memory, format_nanocores, parse_memory
 from minik8s.api.storage import access_modes_text, is_default_class
 
@@ -596,6 +597,12 @@ METRICS_COLUMNS = [
     Column("memory", lambda o, at: format_memory(_usage(o)[1]), format="quantity"),
     Column("Window", lambda o, at: str(o.get("window") or ""), format="duration"),
 ]
+
+
+def csr_requested_duration(obj: Obj) -> str:
+    """REQUESTEDDURATION: ``spec.expirationSeconds`` as a human duration, ``<none>`` without one."""
+    seconds = _spec(obj).get("expirationSeconds")
+    return human_duration(seconds) if isinstance(seconds, int) and not isinstance(seconds, bool) else NONE
 
 
 # ------------------------------------------------------------------ GPU jobs (minik8s.io/v1)
@@ -1211,6 +1218,21 @@ COLUMNS: dict[str, list[Column]] = {
                description="parameters is a link to a custom resource containing additional configuration for "
                            "the controller. This is optional if the controller does not require extra parameters."),
         _AGE,
+    ],
+    "CertificateSigningRequest": [
+        _AGE,
+        Column("SignerName", lambda o, at: str(_spec(o).get("signerName") or NONE),
+               description="signerName indicates the requested signer, and is a qualified name."),
+        # Kubernetes describes this column with the request field's words, as here
+        Column("Requestor", lambda o, at: str(_spec(o).get("username") or ""),
+               description="request contains an x509 certificate signing request encoded in a \"CERTIFICATE "
+                           "REQUEST\" PEM block. When serialized as JSON or YAML, the data is additionally "
+                           "base64-encoded."),
+        Column("RequestedDuration", lambda o, at: csr_requested_duration(o),
+               description="expirationSeconds is the requested duration of validity of the issued certificate."),
+        Column("Condition", lambda o, at: condition_summary(o),
+               description="conditions applied to the request. Known conditions are \"Approved\", \"Denied\", "
+                           "and \"Failed\"."),
     ],
     "RuntimeClass": [
         Column("Handler", lambda o, at: str(o.get("handler") or ""),

@@ -17,6 +17,7 @@ from minik8s.api.authentication import SelfSubjectReview, TokenReview
 from minik8s.api.authorization import SelfSubjectAccessReview, SelfSubjectRulesReview, SubjectAccessReview
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.batch import CronJob, Job
+from minik8s.api.certificates import CertificateSigningRequest
 from minik8s.api.config import ConfigMap, Secret
 from minik8s.api.coordination import Lease
 from minik8s.api.core import (
@@ -104,6 +105,9 @@ CORE_TYPES = [
                  CSIStorageCapacity),
     ResourceType("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", "volumeattachment", False,
                  VolumeAttachment, subresources=frozenset({"status"})),
+    ResourceType("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests",
+                 "certificatesigningrequest", False, CertificateSigningRequest, short_names=("csr",),
+                 subresources=frozenset({"status", "approval"})),
     ResourceType("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", "runtimeclass", False, RuntimeClass),
     ResourceType("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", "tokenreview", False, TokenReview,
                  verbs=("create",)),

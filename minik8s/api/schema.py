@@ -142,6 +142,7 @@ class Schemas:
 
     def _add_kind(self, rt: ResourceType) -> None:
         self._package = group_package(rt.group, rt.version)
+        known = None
         if rt.custom is not None:
             name = self._custom_kind(rt)
         elif (known := kubernetes_kinds().get((rt.group, rt.version, rt.kind))) is not None:
@@ -155,7 +156,8 @@ class Schemas:
             kinds.append(gvk(rt))
         for field, doc in KIND_FIELD_DOCS.items():
             prop = schema.get("properties", {}).get(field)
-            if prop is not None and "description" not in prop:
+            # Kubernetes' own definitions stay as published (CertificateSigningRequest's metadata has no words)
+            if prop is not None and "description" not in prop and known is None:
                 prop["description"] = doc
         self.kind_names[(rt.group, rt.version, rt.kind)] = name
         if "list" in rt.verbs and not self._adopt(list_name := f"{name}List"):

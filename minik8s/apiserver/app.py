@@ -57,7 +57,7 @@ from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
 from minik8s.apiserver.versions import SERVED_VERSIONS, ServedVersion, served_version
-from minik8s.auth import ANONYMOUS, Authenticator, AuthMiddleware, UserInfo
+from minik8s.auth import ANONYMOUS, REQUEST_USER, Authenticator, AuthMiddleware, UserInfo
 
 #: Paths anyone may GET with authentication on (kube-apiserver's ``system:public-info-viewer``).
 PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
@@ -147,6 +147,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     rbac_on = "RBAC" in authorization_modes
     rbac_cache = rbac.RBACCache(api, registry) if rbac_on else None
     authorizer = APIServerAuthorizer(authorization_modes, rbac_cache)
+    if not authorizer.always_allow:  # CertificateApproval and CertificateSigning ask it
+        api.authorize = authorizer.decide
     async def sa_user(token: str) -> UserInfo | None:
         """The service account a JWT names, when TokenReview's checks accept it."""
         if token.count(".") != 2:
@@ -375,6 +377,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if t.subresource == "scale":
             return await scale.handle(request, t.rt, t.namespace, t.name or "")
         user: UserInfo = getattr(request.state, "user", ANONYMOUS)
+        REQUEST_USER.set(user)  # for the rest of this request's task (a CertificateSigningRequest's requester)
         if t.rt.custom is None and t.rt.kind in ("SubjectAccessReview", "SelfSubjectAccessReview",
                                                   "SelfSubjectRulesReview", "SelfSubjectReview"):
             if method != "POST" or t.name is not None:

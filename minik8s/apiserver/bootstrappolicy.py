@@ -142,9 +142,17 @@ def cluster_roles() -> list[Obj]:
         # each its own service account): it reads and writes every kind it manages.
         _role("system:kube-controller-manager", [
             _rule(["", "apps", "batch", "autoscaling", "networking.k8s.io", "coordination.k8s.io", "minik8s.io",
-                   "events.k8s.io", "storage.k8s.io", "policy", "discovery.k8s.io"], ["*"], ALL),
+                   "events.k8s.io", "storage.k8s.io", "policy", "discovery.k8s.io",
+                   "certificates.k8s.io"], ["*"], ALL),
             _rule([GROUP], ["clusterroles", "roles", "clusterrolebindings", "rolebindings"], READ),
             _rule(["metrics.k8s.io"], ["pods", "nodes"], READ),
+            # csrapproving approves kubelet client requests, csrsigning signs for the well-known signers
+            # (Kubernetes' system:controller:certificate-controller)
+            {"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "verbs": ["approve"],
+             "resourceNames": ["kubernetes.io/kube-apiserver-client-kubelet"]},
+            {"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "verbs": ["sign"],
+             "resourceNames": ["kubernetes.io/kube-apiserver-client", "kubernetes.io/kube-apiserver-client-kubelet",
+                               "kubernetes.io/kubelet-serving"]},
             # the garbage collector follows ownerReferences through every kind, custom resources
             # included, and the HPA scales any scale subresource (Kubernetes' generic-garbage-collector
             # and horizontal-pod-autoscaler roles)

@@ -323,6 +323,9 @@ NODE_RULES: list[Obj] = [
     {"apiGroups": ["node.k8s.io"], "resources": ["runtimeclasses"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["csidrivers"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["volumeattachments"], "verbs": ["get"]},
+    # the kubelet asks for its next client certificate (system:node's rule; csrapproving approves its own)
+    {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"],
+     "verbs": ["create", "get", "list", "watch"]},
     {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
     {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
 ]

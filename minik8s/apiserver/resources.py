@@ -33,7 +33,16 @@ from minik8s.api.patch import json_merge_patch, json_patch, strategic_merge_patc
 from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.api.schema import FieldTypeError, Schemas
 from minik8s.api.selectors import FieldSelector, LabelSelector
-from minik8s.apiserver import admission, cacher, fieldmanager, limitranger, podsecurity, priority, resourcequota
+from minik8s.apiserver import (
+    admission,
+    cacher,
+    certificateadmission,
+    fieldmanager,
+    limitranger,
+    podsecurity,
+    priority,
+    resourcequota,
+)
 from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
@@ -203,6 +212,9 @@ class ResourceAPI:
         self._schemas: tuple[tuple[ResourceType, ...], Schemas] = ((), Schemas([]))
         self._field_paths: dict[ResourceType, tuple[Schemas, fieldmanager.FieldPaths]] = {}
         self._custom_strategies: dict[ResourceType, Strategy] = {}
+        #: the authorizer's decision, for the admission checks that ask it (certificate approval and signing;
+        #: None: every user may, as with ``AlwaysAllow``)
+        self.authorize: certificateadmission.Decide | None = None
 
     @property
     def schemas(self) -> Schemas:
@@ -351,10 +363,14 @@ class ResourceAPI:
 
     async def _validating_admission(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         """The validating admission of built-in kinds other than pods: ``Priority``'s one default
-        PriorityClass (:func:`minik8s.apiserver.priority.validate_priority_class`)."""
+        PriorityClass (:func:`minik8s.apiserver.priority.validate_priority_class`), ``CertificateSubjectRestriction``
+        (:func:`minik8s.apiserver.certificateadmission.restrict_subject`)."""
         if rt.kind == "PriorityClass" and rt.group == "scheduling.k8s.io" and rt.custom is None \
                 and admission.PRIORITY in self.admission.plugins:
             await priority.validate_priority_class(self, obj, old)
+        if rt.kind == "CertificateSigningRequest" and rt.group == certificateadmission.GROUP and rt.custom is None \
+                and old is None:
+            certificateadmission.restrict_subject(obj)
 
     async def ensure_namespace(self, namespace: str, creating: bool = True) -> None:
         """404 when ``namespace`` does not exist; 403 when it is terminating (on create)."""
@@ -751,6 +767,11 @@ class ResourceAPI:
             strategy.prepare_for_update(obj, old)
             if rt.kind == "Pod" and not rt.group and rt.custom is None:
                 await admission.admit_pod(self, obj, self.admission, old)
+        elif subresource in strategy.update_subresources:
+            managed = meta.get("managedFields")
+            strategy.prepare_for_subresource_update(subresource, obj, old)
+            if managed is not None:
+                obj["metadata"]["managedFields"] = managed
         elif subresource == "ephemeralcontainers" and isinstance(strategy, PodStrategy):
             managed = meta.get("managedFields")
             strategy.prepare_for_ephemeral_update(obj, old)
@@ -764,6 +785,8 @@ class ResourceAPI:
             fieldmanager.record_update(self.field_paths(rt), old, obj, manager, rt.api_version, subresource)
         if subresource is None and "generation" in meta and strategy.generation_changed(obj, old):
             meta["generation"] = int(meta["generation"]) + 1
+        if rt.group == certificateadmission.GROUP and rt.kind == "CertificateSigningRequest" and rt.custom is None:
+            certificateadmission.admit(self.authorize, subresource, obj, old)
         if subresource == "ephemeralcontainers" and isinstance(strategy, PodStrategy):
             causes = strategy.validate_ephemeral_update(obj, old)
             if causes:

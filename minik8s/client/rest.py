@@ -23,6 +23,7 @@ import asyncio
 import json
 import logging
 import re
+import ssl
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import quote
@@ -101,18 +102,29 @@ class Client:
             headers.append(("Authorization", f"Bearer {self.config.token}"))
         headers += self.config.impersonation_headers()
         self.transport: Transport
+        #: the TLS settings every new connection takes (True: plain HTTP or the system CAs)
+        self.ssl_context = self.config.ssl_context()
         if transport == "stdlib":
             from minik8s.client.stdlibtransport import StdlibTransport
-            self.transport = StdlibTransport(self.config.servers[0], headers, self.config.ssl_context(), timeout)
+            self.transport = StdlibTransport(self.config.servers[0], headers, self.ssl_context, timeout)
         else:
             from minik8s.client.httpxtransport import HttpxTransport
-            self.transport = HttpxTransport(self.config.servers[0], headers, self.config.ssl_context(), timeout,
+            self.transport = HttpxTransport(self.config.servers[0], headers, self.ssl_context, timeout,
                                             max_keepalive=max_inflight)
 
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **kwargs: Any) -> Client:
         """A client for the cluster the kubeconfig names (see :func:`minik8s.client.kubeconfig.load`)."""
         return cls(load(path, context), **kwargs)
+
+    def use_client_certificate(self, cert_file: str, key_file: str) -> None:
+        """Present this certificate and key from now on (a rotated kubelet client certificate): connections
+        made from now on use them; open ones keep theirs until they close.  OSError or ssl.SSLError when
+        the files do not hold a matching pair (the old pair stays)."""
+        if not isinstance(self.ssl_context, ssl.SSLContext):
+            raise ValueError("client certificates need an https server")
+        self.ssl_context.load_cert_chain(cert_file, key_file)
+        self.config.cert_file, self.config.key_file = cert_file, key_file
 
     async def __aenter__(self) -> Client:
         return self

@@ -15,7 +15,6 @@ valid for 10 years, the others for 825 days.  Files: ``ca.crt``/``ca.key``; ``<n
 from __future__ import annotations
 
 import datetime as _dt
-import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,9 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import NameOID
+
+from minik8s import certsigning
 
 CA_DAYS = 3650
 LEAF_DAYS = 825
@@ -89,27 +90,17 @@ def _now() -> _dt.datetime:
 
 
 def _write_key(path: Path) -> ec.EllipticCurvePrivateKey:
-    key = ec.generate_private_key(ec.SECP256R1())
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(pem)
-    os.replace(tmp, path)
+    key = certsigning.new_key()
+    certsigning.write_private(path, certsigning.key_pem(key))
     return key
 
 
 def _load_key(path: Path) -> ec.EllipticCurvePrivateKey:
-    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-    assert isinstance(key, ec.EllipticCurvePrivateKey)
-    return key
+    return certsigning.load_key(path.read_bytes())
 
 
 def _sans(cert: Certificate) -> list[x509.GeneralName]:
-    names: list[x509.GeneralName] = [x509.DNSName(d) for d in cert.dns]
-    names += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in cert.ips]
-    return names
+    return certsigning.san_names(cert.dns, cert.ips)
 
 
 def _current(path: Path, cert: Certificate, ca_cert: x509.Certificate) -> bool:
@@ -156,17 +147,9 @@ def ensure_pki(directory: Path, certs: list[Certificate], cluster_name: str = "m
         if _current(pki.crt(cert.name), cert, ca_cert) and pki.key(cert.name).exists():
             continue
         key = _write_key(pki.key(cert.name))
-        attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in cert.o]
-        attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, cert.cn))
-        usages = ([ExtendedKeyUsageOID.CLIENT_AUTH] if cert.client else []) + \
-            ([ExtendedKeyUsageOID.SERVER_AUTH] if cert.server else [])
-        builder = (x509.CertificateBuilder().subject_name(x509.Name(attrs)).issuer_name(ca_cert.subject)
-                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
-                   .not_valid_before(_now() - _dt.timedelta(minutes=5))
-                   .not_valid_after(_now() + _dt.timedelta(days=LEAF_DAYS))
-                   .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-                   .add_extension(x509.ExtendedKeyUsage(usages), critical=False))
-        if cert.dns or cert.ips:
-            builder = builder.add_extension(x509.SubjectAlternativeName(_sans(cert)), critical=False)
-        pki.crt(cert.name).write_bytes(builder.sign(ca_key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM))
+        usages = ["digital signature", "key encipherment"] + (["client auth"] if cert.client else []) + \
+            (["server auth"] if cert.server else [])
+        leaf = certsigning.sign(ca_cert, ca_key, key.public_key(), certsigning.subject(cert.cn, cert.o), usages,
+                                _sans(cert), _now() + _dt.timedelta(days=LEAF_DAYS))
+        pki.crt(cert.name).write_bytes(certsigning.cert_pem(leaf))
     return pki

@@ -164,12 +164,16 @@ def component_processes(layout: ClusterLayout) -> list[Process]:
         "scheduler": ["--kubeconfig", kc("scheduler")],
         "controller-manager": ["--kubeconfig", kc("controller-manager"), "--function-gateway-url", layout.gateway,
                                "--root-ca-file", str(pki.ca),
+                               "--cluster-signing-cert-file", str(pki.ca),
+                               "--cluster-signing-key-file", str(pki.dir / "ca.key"),
                                "--local-path-root", str(layout.data_dir / "local-path")],
         # HTTPS; only the apiserver and cluster admins may call it (client certificates)
         "kubelet": ["--kubeconfig", kc("kubelet"), "--root-dir", str(layout.data_dir / "kubelet"),
                     "--local-path-root", str(layout.data_dir / "local-path"),
                     "--tls-cert-file", str(pki.crt("kubelet")), "--tls-private-key-file", str(pki.key("kubelet")),
                     "--client-ca-file", str(pki.ca),
+                    # the client certificate is renewed through CertificateSigningRequests before it expires
+                    "--rotate-certificates", "--cert-dir", str(layout.data_dir / "kubelet" / "pki"),
                     "--port", str(layout.kubelet_port), "--pod-cidr", layout.pod_cidr,
                     "--network-name", layout.network_name,
                     "--cluster-cidr", CLUSTER_CIDR, "--cluster-domain", "cluster.local",

@@ -89,6 +89,14 @@ def command(
     root_ca_file: str = typer.Option(
         None, "--root-ca-file", help="the cluster CA (PEM) published in every namespace as ConfigMap "
                                      "kube-root-ca.crt, for pods to verify the apiserver"),
+    cluster_signing_cert_file: str = typer.Option(
+        None, "--cluster-signing-cert-file",
+        help="the CA certificate (PEM) csrsigning issues CertificateSigningRequests' certificates with"),
+    cluster_signing_key_file: str = typer.Option(None, "--cluster-signing-key-file",
+                                                 help="the CA's private key (PEM)"),
+    cluster_signing_duration: str = typer.Option(
+        "8760h", "--cluster-signing-duration",
+        help="the longest validity of an issued certificate; a request's expirationSeconds may ask less (duration)"),
     leader_elect: bool = flags.LEADER_ELECT,
     leader_elect_lease_duration: str = flags.LEASE_DURATION,
     leader_elect_renew_deadline: str = flags.RENEW_DEADLINE,
@@ -172,11 +180,25 @@ def command(
             raise typer.BadParameter(str(exc), param_hint="--root-ca-file") from exc
         if "-----BEGIN CERTIFICATE-----" not in root_ca:
             raise typer.BadParameter(f"{root_ca_file} holds no PEM certificate", param_hint="--root-ca-file")
+    from pathlib import Path
+
+    from minik8s.controllers.certificates import SigningCA
+
+    signing_ca = None
+    if bool(cluster_signing_cert_file) != bool(cluster_signing_key_file):
+        raise typer.BadParameter("both or neither must be set", param_hint="--cluster-signing-cert-file/-key-file")
+    if cluster_signing_cert_file:
+        try:
+            signing_cert = Path(cluster_signing_cert_file).read_bytes()
+            signing_key = Path(cluster_signing_key_file).read_bytes()
+            signing_ca = SigningCA(signing_cert, signing_key, parse_duration(cluster_signing_duration))
+        except (OSError, ValueError) as exc:
+            raise typer.BadParameter(str(exc), param_hint="--cluster-signing-*") from exc
     options = ControllerOptions(allocate_node_cidrs, cluster_cidr, node_cidr_mask_size, autoscaler,
                                 node_lifecycle=node_lifecycle, gpujob=gpujob,
                                 function_gateway_url=function_gateway_url, function_stable_window=stable_window,
                                 function_gateway_token=gateway_token, local_path_root=local_path_root,
-                                root_ca=root_ca)
+                                root_ca=root_ca, signing_ca=signing_ca)
 
     async def main() -> None:
         async with Client.from_kubeconfig(kubeconfig, context) as client:

@@ -19,6 +19,12 @@ from minik8s.api.storage import DEFAULT_LOCAL_PATH_ROOT
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.rest import Client
 from minik8s.controllers.base import Controller
+from minik8s.controllers.certificates import (
+    CSRApprovingController,
+    CSRCleanerController,
+    CSRSigningController,
+    SigningCA,
+)
 from minik8s.controllers.cronjob import CronJobController
 from minik8s.controllers.daemonset import DaemonSetController
 from minik8s.controllers.deployment import DeploymentController
@@ -59,7 +65,8 @@ class ControllerOptions:
     ``function_gateway_token`` the bearer token the autoscaler sends to the gateway ("" = none);
     ``job_backoff_base``/``job_backoff_max`` the Job controller's pod-failure back-off (seconds: first
     delay, doubled per failure, and its cap); ``local_path_root`` where the local-path provisioner puts
-    volumes on the nodes; ``root_ca`` the PEM of ``--root-ca-file`` (published as ``kube-root-ca.crt``)."""
+    volumes on the nodes; ``root_ca`` the PEM of ``--root-ca-file`` (published as ``kube-root-ca.crt``);
+    ``signing_ca`` the ``--cluster-signing-*`` CA and duration csrsigning issues with (None: it signs nothing)."""
 
     allocate_node_cidrs: bool = True
     cluster_cidr: str = DEFAULT_CLUSTER_CIDR
@@ -74,6 +81,7 @@ class ControllerOptions:
     job_backoff_max: float = 360.0
     local_path_root: str = DEFAULT_LOCAL_PATH_ROOT
     root_ca: str | None = None
+    signing_ca: SigningCA | None = None
 
 
 ControllerFactory = Callable[[Client, SharedInformerFactory, ControllerOptions], Controller]
@@ -109,9 +117,13 @@ CONTROLLERS: dict[str, ControllerFactory] = {
     "local-path-provisioner": lambda c, f, o: LocalPathProvisioner(c, f, root=o.local_path_root),
     "disruption": lambda c, f, o: DisruptionController(c, f),
     "resourcequota": lambda c, f, o: ResourceQuotaController(c, f),
+    "csrsigning": lambda c, f, o: CSRSigningController(c, f, o.signing_ca),
+    "csrapproving": lambda c, f, o: CSRApprovingController(c, f),
+    "csrcleaner": lambda c, f, o: CSRCleanerController(c, f),
 }
 #: Controllers of cluster-scoped objects: left out of a namespace-limited manager unless named.
-CLUSTER_SCOPED = frozenset({"nodeipam", "nodelifecycle", "persistentvolume-binder", "pv-protection",
+CLUSTER_SCOPED = frozenset({"csrsigning", "csrapproving", "csrcleaner",
+                            "nodeipam", "nodelifecycle", "persistentvolume-binder", "pv-protection",
                             "local-path-provisioner"})
 #: Accepted aliases (Kubernetes' newer names).
 ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "deployment",
@@ -130,7 +142,9 @@ ALIASES = {"replicaset-controller": "replicaset", "deployment-controller": "depl
            "persistentvolume-binder-controller": "persistentvolume-binder",
            "pvc-protection-controller": "pvc-protection", "pv-protection-controller": "pv-protection",
            "localpath": "local-path-provisioner", "disruption-controller": "disruption",
-           "resourcequota-controller": "resourcequota"}
+           "resourcequota-controller": "resourcequota", "certificatesigningrequest-signing-controller": "csrsigning",
+           "certificatesigningrequest-approving-controller": "csrapproving",
+           "certificatesigningrequest-cleaner-controller": "csrcleaner"}
 
 
 def select_controllers(spec: str | None) -> list[str]:

@@ -95,6 +95,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "uncordon": ("drain", "uncordon"),
     "drain": ("drain", "drain"),
     "taint": ("taint", "taint"),
+    "certificate": ("certificate", "app"),
     "label": ("label", "label"),
     "annotate": ("label", "annotate"),
     "top": ("top", "app"),

@@ -33,6 +33,8 @@ class KubeletConfig:
     ``tls_cert_file``/``tls_private_key_file`` make the kubelet's server speak HTTPS and
     ``client_ca_file`` makes it require client certificates signed by that CA (see
     :mod:`minik8s.kubelet.server`); all None: plain HTTP without authentication.
+    ``rotate_certificates`` renews the kubeconfig's client certificate before it expires through
+    CertificateSigningRequests, keeping the pairs in ``cert_dir`` (:mod:`minik8s.kubelet.certrotation`).
     """
 
     node_name: str
@@ -66,6 +68,8 @@ class KubeletConfig:
     tls_cert_file: str | None = None
     tls_private_key_file: str | None = None
     client_ca_file: str | None = None
+    rotate_certificates: bool = False
+    cert_dir: Path = Path("/var/lib/minik8s/kubelet/pki")
     workers: int = 10
 
     @property

@@ -42,6 +42,7 @@ from minik8s.client.workqueue import WorkQueue, run_workers
 from minik8s.host.errors import CommandFailed, HostError
 from minik8s.kubelet import naming
 from minik8s.kubelet.backoff import Backoff
+from minik8s.kubelet.certrotation import ClientCertificateRotator, current_pair
 from minik8s.kubelet.config import KubeletConfig, check_cidr
 from minik8s.kubelet.configsources import ConfigSources, references
 from minik8s.kubelet.hooks import LifecycleHooks
@@ -87,6 +88,13 @@ class Kubelet:
     def __init__(self, cfg: KubeletConfig, client: Client | None = None) -> None:
         self.cfg = cfg
         self.client = client or Client(load(cfg.kubeconfig), retries=3)
+        self.rotator: ClientCertificateRotator | None = None
+        if cfg.rotate_certificates and self.client.config.cert_file:
+            current = current_pair(cfg.cert_dir)
+            if current is not None:  # the last rotated pair, as the kubelet restarts with it
+                self.client.use_client_certificate(str(current), str(current))
+            self.rotator = ClientCertificateRotator(self.client, cfg.node_name, cfg.cert_dir,
+                                                    str(current or self.client.config.cert_file))
         self.pods_rt = self.client.kind("v1", "Pod")
         self.queue = WorkQueue("kubelet-pods", base_delay=0.5, max_delay=30.0)
         self.informer = Informer(self.client, self.pods_rt, None, field_selector=f"spec.nodeName={cfg.node_name}")
@@ -155,6 +163,8 @@ class Kubelet:
         server = make_server(create_app(self, runtime, stats), cfg.bind_address, cfg.port,
                              cfg.tls_cert_file, cfg.tls_private_key_file, cfg.client_ca_file)
         tasks: list[asyncio.Task[Any]] = [loop.create_task(server.serve(), name="kubelet-server")]
+        if self.rotator is not None:
+            tasks.append(loop.create_task(self.rotator.run(), name="kubelet-certificate-rotation"))
         docker_stop = threading.Event()
         watcher = None
         try:

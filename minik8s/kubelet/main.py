@@ -57,6 +57,12 @@ def command(
                                                   "every request must carry one (401 otherwise), and only "
                                                   "system:masters and kube-apiserver-kubelet-client are "
                                                   "allowed (403 otherwise)"),
+    rotate_certificates: bool = typer.Option(
+        False, "--rotate-certificates",
+        help="renew the kubeconfig's client certificate before it expires, through CertificateSigningRequests "
+             "of the signer kubernetes.io/kube-apiserver-client-kubelet"),
+    cert_dir: Path = typer.Option(None, "--cert-dir",
+                                  help="where the rotated client certificates are kept (default: <root-dir>/pki)"),
     v: bool = typer.Option(False, "-v", help="debug logging"),
 ) -> None:
     """Run this node's pods on Docker: register the Node, heartbeat, reconcile pods, serve logs/exec."""
@@ -116,6 +122,8 @@ def command(
             tls_cert_file=tls_cert_file,
             tls_private_key_file=tls_private_key_file,
             client_ca_file=client_ca_file,
+            rotate_certificates=rotate_certificates,
+            cert_dir=cert_dir or root_dir / "pki",
         )
         check_serving_tls(tls_cert_file, tls_private_key_file, client_ca_file)
     except ConfigError as exc:

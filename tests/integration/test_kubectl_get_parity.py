@@ -19,6 +19,7 @@ not compared.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import sys
@@ -29,6 +30,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from minik8s import certsigning
 from minik8s.client.kubeconfig import render
 from tests.realkubectl import CANDIDATES, find
 from tests.support.kubectl import Result
@@ -75,6 +77,11 @@ def objects(apiserver: APIServer) -> Iterator[None]:
         _post(h, "/apis/networking.k8s.io/v1/ingressclasses", {"metadata": {"name": "parity-ic"}, "spec": {
             "controller": "example.com/parity", "parameters": {"kind": "Params", "name": "p", "apiGroup": "x.io"}}})
         _post(h, "/apis/node.k8s.io/v1/runtimeclasses", {"metadata": {"name": "parity-rc"}, "handler": "runc"})
+        # a pending CertificateSigningRequest (REQUESTOR: the anonymous user of this plain-HTTP apiserver)
+        _post(h, "/apis/certificates.k8s.io/v1/certificatesigningrequests", {
+            "metadata": {"name": "parity-csr"}, "spec": {
+                "request": base64.b64encode(certsigning.make_csr(certsigning.new_key(), "parity")).decode(),
+                "signerName": "example.com/parity", "usages": ["client auth"], "expirationSeconds": 86400}})
         _post(h, "/apis/storage.k8s.io/v1/csidrivers", {"metadata": {"name": "parity.csi.example.com"},
                                                          "spec": {"tokenRequests": [{"audience": "a"}]}})
         _post(h, "/apis/storage.k8s.io/v1/csinodes", {"metadata": {"name": "parity-node"}, "spec": {
@@ -176,6 +183,8 @@ GET_CASES = [
     ["get", "pc", "system-node-critical", "-o", "wide"],
     ["get", "ingressclass", "parity-ic"],
     ["get", "runtimeclasses", "parity-rc"],
+    ["get", "csr", "parity-csr"],
+    ["get", "certificatesigningrequests", "parity-csr", "-o", "wide"],
     ["get", "csidrivers", "parity.csi.example.com"],
     ["get", "csinode", "parity-node"],
     ["get", "volumeattachments", "parity-va", "-o", "wide"],

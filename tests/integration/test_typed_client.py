@@ -11,6 +11,7 @@ the kinds minik8s serves must all succeed.
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import json
 from typing import Any
@@ -19,6 +20,7 @@ import httpx
 import pytest
 from kubernetes import client as k8s
 
+from minik8s import certsigning
 from minik8s.api.base import Obj, now_rfc3339
 from minik8s.api.registry import default_registry
 from minik8s.apiserver.versions import SERVED_VERSIONS
@@ -26,7 +28,8 @@ from tests.support.processes import APIServer
 
 TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api, k8s.PolicyV1Api,
               k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api, k8s.NetworkingV1Api, k8s.SchedulingV1Api,
-              k8s.NodeV1Api, k8s.FlowcontrolApiserverV1Api)
+              k8s.NodeV1Api, k8s.FlowcontrolApiserverV1Api,
+              k8s.CertificatesV1Api)
 
 POD_SPEC = {"containers": [{"name": "main", "image": "minik8s/busybox", "command": ["sleep", "3600"]}]}
 TEMPLATE = {"metadata": {"labels": {"app": "typed"}}, "spec": POD_SPEC}
@@ -65,6 +68,10 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
                                            {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 0,
                                             "desiredHealthy": 1, "expectedPods": 0}),
     ("scheduling.k8s.io/v1", "PriorityClass"): ({"value": 1000, "description": "typed"}, None),
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"): (
+        {"spec": {"request": base64.b64encode(certsigning.make_csr(certsigning.new_key(), "typed")).decode(),
+                  "signerName": "example.com/typed", "usages": ["client auth"], "expirationSeconds": 600}},
+        {"conditions": [{"type": "Failed", "status": "True", "reason": "Typed", "message": "typed"}]}),
     ("node.k8s.io/v1", "RuntimeClass"): ({"handler": "runc", "overhead": {"podFixed": {"cpu": "100m"}},
                                           "scheduling": {"nodeSelector": {"typed": "yes"}}}, None),
     ("networking.k8s.io/v1", "IngressClass"): ({"spec": {"controller": "example.com/typed", "parameters": {
@@ -339,7 +346,8 @@ API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": 
                "batch/v1": k8s.BatchV1Api, "autoscaling/v1": k8s.AutoscalingV1Api,
                "coordination.k8s.io/v1": k8s.CoordinationV1Api, "policy/v1": k8s.PolicyV1Api,
                "discovery.k8s.io/v1": k8s.DiscoveryV1Api, "scheduling.k8s.io/v1": k8s.SchedulingV1Api,
-               "node.k8s.io/v1": k8s.NodeV1Api, "networking.k8s.io/v1": k8s.NetworkingV1Api,
+               "node.k8s.io/v1": k8s.NodeV1Api, "certificates.k8s.io/v1": k8s.CertificatesV1Api,
+               "networking.k8s.io/v1": k8s.NetworkingV1Api,
                "storage.k8s.io/v1": k8s.StorageV1Api,
                "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api,
                "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api,

@@ -85,7 +85,7 @@ def test_select_controllers() -> None:
                   "nodeipam", "dns", "horizontalpodautoscaling", "nodelifecycle", "gpujob", "function",
                   "functionautoscaler", "serviceaccount", "root-ca-cert-publisher", "replicationcontroller", "job",
                   "cronjob", "persistentvolume-binder", "pvc-protection", "pv-protection", "local-path-provisioner",
-                  "disruption", "resourcequota"]
+                  "disruption", "resourcequota", "csrsigning", "csrapproving", "csrcleaner"]
     assert select_controllers("*") == everything
     assert select_controllers("*,-deployment") == [n for n in everything if n != "deployment"]
     assert select_controllers("deployment,replicaset") == ["deployment", "replicaset"]

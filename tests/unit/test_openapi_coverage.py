@@ -34,7 +34,6 @@ BEING_ADDED: set[GVK] = {
     ("", "v1", "ComponentStatus"),
     ("authorization.k8s.io", "v1", "LocalSubjectAccessReview"),
     ("events.k8s.io", "v1", "Event"),
-    ("certificates.k8s.io", "v1", "CertificateSigningRequest"),
 }
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")

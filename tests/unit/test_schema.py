@@ -161,7 +161,7 @@ def test_openapi_documents() -> None:
                                              "apis/batch/v1", "apis/authentication.k8s.io/v1",
                                              "apis/storage.k8s.io/v1", "apis/authorization.k8s.io/v1",
                                              "apis/rbac.authorization.k8s.io/v1", "apis/apiextensions.k8s.io/v1",
-                                             "apis/policy/v1"}
+                                             "apis/policy/v1", "apis/certificates.k8s.io/v1"}
     apps = [rt for rt in REGISTRY.types if rt.group == "apps"]
     doc = document_v3(apps, SCHEMAS, "v1.32.0")
     patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]

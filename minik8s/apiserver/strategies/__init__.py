@@ -9,6 +9,7 @@ and the validators several kinds share.  Adding a kind's strategy = a module her
 from __future__ import annotations
 
 from minik8s.apiserver.strategies.base import GENERIC, Strategy
+from minik8s.apiserver.strategies.certificates import CertificateSigningRequestStrategy
 from minik8s.apiserver.strategies.config import ConfigMapStrategy, SecretStrategy
 from minik8s.apiserver.strategies.controllerrevision import ControllerRevisionStrategy
 from minik8s.apiserver.strategies.csi import csi_strategies
@@ -69,6 +70,7 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "Ingress": IngressStrategy(),
         "IngressClass": IngressClassStrategy(),
         "RuntimeClass": RuntimeClassStrategy(),
+        "CertificateSigningRequest": CertificateSigningRequestStrategy(),
         "NetworkPolicy": NetworkPolicyStrategy(),
         "EndpointSlice": EndpointSliceStrategy(),
         "HorizontalPodAutoscaler": HorizontalPodAutoscalerStrategy(),

@@ -35,6 +35,9 @@ class Strategy:
     """The default behaviour: metadata validation only; status kept apart when ``has_status``."""
 
     has_status: bool = False
+    #: subresources besides ``status`` whose updates :meth:`prepare_for_subresource_update` prepares
+    #: (a CertificateSigningRequest's ``approval``)
+    update_subresources: frozenset[str] = frozenset()
     namespace_scoped: bool = True
     name_check: Callable[[str], list[str]] = staticmethod(v.dns1123_subdomain_errors)
 
@@ -59,6 +62,10 @@ class Strategy:
             if key not in ("status", "metadata"):
                 new[key] = copy.deepcopy(value)
         new["metadata"] = copy.deepcopy(old["metadata"])
+
+    def prepare_for_subresource_update(self, subresource: str, new: Obj, old: Obj) -> None:
+        """An update through one of :attr:`update_subresources`: keep what it may not change."""
+        raise NotImplementedError(subresource)
 
     def default(self, obj: Obj) -> None:
         """Fill Kubernetes' defaults in place."""

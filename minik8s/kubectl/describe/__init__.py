@@ -9,7 +9,7 @@ NetworkPolicy, IngressClass), :mod:`.storage`
 (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode), :mod:`.batch` (Job, CronJob),
 :mod:`.config` (ConfigMap, Secret — never a Secret's values), :mod:`.policy` (PodDisruptionBudget),
 :mod:`.quota` (ResourceQuota, LimitRange),
-:mod:`.scheduling` (PriorityClass),
+:mod:`.scheduling` (PriorityClass), :mod:`.certificates` (CertificateSigningRequest),
 :mod:`.gpujobs` (GPUJob, minik8s' own).  Every other kind — custom resources, Event, Lease,
 CustomResourceDefinition, minik8s' Function, Workflow... — gets the generic rendering kubectl's
 ``GenericDescriberFor`` gives unstructured objects (:func:`~.shared.describe_generic`).
@@ -36,6 +36,7 @@ from minik8s.kubectl.describe.apps import (
 )
 from minik8s.kubectl.describe.autoscaling import describe_hpa
 from minik8s.kubectl.describe.batch import describe_cronjob, describe_job
+from minik8s.kubectl.describe.certificates import describe_csr
 from minik8s.kubectl.describe.cluster import describe_namespace, describe_node
 from minik8s.kubectl.describe.config import describe_config_map, describe_secret
 from minik8s.kubectl.describe.gpujobs import describe_gpujob
@@ -130,11 +131,13 @@ DESCRIBERS: dict[str, Describer] = {
     "PriorityClass": describe_priority_class,
     "IngressClass": describe_ingress_class,
     "CSINode": describe_csi_node,
+    "CertificateSigningRequest": describe_csr,
 }
 #: The API groups whose kinds :data:`DESCRIBERS` describes (a custom resource of another group
 #: with the same kind name gets the generic rendering, as kubectl looks describers up by group and kind).
 BUILTIN_GROUPS = frozenset({"", "apps", "batch", "autoscaling", "rbac.authorization.k8s.io", "networking.k8s.io",
-                            "storage.k8s.io", "minik8s.io", "policy", "discovery.k8s.io", "scheduling.k8s.io"})
+                            "storage.k8s.io", "minik8s.io", "policy", "discovery.k8s.io", "scheduling.k8s.io",
+                            "certificates.k8s.io"})
 
 
 def describer_for(kind: str, group: str | None = None) -> Describer:
