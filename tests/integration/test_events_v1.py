@@ -153,3 +153,26 @@ def test_official_python_client_events_v1(apiserver: APIServer, namespace: str) 
     assert read.regarding.name == "web" and read.reporting_controller == "example.com/tester"
     assert "typed" in [e.metadata.name for e in api.list_namespaced_event(namespace).items]
     assert k8s.CoreV1Api(k8s.ApiClient(cfg)).read_namespaced_event("typed", namespace).message == "it works"
+
+
+@pytest.mark.parametrize(("group_version", "kind", "plural", "namespaced", "verbs"), [
+    ("events.k8s.io/v1", "Event", "events", True,
+     ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
+    ("v1", "ComponentStatus", "componentstatuses", False, ["get", "list"]),
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", True, ["create"]),
+])
+def test_discovery_and_openapi(apiserver: APIServer, group_version: str, kind: str, plural: str, namespaced: bool,
+                               verbs: list[str]) -> None:
+    base = f"/apis/{group_version}" if "/" in group_version else f"/api/{group_version}"
+    with httpx.Client(base_url=apiserver.url, timeout=20) as h:
+        row = next(r for r in h.get(base).json()["resources"] if r["name"] == plural)
+        assert (row["kind"], row["namespaced"], sorted(row["verbs"])) == (kind, namespaced, verbs)
+        group, _, version = group_version.rpartition("/")
+        v2 = h.get("/openapi/v2").json()["definitions"]
+        gvks = [d for d in v2.values() if {"group": group, "version": version, "kind": kind}
+                in d.get("x-kubernetes-group-version-kind", [])]
+        assert len(gvks) == 1 and gvks[0]["properties"], kind
+        doc = "api/v1" if not group else f"apis/{group_version}"
+        v3 = h.get(f"/openapi/v3/{doc}").json()["components"]["schemas"]
+        assert any({"group": group, "version": version, "kind": kind} in d.get("x-kubernetes-group-version-kind", [])
+                   for d in v3.values()), kind

@@ -20,6 +20,7 @@ Validation follows kube-apiserver's (``pkg/apis/core/validation/events.go``), on
 from __future__ import annotations
 
 from minik8s.api import validation as v
+from minik8s.api.base import parse_time
 from minik8s.api.events_v1 import API_VERSION as EVENTS_V1
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy
 from minik8s.apiserver.versions import REQUEST_VERSION
@@ -27,6 +28,7 @@ from minik8s.apiserver.versions import REQUEST_VERSION
 #: Kubernetes' limits on the v1 fields (characters).
 REPORTING_INSTANCE_LIMIT = ACTION_LIMIT = REASON_LIMIT = 128
 NOTE_LIMIT = 1024
+TIMESTAMPS = frozenset({"firstTimestamp", "lastTimestamp", "eventTime"})
 #: The core fields an events.k8s.io/v1 update may not change, in kube-apiserver's order of checks.
 IMMUTABLE = ("involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp", "count",
              "type", "eventTime", "action", "related", "reportingComponent", "reportingInstance")
@@ -112,6 +114,17 @@ def v1_update_errors(new: Obj, old: Obj) -> list[Cause]:
     """The checks an events.k8s.io/v1 update adds: a changed series valid, the rest unchanged."""
     causes = series_errors(new) if new.get("series") != old.get("series") else []
     for path in IMMUTABLE:
-        if new.get(path) != old.get(path):
+        if _comparable(path, new.get(path)) != _comparable(path, old.get(path)):
             causes.append((path, new.get(path), "field is immutable"))
     return causes
+
+
+def _comparable(path: str, value: object) -> object:
+    """A field's value as kube-apiserver compares it: timestamps as instants (``Z`` or ``+00:00``,
+    with or without a fraction), the rest as they are."""
+    if path in TIMESTAMPS and isinstance(value, str):
+        try:
+            return parse_time(value)
+        except ValueError:
+            return value
+    return value
