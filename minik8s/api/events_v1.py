@@ -60,11 +60,13 @@ class Event(TypedObject):
 
 
 def to_v1(obj: Obj) -> Obj:
-    """The events.k8s.io/v1 form of a stored core Event (core ``series.state`` has no v1 field)."""
+    """The events.k8s.io/v1 form of a stored core Event (core ``series.state`` has no v1 field).
+    ``eventTime`` is always there, ``null`` for an Event recorded without one, as Go writes the field
+    (no ``omitempty``)."""
     out: Obj = {"kind": "Event", "apiVersion": API_VERSION, "metadata": copy.deepcopy(obj.get("metadata") or {})}
     for v1_name, core_name in FIELDS:
-        if obj.get(core_name) is not None:
-            out[v1_name] = copy.deepcopy(obj[core_name])
+        if obj.get(core_name) is not None or v1_name == "eventTime":
+            out[v1_name] = copy.deepcopy(obj.get(core_name))
     if isinstance(out.get("series"), dict):
         out["series"].pop("state", None)
     return out

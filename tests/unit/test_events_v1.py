@@ -33,6 +33,9 @@ def test_every_field_converts_both_ways() -> None:
     assert to_v1({**CORE, "series": {**CORE["series"], "state": "Ongoing"}})["series"] == V1["series"]
     assert from_v1({**V1, "message": "a core name is no v1 field"})["message"] == "hello"
     assert from_v1("not an object") == "not an object"
+    legacy = to_v1({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "old"}, "message": "m"})
+    assert legacy == {"kind": "Event", "apiVersion": "events.k8s.io/v1", "metadata": {"name": "old"},
+                      "eventTime": None, "note": "m"}  # as Go writes it: no omitempty
 
 
 def _errors(obj: dict, old: dict | None = None, version: str | None = None) -> list[str]:
