@@ -18,6 +18,12 @@ Kubernetes' field names and meanings (``k8s.io/api/autoscaling/v2``)::
         resource:
           name: memory
           target: {type: AverageValue, averageValue: 100Mi}     # a quantity per pod
+      - type: ContainerResource  # one container's use against its own request
+        containerResource: {name: cpu, container: app, target: {type: Utilization, averageUtilization: 60}}
+      - type: Pods              # also Object, External: stored; they need custom.metrics.k8s.io /
+        pods:                   # external.metrics.k8s.io, which minik8s does not serve, so the
+          metric: {name: rps}   # controller reports them failed (ScalingActive False FailedGetPodsMetric)
+          target: {type: AverageValue, averageValue: "10"}
       behavior:                 # optional; missing parts get Kubernetes' defaults
         scaleUp:   {stabilizationWindowSeconds: 0, selectPolicy: Max,
                     policies: [{type: Pods, value: 4, periodSeconds: 15},
@@ -42,8 +48,13 @@ API_VERSION = "autoscaling/v2"
 Quantity = str | int | float
 #: ``spec.metrics`` when none are given (Kubernetes' ``DefaultCPUUtilization``).
 DEFAULT_CPU_UTILIZATION = 80
-#: Metric source types minik8s computes (Kubernetes also has Pods, Object, External).
-METRIC_SOURCE_TYPES = ("Resource",)
+#: Metric source types → the MetricSpec field holding each source.  The controller computes
+#: Resource and ContainerResource from metrics.k8s.io; Pods, Object and External need
+#: custom.metrics.k8s.io / external.metrics.k8s.io, which minik8s does not serve, so they are
+#: stored and fail in the controller as in a Kubernetes cluster without those APIs.
+METRIC_SOURCE_FIELDS = {"ContainerResource": "containerResource", "External": "external", "Object": "object",
+                        "Pods": "pods", "Resource": "resource"}
+METRIC_SOURCE_TYPES = tuple(METRIC_SOURCE_FIELDS)
 #: Resources a Resource metric may name.
 METRIC_RESOURCES = ("cpu", "memory")
 METRIC_TARGET_TYPES = ("Utilization", "Value", "AverageValue")
@@ -77,9 +88,46 @@ class ResourceMetricSource(Model):
     target: MetricTarget | None = None
 
 
+class ContainerResourceMetricSource(Model):
+    """A resource of one named ``container`` of each pod (not the pod's sum)."""
+
+    name: str | None = None
+    container: str | None = None
+    target: MetricTarget | None = None
+
+
+class MetricIdentifier(Model):
+    """A custom or external metric: ``name`` and an optional label ``selector``."""
+
+    name: str | None = None
+    selector: dict[str, object] | None = None
+
+
+class PodsMetricSource(Model):
+    metric: MetricIdentifier | None = None
+    target: MetricTarget | None = None
+
+
+class ObjectMetricSource(Model):
+    described_object: CrossVersionObjectReference | None = None
+    metric: MetricIdentifier | None = None
+    target: MetricTarget | None = None
+
+
+class ExternalMetricSource(Model):
+    metric: MetricIdentifier | None = None
+    target: MetricTarget | None = None
+
+
 class MetricSpec(Model):
+    """``type`` names the one source field that is set (:data:`METRIC_SOURCE_FIELDS`)."""
+
     type: str | None = None
     resource: ResourceMetricSource | None = None
+    container_resource: ContainerResourceMetricSource | None = None
+    pods: PodsMetricSource | None = None
+    object: ObjectMetricSource | None = None
+    external: ExternalMetricSource | None = None
 
 
 class MetricValueStatus(Model):
@@ -95,9 +143,18 @@ class ResourceMetricStatus(Model):
     current: MetricValueStatus | None = None
 
 
+class ContainerResourceMetricStatus(Model):
+    name: str | None = None
+    container: str | None = None
+    current: MetricValueStatus | None = None
+
+
 class MetricStatus(Model):
+    """One ``currentMetrics`` entry; ``{"type": ""}`` for a metric that could not be computed."""
+
     type: str | None = None
     resource: ResourceMetricStatus | None = None
+    container_resource: ContainerResourceMetricStatus | None = None
 
 
 class HPAScalingPolicy(Model):

@@ -799,6 +799,25 @@ _BINDING_COLUMNS = [
 
 
 # ------------------------------------------------------------------ the table
+def _missing_pl(obj: Obj, at: dt.datetime) -> str:
+    """A FlowSchema's ``Dangling`` condition status (``?`` when it has none)."""
+    for cond in _status(obj).get("conditions") or []:
+        if cond.get("type") == "Dangling":
+            return str(cond.get("status") or "")
+    return "?"
+
+
+def _limited(obj: Obj, field: str) -> Any:
+    """A Limited priority level's shares or queuing figure; ``<none>`` when it has none."""
+    limited = _spec(obj).get("limited")
+    if not isinstance(limited, dict):
+        return "<none>"
+    if field == "nominalConcurrencyShares":
+        return _int(limited.get(field))
+    queuing = (limited.get("limitResponse") or {}).get("queuing")
+    return _int(queuing.get(field)) if isinstance(queuing, dict) else "<none>"
+
+
 _AGE = Column("Age", _age, description=AGE_DESCRIPTION)
 
 COLUMNS: dict[str, list[Column]] = {
@@ -1259,6 +1278,27 @@ COLUMNS: dict[str, list[Column]] = {
         Column("Attached", lambda o, at: bool(_status(o).get("attached")), type="boolean",
                description="attached indicates the volume is successfully attached. This field must only be set "
                            "by the entity completing the attach operation, i.e. the external-attacher."),
+        _AGE,
+    ],
+    "FlowSchema": [  # printFlowSchema
+        Column("PriorityLevel", lambda o, at: str((_spec(o).get("priorityLevelConfiguration") or {}).get("name") or ""),
+               description="The name of the PriorityLevelConfiguration this FlowSchema refers to."),
+        Column("MatchingPrecedence", lambda o, at: _int(_spec(o).get("matchingPrecedence")),
+               description="The matching precedence of this FlowSchema."),
+        Column("DistinguisherMethod", lambda o, at: str((_spec(o).get("distinguisherMethod") or {}).get("type")
+                                                        or "<none>"),
+               description="The distinguisher method of this FlowSchema."),
+        _AGE,
+        Column("MissingPL", _missing_pl,
+               description="Whether the priority level configuration the FlowSchema refers to is missing."),
+    ],
+    "PriorityLevelConfiguration": [  # printPriorityLevelConfiguration
+        Column("Type", lambda o, at: str(_spec(o).get("type") or ""), description="The type of the priority level."),
+        Column("NominalConcurrencyShares", lambda o, at: _limited(o, "nominalConcurrencyShares"),
+               description="NominalConcurrencyShares for the priority level."),
+        Column("Queues", lambda o, at: _limited(o, "queues"), description="Number of queues."),
+        Column("HandSize", lambda o, at: _limited(o, "handSize"), description="Hand size."),
+        Column("QueueLengthLimit", lambda o, at: _limited(o, "queueLengthLimit"), description="Queue length limit."),
         _AGE,
     ],
     "NodeMetrics": METRICS_COLUMNS,

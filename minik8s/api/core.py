@@ -25,6 +25,13 @@ from minik8s.api.model import Model
 IntOrString = int | str
 #: The protocols of container ports and Service ports.
 PROTOCOLS = ("TCP", "UDP", "SCTP")
+#: A Service's ``sessionAffinity`` values (``corev1.ServiceAffinity``), sorted as Kubernetes lists them.
+SESSION_AFFINITIES = ("ClientIP", "None")
+#: ``sessionAffinityConfig.clientIP.timeoutSeconds`` when ClientIP affinity is asked without one (3 hours),
+#: and its largest value (1 day): Kubernetes' ``DefaultClientIPServiceAffinitySeconds`` and
+#: ``MaxClientIPServiceAffinitySeconds``.
+DEFAULT_CLIENT_IP_AFFINITY_SECONDS = 10800
+MAX_CLIENT_IP_AFFINITY_SECONDS = 86400
 
 
 # ---------------------------------------------------------------- Namespace
@@ -706,6 +713,14 @@ class ServicePort(Model):
     app_protocol: str | None = None
 
 
+class ClientIPConfig(Model):
+    timeout_seconds: int | None = None  # how long a client sticks to its endpoint since its last connection
+
+
+class SessionAffinityConfig(Model):
+    client_ip: ClientIPConfig | None = Field(default=None, alias="clientIP")
+
+
 class ServiceSpec(Model):
     type: str | None = None  # ClusterIP, NodePort, LoadBalancer, ExternalName
     selector: dict[str, str] | None = None
@@ -714,7 +729,8 @@ class ServiceSpec(Model):
     cluster_ips: list[str] | None = Field(default=None, alias="clusterIPs")
     external_ips: list[str] | None = Field(default=None, alias="externalIPs")
     external_name: str | None = None
-    session_affinity: str | None = None
+    session_affinity: str | None = None  # None, ClientIP
+    session_affinity_config: SessionAffinityConfig | None = None
     external_traffic_policy: str | None = None
     internal_traffic_policy: str | None = None
     ip_families: list[str] | None = None

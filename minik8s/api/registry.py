@@ -41,6 +41,7 @@ from minik8s.api.core import (
 )
 from minik8s.api.csi import CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment
 from minik8s.api.discovery import EndpointSlice
+from minik8s.api.flowcontrol import FlowSchema, PriorityLevelConfiguration
 from minik8s.api.gpujobs import GPUJob, SlurmCluster
 from minik8s.api.meta import TypedObject
 from minik8s.api.metrics import NodeMetrics, PodMetrics
@@ -138,6 +139,10 @@ CORE_TYPES = [
                  PodDisruptionBudget, short_names=("pdb",), subresources=frozenset({"status"})),
     ResourceType("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", False,
                  PriorityClass, short_names=("pc",)),
+    ResourceType("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", "flowschema", False, FlowSchema,
+                 subresources=frozenset({"status"})),
+    ResourceType("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration", "prioritylevelconfigurations",
+                 "prioritylevelconfiguration", False, PriorityLevelConfiguration, subresources=frozenset({"status"})),
     ResourceType("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice", True, EndpointSlice),
     ResourceType("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ReplicaSet, short_names=("rs",),
                  subresources=frozenset({"status", "scale"}), categories=("all",)),

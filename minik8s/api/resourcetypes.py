@@ -62,11 +62,62 @@ class CustomResource:
 
 
 @dataclass(frozen=True)
+class Subresource:
+    """What ``{plural}/{name}/{subresource}`` serves, as discovery and the OpenAPI documents say
+    (kube-apiserver's ``rest.Storage`` of the subresource).
+
+    ``verbs``: discovery's verbs (``get`` read, ``update`` replace, ``patch``, ``create`` post);
+    ``kind``: the kind the subresource takes and answers, ``""`` for the resource's own kind;
+    ``group_version``: that kind's (group, version) where it is another group's (``scale`` →
+    ``autoscaling/v1`` Scale, ``eviction`` → ``policy/v1`` Eviction), None for the resource's own;
+    ``connect``: a streamed connection (kube-apiserver's ``connect`` action: GET and POST, answering
+    a byte stream; ``kind`` is then its options kind, e.g. ``PodExecOptions``); ``query``: the
+    query parameters of a connect or a plain-text subresource (``pods/log``); ``text``: it answers
+    plain text (``pods/log``), not an object.
+    """
+
+    verbs: tuple[str, ...]
+    kind: str = ""
+    group_version: tuple[str, str] | None = None
+    connect: bool = False
+    query: tuple[str, ...] = ()
+    text: bool = False
+
+
+_ATTACH_QUERY = ("container", "stderr", "stdin", "stdout", "tty")
+_WRITABLE = ("get", "patch", "update")
+
+#: Every subresource minik8s serves, by name: a row's ``subresources`` name them, discovery and
+#: ``/openapi/v2``/``/openapi/v3`` describe them from here (Kubernetes 1.32's verbs and kinds).
+SUBRESOURCES: dict[str, Subresource] = {
+    "status": Subresource(_WRITABLE),
+    "approval": Subresource(_WRITABLE),
+    "ephemeralcontainers": Subresource(_WRITABLE),
+    "scale": Subresource(_WRITABLE, "Scale", ("autoscaling", "v1")),
+    "binding": Subresource(("create",), "Binding"),
+    "eviction": Subresource(("create",), "Eviction", ("policy", "v1")),
+    "token": Subresource(("create",), "TokenRequest", ("authentication.k8s.io", "v1")),
+    "log": Subresource(("get",), query=("container", "follow", "insecureSkipTLSVerifyBackend", "limitBytes",
+                                        "pretty", "previous", "sinceSeconds", "tailLines", "timestamps"), text=True),
+    "exec": Subresource(("create", "get"), "PodExecOptions", connect=True, query=("command",) + _ATTACH_QUERY),
+    "attach": Subresource(("create", "get"), "PodAttachOptions", connect=True, query=_ATTACH_QUERY),
+    "portforward": Subresource(("create", "get"), "PodPortForwardOptions", connect=True, query=("ports",)),
+}
+
+
+def subresource(name: str) -> Subresource:
+    """The :class:`Subresource` named ``name`` (one this table lacks: read-only, of its resource's kind)."""
+    return SUBRESOURCES.get(name) or Subresource(("get",))
+
+
+@dataclass(frozen=True)
 class ResourceType:
     """One kind of the API, as discovery describes it (``metav1.APIResource``).
 
     ``group`` is ``""`` for the core group; ``subresources`` names what exists
-    under ``{plural}/{name}/`` (``status``, ``binding``, ``log``, ``exec``, ``scale``).
+    under ``{plural}/{name}/`` (``status``, ``binding``, ``log``, ``exec``, ``scale``), each
+    described by :data:`SUBRESOURCES`: naming one there is all discovery and the OpenAPI
+    documents need.
     """
 
     group: str

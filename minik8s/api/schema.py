@@ -269,6 +269,15 @@ class Schemas:
         if strategy and "merge" not in strategy:
             prop["x-kubernetes-patch-strategy"] = strategy
 
+    def kind_definition(self, group: str, version: str, kind: str) -> str | None:
+        """The definition name of a kind: a served one's, else Kubernetes' (adopted into
+        :attr:`definitions`: a kind only a subresource takes, like ``autoscaling/v1`` Scale or
+        ``policy/v1`` Eviction); None when neither has it."""
+        name = self.kind_names.get((group, version, kind))
+        if name is None and (name := kubernetes_kinds().get((group, version, kind))) is not None:
+            self._adopt(name)
+        return name
+
     # ------------------------------------------------------------ use
     def closure(self, names: Iterable[str]) -> dict[str, Obj]:
         """The definitions of ``names`` and of everything they refer to."""

@@ -48,9 +48,12 @@ class ServiceAllocator:
                 spec["clusterIPs"] = [spec["clusterIP"]]
             if spec.get("type") in ("NodePort", "LoadBalancer"):
                 old_ports = {p.get("nodePort") for p in ((old or {}).get("spec") or {}).get("ports") or []}
+                # a LoadBalancer with allocateLoadBalancerNodePorts false keeps only the ones it asks for
+                allocate = spec.get("type") == "NodePort" or spec.get("allocateLoadBalancerNodePorts") is not False
                 for i, p in enumerate(spec.get("ports") or []):
                     if not p.get("nodePort"):
-                        p["nodePort"] = await self._allocate_port(store, owner, taken)
+                        if allocate:
+                            p["nodePort"] = await self._allocate_port(store, owner, taken)
                     elif p["nodePort"] not in old_ports:
                         await self._reserve(store, PORT_KEY + str(p["nodePort"]), owner, taken,
                                             f"spec.ports[{i}].nodePort: Invalid value: {p['nodePort']}: "

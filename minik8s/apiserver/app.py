@@ -28,6 +28,7 @@ from minik8s.api.registry import METRICS_TYPES, default_registry
 from minik8s.api.resourcetypes import Registry, ResourceType
 from minik8s.apiserver import bootstrappolicy, componentstatus, discovery, fieldmanager, negotiation, rbac
 from minik8s.apiserver.admission import AdmissionConfig
+from minik8s.apiserver.apf import FlowControl
 from minik8s.apiserver.apiextensions.controller import CRDController
 from minik8s.apiserver.apiextensions.printer import custom_columns
 from minik8s.apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy
@@ -77,6 +78,13 @@ class Target:
         return self.served.from_storage(obj) if self.served is not None else obj
 
 
+def served_registry(registry: Registry) -> Registry:
+    """What discovery and the OpenAPI documents list: the stored kinds of ``registry`` (custom
+    resources included, as the CRD controller adds them), the metrics API, versions served by
+    conversion (:data:`~minik8s.apiserver.versions.SERVED_VERSIONS`)."""
+    return Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])
+
+
 def create_app(store: Store, registry: Registry | None = None, authenticator: Authenticator | None = None,
                server_address: str = "127.0.0.1:6443", service_cidr: str = "10.96.0.0/16",
                node_port_range: tuple[int, int] = (30000, 32767),
@@ -121,9 +129,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     builtin_types = list(registry.types)
 
     def served() -> Registry:
-        """What discovery and the OpenAPI documents list: stored kinds (custom resources included,
-        as the CRD controller adds them), the metrics API, versions served by conversion."""
-        return Registry(registry.types + METRICS_TYPES + [sv.rt for sv in SERVED_VERSIONS])
+        return served_registry(registry)
     strategies = default_strategies(service_cidr, node_port_range)
     strategies["CustomResourceDefinition"] = CRDStrategy()
     cache = Cacher(store, watch_cache_size) if watch_cache else None
@@ -138,6 +144,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
     scraper = MetricsScraper(api, metrics_resolution or DEFAULT_RESOLUTION, kubelet)
     metrics = MetricsAPI(api, scraper)
 
+    flow_control = FlowControl(api, registry)  # API Priority and Fairness' configuration (inflight turns)
     rbac_on = "RBAC" in authorization_modes
     rbac_cache = rbac.RBACCache(api, registry) if rbac_on else None
     authorizer = APIServerAuthorizer(authorization_modes, rbac_cache)
@@ -171,6 +178,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         endpoints_task = asyncio.get_running_loop().create_task(endpoints.run(stop)) if endpoints else None
         rbac_task = asyncio.get_running_loop().create_task(run_rbac(stop)) if rbac_cache is not None else None
         crd_task = asyncio.get_running_loop().create_task(crds.run(stop))
+        apf_task = asyncio.get_running_loop().create_task(flow_control.run(stop))
         # What start-up built (schemas, OpenAPI documents, protobuf descriptors) lives as long as
         # the process: out of the collector's sight, full collections stay short (no latency spikes).
         gc.freeze()
@@ -181,6 +189,7 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
         if endpoints_task is not None:
             await endpoints_task
         await crd_task
+        await apf_task
         if rbac_task is not None:
             await rbac_task
         await kubelet.aclose()
@@ -206,7 +215,8 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
                   lifespan=lifespan,  # type: ignore[arg-type]
                   openapi_url=None, docs_url=None, redoc_url=None, default_response_class=KubeJSONResponse)
     app.state.api = api
-    app.add_middleware(MutatingInflight, limit=max_mutating_inflight)  # writes cannot starve reads
+    # writes cannot starve reads; each priority level has its turns
+    app.add_middleware(MutatingInflight, limit=max_mutating_inflight, flow_control=flow_control)
     if authenticator is not None and authenticator.enabled:  # (outside: who may not write waits for nothing)
         # kube-apiserver's system:public-info-viewer role lets anyone read health and version
         app.add_middleware(AuthMiddleware, authenticator=authenticator, public_paths=PUBLIC_PATHS,

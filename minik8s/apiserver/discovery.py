@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minik8s.api.resourcetypes import Registry, ResourceType
+from minik8s.api.resourcetypes import Registry, ResourceType, subresource
 
 VERSION_INFO = {
     "major": "1",
@@ -26,23 +26,15 @@ def api_versions(server_address: str) -> dict[str, Any]:
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
 
 
-#: the verbs and kind of each subresource (``log`` answers the Pod's text, ``scale`` a Scale, ...)
-SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "binding": ["create"], "scale": ["get", "patch", "update"],
-                     "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
-                     "portforward": ["create", "get"], "token": ["create"],
-                     "ephemeralcontainers": ["get", "patch", "update"], "eviction": ["create"]}
-SUBRESOURCE_KINDS = {"binding": "Binding", "scale": "Scale", "log": "Pod", "exec": "PodExecOptions",
-                     "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions", "token": "TokenRequest",
-                     "eviction": "Eviction"}
-#: subresources whose kind is another group's, as kube-apiserver says (group, version)
-SUBRESOURCE_GROUPS = {"token": ("authentication.k8s.io", "v1"), "eviction": ("policy", "v1")}
-
-
 def _subresources(rt: ResourceType) -> list[tuple[str, list[str], str, tuple[str, str]]]:
-    """``(name, verbs, kind, (group, version))`` of each subresource of ``rt``, by name; the group
-    and version are ``("", "")`` where the kind is the resource's own group's."""
-    return [(sub, SUBRESOURCE_VERBS.get(sub, ["get"]), SUBRESOURCE_KINDS.get(sub, rt.kind),
-             SUBRESOURCE_GROUPS.get(sub, ("", ""))) for sub in sorted(rt.subresources)]
+    """``(name, verbs, kind, (group, version))`` of each subresource of ``rt``, by name
+    (:data:`~minik8s.api.resourcetypes.SUBRESOURCES`); the group and version are ``("", "")``
+    where the kind is the resource's own group's."""
+    out = []
+    for name in sorted(rt.subresources):
+        sub = subresource(name)
+        out.append((name, list(sub.verbs), sub.kind or rt.kind, sub.group_version or ("", "")))
+    return out
 
 
 def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any] | None:

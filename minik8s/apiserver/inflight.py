@@ -26,7 +26,15 @@ writes (each level has its own turns and its own queue):
   look dead, and the node lifecycle controller would evict its pods;
 * ``workload`` -- every other write: ``limit`` turns.
 
-The level is read from the path alone (authorization still decides what a client may write).
+Without a configuration the level is read from the path alone.  The apiserver passes its API
+Priority and Fairness configuration (``flow_control``, :class:`minik8s.apiserver.apf.FlowControl`):
+then every request is classified by the FlowSchemas (who sends it, what it asks), the response
+carries ``X-Kubernetes-PF-FlowSchema-UID`` and ``X-Kubernetes-PF-PriorityLevel-UID``, and a write
+waits in its priority level's queue: an ``Exempt`` level never waits, a ``Limited`` one has
+``ceil(total * nominalConcurrencyShares / sum of the Limited levels' shares)`` turns, ``total``
+being :data:`TOTAL_PER_MUTATING` times ``limit``.  The default configuration keeps the levels above: leader Leases go to
+``leader-election`` and node heartbeats to ``node-high`` whoever writes them.  Until the
+configuration is first read, the path decides.
 """
 
 from __future__ import annotations
@@ -34,13 +42,27 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from minik8s.api import errors
+from minik8s.apiserver import requestinfo
 from minik8s.apiserver.httpio import MAX_BODY_BYTES, status_response
+from minik8s.auth import ANONYMOUS
+
+if TYPE_CHECKING:
+    from minik8s.apiserver.apf import Classification, FlowControl
 
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: The server's total write turns with a flow-control configuration, per turn of ``limit``: 12, so
+#: that ``global-default`` (20 of the 245 suggested Limited shares: requests without credentials,
+#: users no other FlowSchema names) keeps the ``limit`` turns every write had before the levels
+#: (ceil(48 x 20 / 245) = 4 with the default 4).  The other levels get their shares of 48:
+#: ``workload-low`` (service accounts) 20, ``workload-high`` (controllers, scheduler) and
+#: ``node-high`` 8, ``system`` 6, ``leader-election`` 2, ``catch-all`` 1.  Kubernetes' own total
+#: (600) is larger for a server with many cores; this one serves every request on one event loop.
+TOTAL_PER_MUTATING = 12
 
 
 _LEADER_ELECTION = re.compile(r"/apis/coordination\.k8s\.io/v1/namespaces/kube-system/leases(/|$)")
@@ -77,8 +99,12 @@ class MutatingInflight:
     waiting in each level."""
 
     def __init__(self, app: ASGIApp, limit: int = 4, queue_length: int = 200,
-                 queued_bytes: int = 64 * 1024 * 1024, body_timeout: float = 60.0) -> None:
+                 queued_bytes: int = 64 * 1024 * 1024, body_timeout: float = 60.0,
+                 flow_control: FlowControl | None = None) -> None:
         self.app = app
+        self.flow_control = flow_control
+        self.flow_levels: dict[str, _Level] = {}  # by PriorityLevelConfiguration name
+        self._flow_generation = -1
         self.limit = limit
         self.queue_length = queue_length
         self.queued_bytes = queued_bytes
@@ -90,13 +116,44 @@ class MutatingInflight:
     @property
     def waiting(self) -> int:
         """Writes waiting for their body or a turn, over every level."""
-        return sum(level.waiting for level in self.levels.values())
+        return sum(level.waiting for level in [*self.levels.values(), *self.flow_levels.values()])
+
+    def _classify(self, scope: Scope) -> Classification | None:
+        if self.flow_control is None:
+            return None
+        user = (scope.get("state") or {}).get("user") or ANONYMOUS
+        query = scope.get("query_string") or b""
+        watch = b"watch=true" in query or b"watch=1" in query
+        info = requestinfo.parse(scope.get("method") or "GET", scope.get("path") or "/", watch)
+        groups = tuple(user.groups)
+        if user is not ANONYMOUS and "system:authenticated" not in groups:  # as kube-apiserver adds it
+            groups += ("system:authenticated",)
+        return self.flow_control.classify(user.name, groups, info)
+
+    def _flow_level(self, name: str) -> _Level | None:
+        """The turns of the Limited level ``name`` (remade when the levels change: requests holding
+        a turn of the old one give it back there)."""
+        assert self.flow_control is not None
+        if self._flow_generation != self.flow_control.generation:
+            self._flow_generation = self.flow_control.generation
+            limits = self.flow_control.limits(self.limit * TOTAL_PER_MUTATING)
+            self.flow_levels = {n: old if (old := self.flow_levels.get(n)) is not None and old.limit == lim
+                                else _Level(lim) for n, lim in limits.items()}
+        return self.flow_levels.get(name)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") not in MUTATING:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        level = self.levels[priority_level(scope.get("path") or "")]
+        flow = self._classify(scope)
+        if flow is not None:
+            send = _with_flow_headers(send, flow)
+        if scope.get("method") not in MUTATING or (flow is not None and flow.exempt):
+            await self.app(scope, receive, send)
+            return
+        level = self._flow_level(flow.priority_level) if flow is not None else None
+        if level is None:
+            level = self.levels[priority_level(scope.get("path") or "")]
         slots = level.semaphore()
         busy = errors.TooManyRequests("Too many requests, please try again later.", {"retryAfterSeconds": 1})
         if level.waiting >= self.queue_length:
@@ -147,6 +204,19 @@ class MutatingInflight:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks), False
+
+
+def _with_flow_headers(send: Send, flow: Classification) -> Send:
+    """A ``send`` that adds kube-apiserver's ``X-Kubernetes-PF-*-UID`` headers to the response."""
+    extra = [(b"x-kubernetes-pf-flowschema-uid", flow.flow_schema_uid.encode()),
+             (b"x-kubernetes-pf-prioritylevel-uid", flow.priority_level_uid.encode())]
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return sending
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -1,7 +1,10 @@
 """The OpenAPI documents kubectl and the other clients read: ``/openapi/v2`` and ``/openapi/v3``.
 
 Both are built from :class:`minik8s.api.schema.Schemas` (the same models that validate
-requests) plus one path item per REST path a kind serves, as kube-apiserver publishes them:
+requests) plus one path item per REST path a kind serves, as kube-apiserver publishes them: its
+collection, its item, and each subresource it names, described by
+:data:`minik8s.api.resourcetypes.SUBRESOURCES` (``scale`` takes ``autoscaling/v1`` Scale,
+``eviction`` ``policy/v1`` Eviction, ``log`` answers text, ``exec`` is a ``connect``):
 
 - ``/openapi/v3``: an index ``{"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}}}``
   and one document per group/version at ``/openapi/v3/api/v1``, ``/openapi/v3/apis/apps/v1``, ...
@@ -27,7 +30,7 @@ import json
 from typing import Any
 
 from minik8s.api.base import Obj
-from minik8s.api.resourcetypes import ResourceType
+from minik8s.api.resourcetypes import ResourceType, subresource
 from minik8s.api.schema import REF_PREFIX, Schemas, gvk
 
 TITLE = "Kubernetes"
@@ -61,13 +64,38 @@ _QUERY = {
     "gracePeriodSeconds": "The duration in seconds before the object should be deleted.",
     "propagationPolicy": "Whether and how garbage collection will be performed: Orphan, Background or Foreground.",
     "force": "Force is going to \"force\" Apply requests. It must be unset for non-apply patch requests.",
+    # pods/log
+    "container": "The container to read from or run in; the pod's only container when omitted.",
+    "follow": "Keep the log stream open and send new lines as the container writes them.",
+    "insecureSkipTLSVerifyBackend": "Do not verify the kubelet's serving certificate when reading the log.",
+    "limitBytes": "The most bytes of log to answer; the log is cut there.",
+    "previous": "Answer the log of the container's previous (terminated) instance.",
+    "sinceSeconds": "Only the log lines written in the last this many seconds.",
+    "tailLines": "Only this many lines from the end of the log.",
+    "timestamps": "Begin every log line with its RFC3339 timestamp.",
+    # pods/exec, pods/attach, pods/portforward
+    "command": "The command to run (one parameter per argument), not through a shell.",
+    "stdin": "Send the client's standard input to the container.",
+    "stdout": "Send the container's standard output back.",
+    "stderr": "Send the container's standard error back.",
+    "tty": "Give the process a terminal.",
+    "ports": "The pod ports to forward connections to.",
 }
 PATCH_SCHEMA = {"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request "
                                "body.", "type": "object"}
 
 
-_INT_PARAMS = {"limit", "timeoutSeconds", "gracePeriodSeconds"}
-_BOOL_PARAMS = {"watch", "force"}
+_INT_PARAMS = {"limit", "timeoutSeconds", "gracePeriodSeconds", "limitBytes", "sinceSeconds", "tailLines", "ports"}
+_BOOL_PARAMS = {"watch", "force", "follow", "insecureSkipTLSVerifyBackend", "previous", "timestamps", "stdin", "stdout",
+                "stderr", "tty"}
+#: what an operation answers in: objects, ``pods/log``'s text, a connection's byte stream
+OBJECT_TYPES = ["application/json", "application/yaml"]
+TEXT_TYPES = ["text/plain", *OBJECT_TYPES]
+STREAM_TYPES = ["*/*"]
+#: the query parameters of every write
+_WRITE = ["pretty", "dryRun", "fieldManager", "fieldValidation"]
+#: the HTTP method of each verb a subresource lists in discovery
+_VERB_METHODS = {"get": "get", "update": "put", "patch": "patch", "create": "post"}
 
 
 def _camel(text: str) -> str:
@@ -81,11 +109,16 @@ def _group_tag(rt: ResourceType) -> str:
 
 
 class Operation:
-    """One operation on one path (method, action, kind, parameters, body and response types)."""
+    """One operation on one path (method, action, kind, parameters, body and response types).
+
+    ``body`` and ``response`` are definition names (``body`` ``"patch"``: a patch document);
+    ``response`` None: the operation answers a string (``pods/log``'s text, a connection's stream),
+    in ``produces``.
+    """
 
     def __init__(self, rt: ResourceType, method: str, action: str, operation_id: str, query: list[str],
-                 body: str | None, response: str, patch_types: list[str] | None = None,
-                 kind: Obj | None = None) -> None:
+                 body: str | None, response: str | None, patch_types: list[str] | None = None,
+                 kind: Obj | None = None, produces: list[str] | None = None) -> None:
         self.rt = rt
         self.method = method
         self.action = action
@@ -95,10 +128,12 @@ class Operation:
         self.response = response
         self.patch_types = patch_types
         self.kind = kind or gvk(rt)
+        self.produces = produces or OBJECT_TYPES
 
 
 def operations(rt: ResourceType, schemas: Schemas) -> dict[str, tuple[list[str], list[Operation]]]:
-    """The REST paths of ``rt``: path → (path parameters, operations), as kube-apiserver serves them."""
+    """The REST paths of ``rt``: path → (path parameters, operations), as kube-apiserver serves them:
+    the collection, the item, and each of its subresources (:func:`_subresource_operations`)."""
     prefix = f"/apis/{rt.group}/{rt.version}" if rt.group else f"/api/{rt.version}"
     name = schemas.kind_names[(rt.group, rt.version, rt.kind)]
     list_name = f"{name}List"
@@ -106,7 +141,6 @@ def operations(rt: ResourceType, schemas: Schemas) -> dict[str, tuple[list[str],
     scope = "Namespaced" if rt.namespaced else ""
     ns_path = f"{prefix}/namespaces/{{namespace}}/{rt.plural}" if rt.namespaced else f"{prefix}/{rt.plural}"
     ns_params = ["namespace"] if rt.namespaced else []
-    write = ["pretty", "dryRun", "fieldManager", "fieldValidation"]
     patch_types = [JSON_PATCH, MERGE_PATCH]
     if "." not in rt.group or rt.group.endswith(".k8s.io"):
         patch_types.append(STRATEGIC_PATCH)  # Kubernetes' kinds; minik8s' own get merge patches, as CRDs
@@ -119,7 +153,7 @@ def operations(rt: ResourceType, schemas: Schemas) -> dict[str, tuple[list[str],
     if "list" in verbs:
         collection.append(Operation(rt, "get", "list", f"list{ident}{scope}{rt.kind}", lister, None, list_name))
     if "create" in verbs:
-        collection.append(Operation(rt, "post", "post", f"create{ident}{scope}{rt.kind}", write, name, name))
+        collection.append(Operation(rt, "post", "post", f"create{ident}{scope}{rt.kind}", _WRITE, name, name))
     if "deletecollection" in verbs:
         collection.append(Operation(rt, "delete", "deletecollection", f"deleteCollection{ident}{scope}{rt.kind}",
                                     ["pretty", "dryRun", "labelSelector", "fieldSelector", "gracePeriodSeconds",
@@ -130,27 +164,61 @@ def operations(rt: ResourceType, schemas: Schemas) -> dict[str, tuple[list[str],
         paths[f"{prefix}/{rt.plural}"] = ([], [Operation(rt, "get", "list", f"list{ident}{rt.kind}ForAllNamespaces",
                                                          lister, None, list_name)])
 
-    item: list[Operation] = []
-    if "get" in verbs:
-        item.append(Operation(rt, "get", "get", f"read{ident}{scope}{rt.kind}", ["pretty"], None, name))
-    if "update" in verbs:
-        item.append(Operation(rt, "put", "put", f"replace{ident}{scope}{rt.kind}", write, name, name))
-    if "patch" in verbs:
-        item.append(Operation(rt, "patch", "patch", f"patch{ident}{scope}{rt.kind}", write + ["force"], "patch",
-                              name, patch_types))
+    item = _object_operations(rt, verbs - {"create"}, f"{ident}{scope}{rt.kind}", name, name, gvk(rt), patch_types)
     if "delete" in verbs:
         item.append(Operation(rt, "delete", "delete", f"delete{ident}{scope}{rt.kind}",
                               ["pretty", "dryRun", "gracePeriodSeconds", "propagationPolicy"], None, name))
     if item:
         paths[f"{ns_path}/{{name}}"] = (ns_params + ["name"], item)
-    if "status" in rt.subresources:
-        paths[f"{ns_path}/{{name}}/status"] = (ns_params + ["name"], [
-            Operation(rt, "get", "get", f"read{ident}{scope}{rt.kind}Status", ["pretty"], None, name),
-            Operation(rt, "put", "put", f"replace{ident}{scope}{rt.kind}Status", write, name, name),
-            Operation(rt, "patch", "patch", f"patch{ident}{scope}{rt.kind}Status", write + ["force"], "patch", name,
-                      patch_types),
-        ])
+    for sub in sorted(rt.subresources):
+        ops = _subresource_operations(rt, sub, schemas, ident, name, patch_types)
+        if ops:
+            paths[f"{ns_path}/{{name}}/{sub}"] = (ns_params + ["name"], ops)
     return paths
+
+
+def _object_operations(rt: ResourceType, verbs: set[str] | tuple[str, ...], ident: str, body: str, response: str,
+                       kind: Obj, patch_types: list[str]) -> list[Operation]:
+    """The read/replace/patch/create operations ``verbs`` allow on one object path; ``ident``: the
+    operation ids' stem (``CoreV1NamespacedPod``, ``AppsV1NamespacedDeploymentScale``)."""
+    ops: list[Operation] = []
+    if "get" in verbs:
+        ops.append(Operation(rt, "get", "get", f"read{ident}", ["pretty"], None, response, kind=kind))
+    if "update" in verbs:
+        ops.append(Operation(rt, "put", "put", f"replace{ident}", _WRITE, body, response, kind=kind))
+    if "patch" in verbs:
+        ops.append(Operation(rt, "patch", "patch", f"patch{ident}", _WRITE + ["force"], "patch", response,
+                             patch_types, kind=kind))
+    if "create" in verbs:
+        ops.append(Operation(rt, "post", "post", f"create{ident}", _WRITE, body, response, kind=kind))
+    return ops
+
+
+def _subresource_operations(rt: ResourceType, name: str, schemas: Schemas, ident: str, own: str,
+                            patch_types: list[str]) -> list[Operation]:
+    """The operations of ``{plural}/{name}/{subresource}`` (``ident``: ``CoreV1``; ``own``: the
+    definition of ``rt``'s kind), from its :class:`~minik8s.api.resourcetypes.Subresource`:
+
+    - ``connect`` ones (``pods/exec``): ``connect{Ident}{Method}...`` for each method, answering a
+      stream, with the options kind (``PodExecOptions``) as their group-version-kind;
+    - ``text`` ones (``pods/log``): a read answering text, of the resource's own kind;
+    - the others: read/replace/patch/create of the kind they take (``autoscaling/v1`` Scale for
+      ``scale``, ``policy/v1`` Eviction for ``eviction``, the resource's own for ``status``).
+    """
+    sub = subresource(name)
+    group, version = sub.group_version or (rt.group, rt.version)
+    kind = {"group": group, "kind": sub.kind or rt.kind, "version": version}
+    scope = "Namespaced" if rt.namespaced else ""
+    stem = f"{scope}{rt.kind}{_camel(name)}"
+    if sub.connect:
+        return [Operation(rt, method, "connect", f"connect{ident}{method.capitalize()}{stem}", list(sub.query),
+                          None, None, kind=kind, produces=STREAM_TYPES)
+                for method in sorted(_VERB_METHODS[v] for v in sub.verbs if v in _VERB_METHODS)]
+    if sub.text:
+        return [Operation(rt, "get", "get", f"read{ident}{stem}", list(sub.query), None, None, kind=kind,
+                          produces=TEXT_TYPES)]
+    definition = own if not sub.kind else schemas.kind_definition(group, version, kind["kind"]) or own
+    return _object_operations(rt, sub.verbs, f"{ident}{stem}", definition, definition, kind, patch_types)
 
 
 # ------------------------------------------------------------------ v2 (Swagger 2.0)
@@ -162,13 +230,17 @@ def _v2_parameter(name: str, where: str) -> Obj:
     return {"name": name, "in": "query", "type": kind, "uniqueItems": True, "description": _QUERY[name]}
 
 
+def _v2_response(op: Operation) -> Obj:
+    return {"$ref": REF_PREFIX + op.response} if op.response else {"type": "string"}
+
+
 def _v2_operation(op: Operation) -> Obj:
     params = [_v2_parameter(q, "query") for q in op.query]
     out: Obj = {
         "operationId": op.operation_id, "tags": [_group_tag(op.rt)],
-        "produces": ["application/json", "application/yaml"], "schemes": ["https"],
+        "produces": list(op.produces), "schemes": ["https"],
         "consumes": op.patch_types or ["*/*"],
-        "responses": {"200": {"description": "OK", "schema": {"$ref": REF_PREFIX + op.response}},
+        "responses": {"200": {"description": "OK", "schema": _v2_response(op)},
                       "401": {"description": "Unauthorized"}},
         "x-kubernetes-action": op.action, "x-kubernetes-group-version-kind": op.kind,
     }
@@ -176,8 +248,9 @@ def _v2_operation(op: Operation) -> Obj:
         params.insert(0, {"name": "body", "in": "body", "required": True, "schema": PATCH_SCHEMA})
     elif op.body:
         params.insert(0, {"name": "body", "in": "body", "required": True, "schema": {"$ref": REF_PREFIX + op.body}})
-    if op.method == "post":
-        out["responses"]["201"] = {"description": "Created", "schema": {"$ref": REF_PREFIX + op.response}}
+    if op.method == "post" and op.action == "post":
+        out["responses"]["201"] = {"description": "Created", "schema": _v2_response(op)}
+        out["responses"]["202"] = {"description": "Accepted", "schema": _v2_response(op)}
     out["parameters"] = params
     return out
 
@@ -220,16 +293,17 @@ def _v3_parameter(name: str, where: str) -> Obj:
 
 
 def _v3_operation(op: Operation) -> Obj:
-    ref = {"$ref": "#/components/schemas/" + op.response}
-    content = {"application/json": {"schema": ref}, "application/yaml": {"schema": ref}}
+    schema = {"$ref": "#/components/schemas/" + op.response} if op.response else {"type": "string"}
+    content = {media: {"schema": schema} for media in op.produces}
     out: Obj = {
         "operationId": op.operation_id, "tags": [_group_tag(op.rt)],
         "parameters": [_v3_parameter(q, "query") for q in op.query],
         "responses": {"200": {"description": "OK", "content": content}, "401": {"description": "Unauthorized"}},
         "x-kubernetes-action": op.action, "x-kubernetes-group-version-kind": op.kind,
     }
-    if op.method == "post":
+    if op.method == "post" and op.action == "post":
         out["responses"]["201"] = {"description": "Created", "content": content}
+        out["responses"]["202"] = {"description": "Accepted", "content": content}
     if op.body == "patch":
         patch_schema = {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch"}
         out["requestBody"] = {"required": True, "content": {t: {"schema": patch_schema} for t in op.patch_types or []}}
@@ -249,7 +323,8 @@ def document_v3(types: list[ResourceType], schemas: Schemas, version: str) -> Ob
             item: Obj = {op.method: _v3_operation(op) for op in ops}
             item["parameters"] = [_v3_parameter(p, "path") for p in path_params]
             paths[path] = item
-            names += [op.response for op in ops] + [op.body for op in ops if op.body and op.body != "patch"]
+            names += [op.response for op in ops if op.response]
+            names += [op.body for op in ops if op.body and op.body != "patch"]
     components = {name: _v3_schema(schema) for name, schema in sorted(schemas.closure(names).items())}
     components["io.k8s.apimachinery.pkg.apis.meta.v1.Patch"] = PATCH_SCHEMA
     return {"openapi": "3.0.0", "info": {"title": TITLE, "version": version}, "paths": paths,

@@ -271,25 +271,17 @@ class RBACCache:
     async def _reflect(self, kind: str) -> None:
         rt = self.rts[kind]
         assert rt is not None
-        store = self.api.store
-        prefix = rt.storage_prefix()
-        while True:
-            try:
-                items, revision, _ = await store.list(prefix)
-                self._reset(kind)
-                for obj in items:
-                    self.apply(kind, "ADDED", obj)
-                self._synced_kinds.add(kind)
-                if len(self._synced_kinds) == len(self.KINDS):
-                    self.synced.set()
-                events = await store.watch(prefix, revision)
-                async for ev in events:
-                    self.apply(kind, ev.type, ev.object)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # etcd away or compacted: list again
-                log.debug("rbac cache: %s: %s; relisting", kind, exc)
-                await asyncio.sleep(1.0)
+
+        def listed(items: list[Obj]) -> None:
+            self._reset(kind)
+            for obj in items:
+                self.apply(kind, "ADDED", obj)
+            self._synced_kinds.add(kind)
+            if len(self._synced_kinds) == len(self.KINDS):
+                self.synced.set()
+
+        await self.api.store.reflect(rt.storage_prefix(), listed, lambda event, obj: self.apply(kind, event, obj),
+                                     f"rbac cache: {kind}")
 
     async def _aggregator(self) -> None:
         rt = self.rts["ClusterRole"]

@@ -38,6 +38,7 @@ from minik8s.apiserver.protobuf import integer_range_causes
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import GENERIC, Strategy, default_strategies
 from minik8s.apiserver.strategies.pod import PodStrategy
+from minik8s.apiserver.unhonoured import unhonoured_warnings
 from minik8s.apiserver.wireorder import in_wire_order
 
 log = logging.getLogger("apiserver")
@@ -382,6 +383,15 @@ class ResourceAPI:
         if decision.forbidden:
             raise errors.Forbidden(decision.forbidden, {"name": obj["metadata"].get("name", ""), "kind": "pods"})
 
+    @staticmethod
+    def _unhonoured(rt: ResourceType, obj: Obj, old: Obj | None, validation: FieldValidation | None) -> None:
+        """Warn about the pod-spec fields minik8s stores but does not honour
+        (:mod:`minik8s.apiserver.unhonoured`); an update warns only about what ``old`` lacked."""
+        if validation is None or rt.custom is not None:
+            return
+        known = set(unhonoured_warnings(old)) if old is not None else set()
+        validation.warnings += [w for w in unhonoured_warnings(obj) if w not in known and w not in validation.warnings]
+
     async def _limit_ranges(self, rt: ResourceType, obj: Obj, creating: bool) -> list[Obj]:
         """The LimitRanges the ``LimitRanger`` plugin applies to ``obj`` (none when it is off or
         does not handle the kind: :func:`minik8s.apiserver.limitranger.handles`)."""
@@ -428,6 +438,7 @@ class ResourceAPI:
         if rt.namespaced:
             await self.ensure_namespace(meta["namespace"])
             await self.pod_security(obj, validation)
+            self._unhonoured(rt, obj, None, validation)
             limitranger.validate(rt, obj, ranges)
             if admission.RESOURCE_QUOTA in self.admission.plugins:
                 await resourcequota.admit(self, rt, obj, dry_run)
@@ -573,7 +584,8 @@ class ResourceAPI:
             if precondition is not None and precondition != old_rv:
                 raise self._conflict(rt, name)
             try:
-                return await self._write_update(rt, name, copy.deepcopy(obj), old, subresource, dry_run, manager)
+                return await self._write_update(rt, name, copy.deepcopy(obj), old, subresource, dry_run, manager,
+                                                validation=validation)
             except errors.Conflict:
                 if precondition is not None:
                     raise self._conflict(rt, name) from None
@@ -633,7 +645,8 @@ class ResourceAPI:
             obj = self._parse(rt, new, namespace, validation, patch)
             obj["metadata"]["name"] = name
             try:
-                return await self._write_update(rt, name, obj, old, subresource, dry_run, manager)
+                return await self._write_update(rt, name, obj, old, subresource, dry_run, manager,
+                                                validation=validation)
             except errors.Conflict:
                 if wanted_rv is not None and isinstance(patch, dict) and \
                         (patch.get("metadata") or {}).get("resourceVersion"):
@@ -692,7 +705,7 @@ class ResourceAPI:
             obj["metadata"]["name"] = name
             try:
                 return await self._write_update(rt, name, obj, old, subresource, dry_run, manager,
-                                                applied=True), False
+                                                applied=True, validation=validation), False
             except errors.Conflict:
                 if wanted_rv:
                     raise self._conflict(rt, name) from None
@@ -713,9 +726,10 @@ class ResourceAPI:
 
     async def _write_update(self, rt: ResourceType, name: str, obj: Obj, old: Obj,
                             subresource: str | None, dry_run: bool, manager: str | None = None,
-                            applied: bool = False) -> Obj:
+                            applied: bool = False, validation: FieldValidation | None = None) -> Obj:
         """Write ``obj`` over ``old``. managedFields: ``applied`` keeps the ones ``obj`` carries;
-        otherwise ``manager`` records an update (without one, ``old``'s are kept when ``obj`` has none)."""
+        otherwise ``manager`` records an update (without one, ``old``'s are kept when ``obj`` has none).
+        ``validation`` collects the warnings of a write to the object itself."""
         strategy = self.strategy_of(rt)
         old_meta = old["metadata"]
         meta = obj["metadata"]
@@ -758,6 +772,7 @@ class ResourceAPI:
             self._validate(rt, obj, old)
             if subresource is None:
                 await self._validating_admission(rt, obj, old)
+                self._unhonoured(rt, obj, old, validation)
         if subresource is None:
             limitranger.validate(rt, obj, await self._limit_ranges(rt, obj, False))
         if rt.custom is None:

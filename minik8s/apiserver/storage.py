@@ -11,9 +11,10 @@ watch and the reads inside update/delete all decode through :meth:`Store._from_s
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -272,6 +273,25 @@ class Store:
             raise errors.ServiceUnavailable(f"etcd watch failed: {exc}") from exc
         self.open_watches += 1
         return self._events(w, from_revision)
+
+    async def reflect(self, prefix: str, listed: Callable[[builtins.list[dict[str, Any]]], None],
+                      changed: Callable[[str, dict[str, Any]], None], what: str) -> None:
+        """Keep a copy in memory of everything under ``prefix``, until cancelled (client-go's
+        reflector, over etcd): list, hand the objects to ``listed``, then hand each change from the
+        list's revision on to ``changed`` (``ADDED``, ``MODIFIED`` or ``DELETED`` and the object).
+        When etcd is away or the revision is compacted, list again a second later (``what`` names
+        the copy in the debug log)."""
+        while True:
+            try:
+                items, revision, _ = await self.list(prefix)
+                listed(items)
+                async for event in await self.watch(prefix, revision):
+                    changed(event.type, event.object)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - etcd away or compacted: list again
+                log.debug("%s: %s; relisting", what, exc)
+                await asyncio.sleep(1.0)
 
     async def _events(self, w: Any, from_revision: int) -> AsyncIterator[WatchEvent]:
         try:

@@ -15,6 +15,14 @@ nat table
     bridge port, which is the pod network's job, as with CNI's ``hairpinMode``.)
     ``<P>-NODEPORTS``: ``--dport nodePort`` → mark, then the service chain (so a NodePort reached
     from 127.0.0.1 leaves masqueraded).
+    ``sessionAffinity: ClientIP`` (kube-proxy's rules): the DNAT rule of each ``<P>-SEP-…`` also
+    records the client's source address in the ``recent`` list named after the chain
+    (``-m recent --name <P>-SEP-… --set``), and the service chain first sends a client found in
+    one of its endpoints' lists, seen within ``timeoutSeconds``, back to that endpoint
+    (``--rcheck --seconds T --reap``); only new clients reach the random rules.  ClusterIP and
+    NodePort traffic share the service chain, so they share the affinity.  The lists live in
+    the kernel (``/proc/net/xt_recent/``), survive rewrites of the chains, and go with the last
+    rule that names them.
     ``<P>-MARK-MASQ`` ors ``M`` into the packet mark; ``POSTROUTING`` → ``<P>-POSTROUTING``
     clears it and MASQUERADEs marked packets.
 filter table
@@ -224,14 +232,21 @@ def render(state: ProxyState, cfg: ProxyConfig, mode: str = "iptables") -> Rules
         if sp.node_port:
             nat.rules.append(f"-A {nodeports} {np_match} -j {masq}")
             nat.rules.append(f"-A {nodeports} {np_match} -j {chain}")
+        seps = [sep_chain(cfg, name, sp.protocol, ep) for ep in eps]
+        sep_chains += seps
+        if sp.sticky_max_age_seconds:
+            # ClientIP affinity: a client seen by an endpoint's chain within the timeout goes back to it
+            # (its source address is in that chain's ``recent`` list), before any random pick
+            for ep, sep in zip(eps, seps, strict=True):
+                svc_rules.append(f"-A {chain} {_comment(f'{name} -> {ep}')} -m recent --name {sep} --rcheck "
+                                 f"--seconds {sp.sticky_max_age_seconds} --reap -j {sep}")
         n = len(eps)
-        for i, ep in enumerate(eps):
-            sep = sep_chain(cfg, name, sp.protocol, ep)
-            sep_chains.append(sep)
+        for i, (ep, sep) in enumerate(zip(eps, seps, strict=True)):
             pick = "" if i == n - 1 else f"-m statistic --mode random --probability {1.0 / (n - i):.10f} "
             svc_rules.append(f"-A {chain} {_comment(f'{name} -> {ep}')} {pick}-j {sep}")
             sep_rules.append(f"-A {sep} -s {ep.ip}/32 {_comment(str(name))} -j {masq}")
-            sep_rules.append(f"-A {sep} {_port_match(sp, str(name))} -j DNAT --to-destination {ep}")
+            remember = f"-m recent --name {sep} --set " if sp.sticky_max_age_seconds else ""
+            sep_rules.append(f"-A {sep} {_port_match(sp, str(name))} {remember}-j DNAT --to-destination {ep}")
     last = _comment(f"{who} service nodeports; NOTE: this must be the last rule in this chain")
     if localhost_nodeports(cfg, mode):
         nat.rules.append(f"-A {services} {last} -m addrtype --dst-type LOCAL -j {nodeports}")
@@ -358,7 +373,9 @@ def programmed_endpoints(nat_save: str, cfg: ProxyConfig) -> dict[str, list[str]
             proto = words[words.index("-p") + 1]
             svc_of[target] = f"{ip}:{port}/{proto}"
         elif chain.startswith(cfg.chain("SVC-")) and target and target.startswith(cfg.chain("SEP-")):
-            seps.setdefault(chain, []).append(target)
+            targets = seps.setdefault(chain, [])
+            if target not in targets:  # (a ClientIP Service's chain jumps to each endpoint twice)
+                targets.append(target)
         elif chain.startswith(cfg.chain("SEP-")) and "--to-destination" in words:
             dest[chain] = words[words.index("--to-destination") + 1]
     return {key: sorted(dest[s] for s in seps.get(chain, []) if s in dest) for chain, key in svc_of.items()}

@@ -11,11 +11,17 @@ accepts (:func:`~minik8s.proxy.iptables.render` with ``mode="ipvs"``).
 Planning is pure (:func:`desired_table`, :func:`plan`); the kernel sits behind
 :class:`IPVSKernel` (real implementation: :class:`Pyroute2Kernel`, pyroute2's generic
 netlink IPVS client).  :func:`ipvs_unavailable_reason` detects kernels without IPVS.
+
+Not done: ``sessionAffinity: ClientIP``, which kube-proxy's IPVS mode turns into persistent
+virtual servers (``persistence_timeout`` = ``timeoutSeconds``).  The development kernels have no
+IPVS to check that against, so such Services are balanced round robin here, with one warning a
+Service; the iptables mode honours the affinity.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import socket
 from dataclasses import dataclass, field
@@ -27,7 +33,9 @@ from minik8s.proxy.config import ProxyConfig
 from minik8s.proxy.errors import IPVSUnavailable
 from minik8s.proxy.iptables import IptablesBackend, SyncResult
 from minik8s.proxy.routing import Links
-from minik8s.proxy.servicemap import ProxyState
+from minik8s.proxy.servicemap import ProxyState, ServicePortName
+
+log = logging.getLogger("proxy")
 
 PROC_IP_VS = "/proc/net/ip_vs"
 SCHEDULER = "rr"
@@ -258,9 +266,15 @@ class IPVSBackend:
         self.netfilter = netfilter or IptablesBackend(cfg, render_mode="ipvs")
         self._last: tuple[IPVSTable, set[str]] | None = None
         self.last_plan: Plan | None = None
+        self.affinity_ignored: set[ServicePortName] = set()
 
     def sync(self, state: ProxyState, force: bool = False) -> SyncResult:
         """Apply ``state``; returns whether the kernel or netfilter changed."""
+        sticky = {name for name, sp in state.services.items() if sp.sticky_max_age_seconds}
+        for name in sorted(sticky - self.affinity_ignored):
+            log.warning("service %s: sessionAffinity ClientIP is not honoured in IPVS mode (round robin); "
+                        "use --proxy-mode iptables", name)
+        self.affinity_ignored = sticky
         result = self.netfilter.sync(state, force)
         want = desired_table(state, self.cfg)
         if not force and want == self._last:

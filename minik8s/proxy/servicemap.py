@@ -10,7 +10,8 @@ already resolved each (possibly named) targetPort into the port number a slice p
 Ready endpoints receive traffic; when a Service port has none, its serving terminating
 endpoints do (kube-proxy's ``ProxyTerminatingEndpoints``, so a rolling update drains
 gracefully); others never.  Services that are headless (``clusterIP: None``), ExternalName,
-or have no ClusterIP yet get no rules.
+or have no ClusterIP yet get no rules.  ``sessionAffinity: ClientIP`` gives every port of the
+Service its ``sessionAffinityConfig.clientIP.timeoutSeconds`` (kube-proxy's ``StickyMaxAgeSeconds``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minik8s.api.base import Obj
-from minik8s.api.core import PROTOCOLS
+from minik8s.api.core import DEFAULT_CLIENT_IP_AFFINITY_SECONDS, PROTOCOLS
 from minik8s.api.discovery import SERVICE_NAME_LABEL, endpoint_ready, endpoint_serving, endpoint_terminating
 
 
@@ -39,13 +40,16 @@ class ServicePortName:
 
 @dataclass(frozen=True)
 class ServicePort:
-    """What the proxy needs of one Service port: ClusterIP:port/protocol and the nodePort (or None)."""
+    """What the proxy needs of one Service port: ClusterIP:port/protocol, the nodePort (or None), and
+    how many seconds a client stays with the endpoint it last reached (``sessionAffinity: ClientIP``;
+    0: no affinity)."""
 
     name: ServicePortName
     cluster_ip: str
     port: int
     protocol: str = "TCP"
     node_port: int | None = None
+    sticky_max_age_seconds: int = 0
 
 
 @dataclass(frozen=True, order=True)
@@ -86,6 +90,17 @@ def _valid_ipv4(value: Any) -> bool:
     return True
 
 
+def sticky_max_age_seconds(spec: Obj) -> int:
+    """The ClientIP affinity timeout of a Service spec in seconds, 0 without affinity: ``timeoutSeconds``,
+    or 10800 when a ``ClientIP`` Service lacks it (the apiserver defaults it; kube-proxy falls back the same)."""
+    if spec.get("sessionAffinity") != "ClientIP":
+        return 0
+    timeout = ((spec.get("sessionAffinityConfig") or {}).get("clientIP") or {}).get("timeoutSeconds")
+    if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0:
+        return timeout
+    return DEFAULT_CLIENT_IP_AFFINITY_SECONDS
+
+
 def service_ports(service: Obj) -> list[ServicePort]:
     """The programmable ports of one Service (empty for headless/ExternalName/no-ClusterIP ones)."""
     meta = service.get("metadata") or {}
@@ -96,6 +111,7 @@ def service_ports(service: Obj) -> list[ServicePort]:
     if not _valid_ipv4(cluster_ip):  # None, "", "None" (headless) or garbage
         return []
     with_node_port = spec.get("type") in ("NodePort", "LoadBalancer")
+    sticky = sticky_max_age_seconds(spec)
     out = []
     for p in spec.get("ports") or []:
         port, protocol = p.get("port"), p.get("protocol") or "TCP"
@@ -104,7 +120,7 @@ def service_ports(service: Obj) -> list[ServicePort]:
         node_port = p.get("nodePort") if with_node_port and isinstance(p.get("nodePort"), int) else None
         out.append(ServicePort(ServicePortName(meta.get("namespace") or "", meta.get("name") or "",
                                                p.get("name") or ""),
-                               str(cluster_ip), port, protocol, node_port or None))
+                               str(cluster_ip), port, protocol, node_port or None, sticky))
     return out
 
 

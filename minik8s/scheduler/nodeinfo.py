@@ -150,23 +150,43 @@ def _non_zero(req: Resource) -> Resource:
 
 
 # ---------------------------------------------------------------------------- pods
+#: namespace name -> that namespace's labels ({} for one not known), for ``namespaceSelector``
+NamespaceLabels = Callable[[str], Mapping[str, str]]
+
+
+def no_namespace_labels(namespace: str) -> Mapping[str, str]:
+    """The :data:`NamespaceLabels` of a snapshot that knows no namespaces: every one unlabelled."""
+    return {}
+
+
 @dataclass(frozen=True)
 class AffinityTerm:
-    """One parsed ``PodAffinityTerm``: pods in ``namespaces`` whose labels match
-    ``selector``, counted per value of the node label ``topology_key``.
+    """One parsed ``PodAffinityTerm``: pods whose labels match ``selector`` and whose namespace is
+    one of ``namespaces`` or has labels matching ``namespace_selector``, counted per value of the
+    node label ``topology_key`` (Kubernetes' ``framework.AffinityTerm``).
 
-    ``namespaces`` empty in the API means "the namespace of the pod that owns the term";
-    that is resolved here. A missing ``labelSelector`` matches no pod (as in Kubernetes).
+    ``namespaces`` and ``namespaceSelector`` both absent in the API mean "the namespace of the pod
+    that owns the term"; that is resolved here. A ``namespaceSelector`` of ``{}`` selects every
+    namespace; an absent one none (beyond ``namespaces``). A missing ``labelSelector`` matches no
+    pod. ``matchLabelKeys`` / ``mismatchLabelKeys`` are not read here: the apiserver merged them
+    into ``labelSelector`` when the pod was created, as Kubernetes 1.32 does
+    (:mod:`minik8s.apiserver.strategies.podscheduling`).
     """
 
     namespaces: frozenset[str]
     selector: LabelSelector
     topology_key: str
     weight: int = 0
+    namespace_selector: LabelSelector = field(default_factory=LabelSelector.nothing)
 
-    def matches(self, pod: PodInfo) -> bool:
-        """Whether ``pod`` is one of the pods this term is about."""
-        return pod.namespace in self.namespaces and self.selector.matches(pod.labels)
+    def matches(self, pod: PodInfo, namespace_labels: NamespaceLabels = no_namespace_labels) -> bool:
+        """Whether ``pod`` is one of the pods this term is about; ``namespace_labels`` gives the
+        labels of the pod's namespace for the ``namespaceSelector``."""
+        if pod.namespace not in self.namespaces and (
+                self.namespace_selector.matches_nothing()
+                or not self.namespace_selector.matches(namespace_labels(pod.namespace))):
+            return False
+        return self.selector.matches(pod.labels)
 
 
 def _affinity_terms(raw: Any, namespace: str, weighted: bool) -> list[AffinityTerm]:
@@ -178,9 +198,12 @@ def _affinity_terms(raw: Any, namespace: str, weighted: bool) -> list[AffinityTe
         if weighted:
             weight = int(item.get("weight") or 0)
             term = item.get("podAffinityTerm") or {}
-        namespaces = frozenset(term.get("namespaces") or ()) or frozenset((namespace,))
+        namespaces = frozenset(term.get("namespaces") or ())
+        if not namespaces and term.get("namespaceSelector") is None:
+            namespaces = frozenset((namespace,))
         selector = LabelSelector.from_dict(term.get("labelSelector"))
-        terms.append(AffinityTerm(namespaces, selector, term.get("topologyKey") or "", weight))
+        ns_selector = LabelSelector.from_dict(term.get("namespaceSelector"))
+        terms.append(AffinityTerm(namespaces, selector, term.get("topologyKey") or "", weight, ns_selector))
     return terms
 
 
@@ -450,6 +473,9 @@ class Snapshot:
         #: node name -> the pending pods nominated to it by a preemption (set by the scheduler): filters
         #: count them there for pods of no higher priority, so the room they wait for stays theirs
         self.nominated: dict[str, list[PodInfo]] = {}
+        #: namespace name -> its labels (set by the scheduler from its namespace informer), for the
+        #: ``namespaceSelector`` of pod affinity terms
+        self.namespace_labels: NamespaceLabels = no_namespace_labels
 
     def with_node(self, replacement: NodeInfo) -> Snapshot:
         """This snapshot with the node of the same name replaced (preemption's dry runs: a node
@@ -461,14 +487,20 @@ class Snapshot:
         return other
 
     @classmethod
-    def build(cls, nodes: Iterable[Obj], pods: Iterable[Obj] = ()) -> Snapshot:
-        """A snapshot of ``nodes`` with ``pods`` placed on the node their ``spec.nodeName`` names."""
+    def build(cls, nodes: Iterable[Obj], pods: Iterable[Obj] = (), namespaces: Iterable[Obj] = ()) -> Snapshot:
+        """A snapshot of ``nodes`` with ``pods`` placed on the node their ``spec.nodeName`` names and
+        the labels of the ``namespaces`` (Namespace objects) known."""
         infos = {(n.get("metadata") or {}).get("name") or "": NodeInfo(n) for n in nodes}
         for pod in pods:
             info = PodInfo(pod)
             if info.node_name in infos:
                 infos[info.node_name].add_pod(info)
-        return cls(infos.values())
+        snapshot = cls(infos.values())
+        labels = {(ns.get("metadata") or {}).get("name") or "": dict((ns.get("metadata") or {}).get("labels") or {})
+                  for ns in namespaces}
+        if labels:
+            snapshot.namespace_labels = lambda name: labels.get(name) or {}
+        return snapshot
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)

@@ -27,6 +27,8 @@ Kubernetes' ``kube-scheduler`` shape:
   background, as Kubernetes' asynchronous preemption. Lower-priority pods nominated to that
   node lose their nomination. Once a victim is gone, the ``AssignedPodDelete`` event retries the
   pod. The PodDisruptionBudgets it weighs come from a third informer.
+* Namespaces are watched too: their labels are what the ``namespaceSelector`` of pod affinity
+  terms matches.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine, Iterable, Mapping
 from typing import Any
 
 from minik8s.api import errors
@@ -121,6 +123,8 @@ class Scheduler:
                                       volume=self.volumes.get, storage_class=self.classes.get,
                                       volumes=self.volumes.list)
         self.budgets = Informer(client, client.kind("policy/v1", "PodDisruptionBudget"))
+        #: namespace labels, for the ``namespaceSelector`` of pod affinity terms (InterPodAffinity)
+        self.namespaces = Informer(client, client.kind("v1", "Namespace"))
         #: pending pods nominated to a node by a preemption: key -> (node, PodInfo) (Kubernetes' nominator)
         self.nominated: dict[str, tuple[str, PodInfo]] = {}
         self.recorder = EventRecorder(client, scheduler_name)
@@ -160,6 +164,12 @@ class Scheduler:
         for node, info in self.nominated.values():
             by_node.setdefault(node, []).append(info)
         return by_node
+
+    def namespace_labels(self, name: str) -> Mapping[str, str]:
+        """The labels of namespace ``name`` as the informer last saw them ({} for one not known, as
+        Kubernetes' ``GetNamespaceLabelsSnapshot``)."""
+        labels: Mapping[str, str] = ((self.namespaces.get(name) or {}).get("metadata") or {}).get("labels") or {}
+        return labels
 
     def _on_pod_add(self, pod: Obj) -> None:
         if self.nominated or (pod.get("status") or {}).get("nominatedNodeName"):
@@ -241,11 +251,12 @@ class Scheduler:
         background = [self._spawn(self.nodes.run()), self._spawn(self.pods.run()),
                       self._spawn(self.claims.run()), self._spawn(self.volumes.run()),
                       self._spawn(self.classes.run()), self._spawn(self.budgets.run()),
+                      self._spawn(self.namespaces.run()),
                       self._spawn(self.queue.run_flush(self.flush_interval)), self._spawn(self._housekeeping())]
         try:
             await self.nodes.wait_synced()
             await self.pods.wait_synced()
-            for informer in (self.claims, self.volumes, self.classes, self.budgets):
+            for informer in (self.claims, self.volumes, self.classes, self.budgets, self.namespaces):
                 await informer.wait_synced()
             log.info("started scheduler=%s nodes=%d pending=%d", self.scheduler_name,
                      len(self.cache.node_names()), sum(self.queue.counts().values()))
@@ -302,6 +313,7 @@ class Scheduler:
         snapshot = self.cache.snapshot()
         snapshot.storage = self.storage
         snapshot.nominated = self.nominated_by_node()
+        snapshot.namespace_labels = self.namespace_labels
         try:
             result = self.framework.schedule(info, snapshot)
         except FitError as exc:

@@ -483,3 +483,13 @@ async def test_services_allocate_cluster_ip_and_node_port(client: Client, namesp
     await client.create(svc_rt, taken_ip, namespace)
     with pytest.raises(errors.Invalid, match="metadata.name"):
         await client.create(svc_rt, {"metadata": {"name": "1abc"}, "spec": {"ports": [{"port": 1}]}}, namespace)
+    # a LoadBalancer without node ports (KEP-1864), then one that allocates them, turned into a ClusterIP
+    lb = {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False,
+                                               "ports": [{"port": 80}]}}
+    assert "nodePort" not in (await client.create(svc_rt, lb, namespace))["spec"]["ports"][0]
+    lb["metadata"]["name"] = "lb2"
+    del lb["spec"]["allocateLoadBalancerNodePorts"]
+    lb2 = await client.create(svc_rt, lb, namespace)
+    assert lb2["spec"]["allocateLoadBalancerNodePorts"] is True and lb2["spec"]["ports"][0]["nodePort"]
+    plain = await client.patch(svc_rt, "lb2", {"spec": {"type": "ClusterIP"}}, namespace)
+    assert "nodePort" not in plain["spec"]["ports"][0] and "allocateLoadBalancerNodePorts" not in plain["spec"]

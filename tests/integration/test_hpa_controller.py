@@ -77,6 +77,15 @@ def utilization(resource: str, target: int) -> Obj:
                                                                            "averageUtilization": target}}}
 
 
+PODS_METRIC = {"type": "Pods", "pods": {"metric": {"name": "requests_per_second"},
+                                        "target": {"type": "AverageValue", "averageValue": "10"}}}
+
+
+def container_average(container: str, resource: str, value: str) -> Obj:
+    return {"type": "ContainerResource", "containerResource": {
+        "name": resource, "container": container, "target": {"type": "AverageValue", "averageValue": value}}}
+
+
 def average(resource: str, value: str) -> Obj:
     return {"type": "Resource", "resource": {"name": resource, "target": {"type": "AverageValue",
                                                                            "averageValue": value}}}
@@ -176,12 +185,16 @@ async def test_replicaset_on_memory_with_a_failing_cpu_metric(apiserver: APIServ
             ReplicaLog(client, "ReplicaSet", "cache", namespace) as log:
         node.usage["cache"] = (10, 100 * MIB)  # twice the 50Mi AverageValue target
         await client.create(client.kind("autoscaling/v2", "HorizontalPodAutoscaler"),
-                            hpa("cache", "ReplicaSet", 1, 3, [utilization("cpu", 50), average("memory", "50Mi")],
+                            hpa("cache", "ReplicaSet", 1, 3, [utilization("cpu", 50), average("memory", "50Mi"),
+                                                              PODS_METRIC, container_average("main", "memory", "50Mi")],
                                 behavior), namespace)
         await wait_for(lambda: log.current() == 3, 30, 0.1, "the ReplicaSet scaled up on memory")
         status = await hpa_status(client, namespace, "cache")
         assert status["currentMetrics"][0] == {"type": ""}
         assert status["currentMetrics"][1]["resource"]["current"]["averageValue"] == str(100 * MIB)
+        assert status["currentMetrics"][2] == {"type": ""}  # no custom metrics API: the Pods metric fails
+        assert status["currentMetrics"][3] == {"type": "ContainerResource", "containerResource": {
+            "name": "memory", "container": "main", "current": {"averageValue": str(100 * MIB)}}}
         node.usage["cache"] = (10, 10 * MIB)  # memory alone would scale down, but the cpu metric is broken
 
         async def refused() -> bool:
@@ -195,7 +208,7 @@ async def test_replicaset_on_memory_with_a_failing_cpu_metric(apiserver: APIServ
     assert message.startswith("the HPA was unable to compute the replica count: failed to get cpu utilization: "
                               "missing request for cpu in container main of Pod cache-")
     warnings = {e["reason"] for e in await events_for(client, namespace, "cache") if e["type"] == "Warning"}
-    assert {"FailedGetResourceMetric", "FailedComputeMetricsReplicas"} <= warnings
+    assert {"FailedGetResourceMetric", "FailedGetPodsMetric", "FailedComputeMetricsReplicas"} <= warnings
 
 
 async def test_missing_target(apiserver: APIServer, client: Client, namespace: str) -> None:

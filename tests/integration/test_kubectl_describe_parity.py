@@ -361,6 +361,38 @@ def _quota_and_limits(h: httpx.Client) -> None:
         {"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}}]}})
 
 
+def _cluster_classes_and_budgets(h: httpx.Client) -> None:
+    """The cluster-scoped classes and storage records (IngressClass, RuntimeClass, the CSI kinds),
+    a PodDisruptionBudget with a status, a PodTemplate."""
+    _post(h, "/apis/networking.k8s.io/v1/ingressclasses", {
+        "metadata": {"name": f"{NS}-ic", "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+        "spec": {"controller": "example.com/ingress",
+                 "parameters": {"apiGroup": "example.com", "kind": "Params", "name": "p1"}}})
+    _post(h, "/apis/node.k8s.io/v1/runtimeclasses", {
+        "metadata": {"name": f"{NS}-rc"}, "handler": "runc", "overhead": {"podFixed": {"cpu": "100m"}},
+        "scheduling": {"nodeSelector": {"sandbox": "yes"}}})
+    _post(h, "/apis/storage.k8s.io/v1/csidrivers", {
+        "metadata": {"name": f"{NS}.csi.example.com"},
+        "spec": {"attachRequired": False, "podInfoOnMount": True, "volumeLifecycleModes": ["Persistent", "Ephemeral"],
+                 "tokenRequests": [{"audience": "vault", "expirationSeconds": 3600}]}})
+    _post(h, "/apis/storage.k8s.io/v1/csinodes", {
+        "metadata": {"name": f"{NS}-csinode"},
+        "spec": {"drivers": [{"name": "csi.example.com", "nodeID": "n1", "topologyKeys": ["zone"],
+                              "allocatable": {"count": 8}}]}})
+    _post(h, "/apis/storage.k8s.io/v1/volumeattachments", {
+        "metadata": {"name": f"{NS}-va"},
+        "spec": {"attacher": "csi.example.com", "nodeName": "n1", "source": {"persistentVolumeName": "pv1"}}})
+    _post(h, f"/apis/storage.k8s.io/v1/namespaces/{NS}/csistoragecapacities", {
+        "metadata": {"name": "cap"}, "storageClassName": f"{NS}-sc", "capacity": "10Gi"})
+    base = f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets"
+    _post(h, base, {"metadata": {"name": "front-pdb"},
+                    "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "front"}}}})
+    _post(h, base, {"metadata": {"name": "pct"},
+                    "spec": {"maxUnavailable": "25%", "selector": {"matchLabels": {"app": "none"}},
+                             "unhealthyPodEvictionPolicy": "AlwaysAllow"}})
+    _post(h, f"/api/v1/namespaces/{NS}/podtemplates", {"metadata": {"name": "tmpl"}, "template": TEMPLATE})
+
+
 def _access_and_generic(h: httpx.Client) -> None:
     """Bindings; a CRD and a custom resource, a Lease, an Event about ``solo``, minik8s' Function,
     Workflow, WorkflowRun, Trigger, DNS and SlurmCluster (the kinds kubectl describes generically)."""
@@ -552,6 +584,7 @@ def objects(apiserver: APIServer, kubelet: FakeKubelet) -> Iterator[None]:
         _workloads(h, node)
         _storage_and_network(h)
         _access_and_generic(h)
+        _cluster_classes_and_budgets(h)
         _quota_and_limits(h)
     yield
 
@@ -647,6 +680,17 @@ DESCRIBE_CASES = [
     ["describe", "resourcequotas"],
     ["describe", "limits", "bounds"],
     ["describe", "selfsubjectaccessreviews", "x"],
+    ["describe", "ingressclass", f"{NS}-ic"],
+    ["describe", "runtimeclass", f"{NS}-rc"],
+    ["describe", "csidriver", f"{NS}.csi.example.com"],
+    ["describe", "csinode", f"{NS}-csinode"],
+    ["describe", "volumeattachment", f"{NS}-va"],
+    ["describe", "csistoragecapacities", "cap"],
+    ["describe", "pdb", "front-pdb"],
+    ["describe", "poddisruptionbudgets"],
+    ["describe", "podtemplate", "tmpl"],
+    ["describe", "flowschema", "exempt"],
+    ["describe", "prioritylevelconfiguration", "workload-low"],
 ]
 LOGS_CASES = [
     ["logs", "two"],

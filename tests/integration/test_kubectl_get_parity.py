@@ -180,6 +180,9 @@ GET_CASES = [
     ["get", "csinode", "parity-node"],
     ["get", "volumeattachments", "parity-va", "-o", "wide"],
     ["get", "csistoragecapacities"],
+    # API Priority and Fairness' bootstrap objects (MISSINGPL from the Dangling condition; <none> cells)
+    ["get", "flowschemas", "exempt", "catch-all", "global-default"],
+    ["get", "prioritylevelconfigurations", "exempt", "catch-all", "workload-low"],
     # pflag's shorthand with "=": -o=name, -l=sel
     ["get", "namespaces", "-o=name"],
     ["get", "pods", "-l=nosuch=x"],

@@ -33,10 +33,10 @@ from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client.kubeconfig import ClientConfig, render
 from minik8s.client.rest import Client
-from minik8s.proxy.iptables import svc_chain
+from minik8s.proxy.iptables import sep_chain, svc_chain
 from minik8s.proxy.ipvs import ipvs_unavailable_reason
 from minik8s.proxy.routing import default_node_ip
-from minik8s.proxy.servicemap import ServicePortName
+from minik8s.proxy.servicemap import Endpoint, ServicePortName
 from tests.support.processes import ROOT, APIServer, Etcd
 from tests.support.proxy import (
     IMAGE,
@@ -132,15 +132,16 @@ ROUTE_LOCALNET = "/proc/sys/net/ipv4/conf/all/route_localnet"
 
 # ---------------------------------------------------------------------------- API helpers
 async def create_service(client: Client, ns: str, name: str, third: int, *, node_port: bool = False,
-                         ) -> Obj:
+                         spec: Obj | None = None) -> Obj:
     """A selector-less Service (port 80 → targetPort 8080, port name ``http``) with a ClusterIP in
-    10.96.<third>.0/24."""
+    10.96.<third>.0/24; ``spec``: more fields of its spec."""
     rt = client.kind("v1", "Service")
     for _ in range(20):
         body = {"metadata": {"name": name, "namespace": ns},
                 "spec": {"type": "NodePort" if node_port else "ClusterIP",
                          "clusterIP": f"10.96.{third}.{random.randint(2, 254)}",
-                         "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}]}}
+                         "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}],
+                         **(spec or {})}}
         try:
             return await client.create(rt, body, ns)
         except errors.Invalid as exc:
@@ -246,6 +247,64 @@ async def test_node_port_from_the_host(proxy: ProxyProcess, backends: Backends, 
     assert Path(ROUTE_LOCALNET).read_text().strip() == "1"
     counts = spread("127.0.0.1", node_port, 20)
     assert set(counts) <= set(backends.names[:2]) and counts, counts
+
+
+def recent_clients(sep: str) -> list[str]:
+    """The source addresses in the kernel's ``recent`` list of an endpoint chain (empty: no list)."""
+    path = Path("/proc/net/xt_recent") / sep
+    if not path.exists():
+        return []
+    return [line.split()[0].removeprefix("src=") for line in path.read_text().splitlines() if line.strip()]
+
+
+async def test_client_ip_session_affinity(proxy: ProxyProcess, backends: Backends, client: Client,
+                                          namespace: str) -> None:
+    """``sessionAffinity: ClientIP``: every connection of one client reaches the endpoint its first one
+    reached (ClusterIP and NodePort alike; a pod is a client of its own), the endpoint chain's ``recent``
+    list holds the client; back to ``None``, the connections spread again."""
+    with pytest.raises(errors.Invalid, match=r"spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: "
+                       r"86401: must be greater than 0 and less than 86400"):
+        await create_service(client, namespace, "sticky", proxy.third, spec={
+            "sessionAffinity": "ClientIP", "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 86401}}})
+    svc = await create_service(client, namespace, "sticky", proxy.third, node_port=True,
+                               spec={"sessionAffinity": "ClientIP"})
+    assert svc["spec"]["sessionAffinityConfig"] == {"clientIP": {"timeoutSeconds": 10800}}  # the apiserver's
+    ip, node_port = svc["spec"]["clusterIP"], svc["spec"]["ports"][0]["nodePort"]
+    await set_endpoints(client, namespace, "sticky", backends.ips)
+    proxy.wait_programmed(ip, 80, [f"{b}:8080" for b in backends.ips])
+    name = ServicePortName(namespace, "sticky", "http")
+    seps = [sep_chain(proxy.cfg, name, "TCP", Endpoint(b, 8080)) for b in backends.ips]
+
+    counts = spread(ip, 80, 30)  # without affinity, P(30 of 30 on one of 3) is 3e-14
+    assert len(counts) == 1, counts
+    chosen = backends.names.index(next(iter(counts)))
+    lists = [recent_clients(sep) for sep in seps]
+    assert len(lists[chosen]) == 1 and not any(lists[i] for i in range(3) if i != chosen), lists
+
+    # a new timeout rewrites the chains; the kernel keeps the lists, so the client keeps its endpoint
+    rt = client.kind("v1", "Service")
+    await client.patch(rt, "sticky", {"spec": {"sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 3600}}}},
+                       namespace)
+    chain = svc_chain(proxy.cfg, name, "TCP")
+    wait_for_sync(lambda: f"--seconds 3600 --reap --name {seps[0]} " in iptables_save("nat"), timeout=10)
+    assert spread(ip, 80, 10) == {backends.names[chosen]: 10}
+
+    node_ip = default_node_ip()
+    if node_ip is not None:  # the NodePort enters the same service chain: one backend for this client too
+        assert len(spread(node_ip, node_port, 15)) == 1
+    answers = set()
+    for _ in range(6):  # a pod: a client of its own address, also kept on one backend
+        code, out = backends.exec_wget(1, f"http://{ip}:80/")
+        assert code == 0, out
+        answers.add(out)
+    assert len(answers) == 1 and answers <= set(backends.names), answers
+
+    back = await client.patch(rt, "sticky", {"spec": {"sessionAffinity": "None"}}, namespace)
+    assert "sessionAffinityConfig" not in back["spec"]  # dropped with None, as Kubernetes' defaulting does
+    wait_for_sync(lambda: not any(line.startswith(f"-A {chain} ") and "recent" in line
+                                  for line in iptables_save("nat").splitlines()), timeout=10)
+    counts = spread(ip, 80, 30)
+    assert len(counts) >= 2, counts  # P(all 30 on one of 3) is 3e-14
 
 
 async def test_endpoint_changes_and_programming_latency(proxy: ProxyProcess, backends: Backends, client: Client,

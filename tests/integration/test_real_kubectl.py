@@ -155,6 +155,32 @@ def test_unknown_fields_are_rejected_or_warned(real_kubectl: RealKubectl, namesp
     assert "Warning" not in res.err
 
 
+def test_unhonoured_fields_are_stored_with_warnings(real_kubectl: RealKubectl, namespace: str,  # noqa: F811
+                                                    tmp_path: Path) -> None:
+    """Fields minik8s cannot honour are stored, and kubectl prints the apiserver's warnings."""
+    kubectl = real_kubectl
+    deploy = copy.deepcopy(DEPLOY)
+    deploy["metadata"]["name"] = "cloudy"
+    spec = deploy["spec"]["template"]["spec"]
+    spec["volumes"] = [{"name": "disk", "awsElasticBlockStore": {"volumeID": "vol-1"}}]
+    spec["securityContext"] = {"windowsOptions": {"runAsUserName": "admin"}}
+    path = manifest(tmp_path, "cloudy.yaml", deploy)
+    res = kubectl.ok("apply", "-f", path)
+    assert res.out == "deployment.apps/cloudy created\n"
+    assert res.err.splitlines() == [
+        "Warning: spec.template.spec.volumes[0].awsElasticBlockStore: not supported by minik8s; stored, but the "
+        "kubelet cannot mount this volume type (the pod waits in ContainerCreating, FailedMount)",
+        "Warning: spec.template.spec.securityContext.windowsOptions: not supported by minik8s; stored but not used "
+        "(minik8s runs Linux containers only)"]
+    stored = yaml.safe_load(kubectl.ok("get", "deployment", "cloudy", "-o", "yaml").out)["spec"]["template"]["spec"]
+    assert stored["volumes"][0]["awsElasticBlockStore"] == {"volumeID": "vol-1"}
+    assert stored["securityContext"] == {"windowsOptions": {"runAsUserName": "admin"}}
+    spec["hostUsers"] = False  # an update warns only about what is new
+    res = kubectl.ok("apply", "-f", manifest(tmp_path, "cloudy.yaml", deploy))
+    assert res.err.splitlines() == ["Warning: spec.template.spec.hostUsers: not supported by minik8s; stored but "
+                                    "not used (no user namespaces: pods share the host's users)"]
+
+
 def test_explain(real_kubectl: RealKubectl) -> None:  # noqa: F811
     kubectl = real_kubectl
     out = kubectl.ok("explain", "pod.spec", ns=False).out

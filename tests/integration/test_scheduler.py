@@ -111,7 +111,8 @@ class Cluster:
     async def create_pod(self, name: str, *, cpu: str | None = None, memory: str | None = None,
                          labels: dict[str, str] | None = None, host_port: int | None = None,
                          node_selector: dict[str, str] | None = None, tolerations: list[Obj] | None = None,
-                         affinity: Obj | None = None, owner_uid: str | None = None) -> Obj:
+                         affinity: Obj | None = None, owner_uid: str | None = None,
+                         spread: list[Obj] | None = None) -> Obj:
         requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
         container: Obj = {"name": "main", "image": "busybox", "command": ["sleep", "3600"]}
         if requests:
@@ -125,6 +126,8 @@ class Cluster:
             spec["tolerations"] = tolerations
         if affinity:
             spec["affinity"] = affinity
+        if spread:
+            spec["topologySpreadConstraints"] = spread
         meta: Obj = {"name": name, "namespace": self.namespace, "labels": labels or {}}
         if owner_uid:
             meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
@@ -511,3 +514,81 @@ async def test_scheduling_gates_hold_a_pod_until_removed(cluster: Cluster) -> No
                                patch_type="merge")
     assert await cluster.wait_bound("gated") == node
     assert (scheduled_condition(await cluster.get_pod("gated")) or {}).get("status") == "True"
+
+
+async def test_newer_spread_and_affinity_fields(cluster: Cluster) -> None:
+    """Topology spread ``matchLabelKeys``, ``minDomains`` and ``nodeTaintsPolicy``; pod affinity
+    ``namespaceSelector`` (namespace labels from the scheduler's informer) and ``matchLabelKeys``
+    (merged into the stored selector by the apiserver)."""
+    zone = "topology.kubernetes.io/zone"
+    a = await cluster.add_node("a", labels={zone: "z1"})
+    b = await cluster.add_node("b", labels={zone: "z2"})
+    await cluster.add_node("c", labels={zone: "z3"}, taints=[{"key": "dedicated", "value": "gpu",
+                                                              "effect": "NoSchedule"}])
+    ns_rt = cluster.client.kind("v1", "Namespace")
+    data_ns = f"data-{cluster.id}"
+    await cluster.client.create(ns_rt, {"metadata": {"name": data_ns, "labels": {"team": cluster.id}}})
+    try:
+        await cluster.start()
+        db = {"apiVersion": "v1", "kind": "Pod",
+              "metadata": {"name": "db", "namespace": data_ns, "labels": {"app": "db"}},
+              "spec": {"containers": [{"name": "main", "image": "busybox"}], "schedulerName": cluster.scheduler_name,
+                       "nodeSelector": {"kubernetes.io/hostname": a}}}
+        await cluster.client.create(cluster.pod_rt, db)
+        await wait_for(lambda: _bound(cluster, data_ns, "db"), timeout=10)
+
+        def condition_says(text: str) -> Callable[[Obj], bool]:
+            return lambda pod: text in ((scheduled_condition(pod) or {}).get("message") or "")
+
+        # anti-affinity to the db pods of the namespaces labelled team=<id>: not on a
+        away = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname",
+             "namespaceSelector": {"matchLabels": {"team": cluster.id}}}]}}
+        await cluster.create_pod("guarded", affinity=away, node_selector={"kubernetes.io/hostname": a})
+        await cluster.wait_pod("guarded", condition_says("1 node(s) didn't match pod anti-affinity rules"))
+
+        def web(version: str, min_domains: int | None = None) -> list[Obj]:
+            c: Obj = {"maxSkew": 1, "topologyKey": zone, "whenUnsatisfiable": "DoNotSchedule",
+                      "labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["version"],
+                      "nodeTaintsPolicy": "Honor"}
+            if min_domains:
+                c["minDomains"] = min_domains
+            return [c]
+
+        # the tainted zone z3 does not count (Honor): three v1 pods fit over z1 and z2
+        for i in range(3):
+            await cluster.create_pod(f"v1-{i}", labels={"app": "web", "version": "v1"}, spread=web("v1"))
+        placed = [await cluster.wait_bound(f"v1-{i}") for i in range(3)]
+        assert sorted(Counter(placed).values()) == [1, 2] and set(placed) == {a, b}
+        # minDomains 3 > 2 eligible zones: the global minimum is 0, and both zones already hold v1 pods
+        await cluster.create_pod("v1-more", labels={"app": "web", "version": "v1"}, spread=web("v1", 3))
+        await cluster.wait_pod("v1-more", condition_says("2 node(s) didn't match pod topology spread constraints"))
+        # matchLabelKeys: the v1 pods do not count for a v2 pod
+        await cluster.create_pod("v2-0", labels={"app": "web", "version": "v2"}, spread=web("v2", 3))
+        assert await cluster.wait_bound("v2-0") in (a, b)
+
+        # pod anti-affinity matchLabelKeys: pods of another revision do not repel each other
+        def rev(hash_: str) -> Obj:
+            return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "rev"}}, "topologyKey": "kubernetes.io/hostname",
+                 "matchLabelKeys": ["pod-template-hash"]}]}}
+
+        on_b = {"kubernetes.io/hostname": b}
+        r1 = await cluster.create_pod("r1", labels={"app": "rev", "pod-template-hash": "h1"}, affinity=rev("h1"),
+                                      node_selector=on_b)
+        stored = r1["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+        assert stored["labelSelector"]["matchExpressions"] == [
+            {"key": "pod-template-hash", "operator": "In", "values": ["h1"]}]
+        await cluster.create_pod("r2", labels={"app": "rev", "pod-template-hash": "h2"}, affinity=rev("h2"),
+                                 node_selector=on_b)
+        assert [await cluster.wait_bound("r1"), await cluster.wait_bound("r2")] == [b, b]
+        await cluster.create_pod("r3", labels={"app": "rev", "pod-template-hash": "h1"}, affinity=rev("h1"),
+                                 node_selector=on_b)
+        await cluster.wait_pod("r3", condition_says("1 node(s) didn't match pod anti-affinity rules"))
+    finally:
+        await cluster.client.delete(ns_rt, data_ns)
+
+
+async def _bound(cluster: Cluster, namespace: str, name: str) -> bool:
+    pod = await cluster.client.get(cluster.pod_rt, name, namespace)
+    return bool(pod["spec"].get("nodeName"))

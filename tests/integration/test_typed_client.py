@@ -26,7 +26,7 @@ from tests.support.processes import APIServer
 
 TYPED_APIS = (k8s.CoreV1Api, k8s.AppsV1Api, k8s.BatchV1Api, k8s.AutoscalingV2Api, k8s.StorageV1Api, k8s.PolicyV1Api,
               k8s.RbacAuthorizationV1Api, k8s.DiscoveryV1Api, k8s.NetworkingV1Api, k8s.SchedulingV1Api,
-              k8s.NodeV1Api)
+              k8s.NodeV1Api, k8s.FlowcontrolApiserverV1Api)
 
 POD_SPEC = {"containers": [{"name": "main", "image": "minik8s/busybox", "command": ["sleep", "3600"]}]}
 TEMPLATE = {"metadata": {"labels": {"app": "typed"}}, "spec": POD_SPEC}
@@ -83,6 +83,12 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
     ("storage.k8s.io/v1", "VolumeAttachment"): ({"spec": {"attacher": "csi.example.com", "nodeName": "n1",
                                                           "source": {"persistentVolumeName": "pv1"}}},
                                                 {"attached": True}),
+    ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration"): ({"spec": {"type": "Limited", "limited": {
+        "nominalConcurrencyShares": 3, "limitResponse": {"type": "Reject"}}}}, None),
+    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema"): ({"spec": {
+        "priorityLevelConfiguration": {"name": "global-default"}, "matchingPrecedence": 5000,
+        "rules": [{"subjects": [{"kind": "User", "user": {"name": "typed"}}],
+                   "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/typed"]}]}]}}, None),
     ("discovery.k8s.io/v1", "EndpointSlice"): ({
         "metadata": {"labels": {"kubernetes.io/service-name": "typed"}}, "addressType": "IPv4",
         "endpoints": [{"addresses": ["10.244.0.9"], "conditions": {"ready": True, "serving": True,
@@ -355,7 +361,8 @@ API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": 
                "node.k8s.io/v1": k8s.NodeV1Api, "networking.k8s.io/v1": k8s.NetworkingV1Api,
                "storage.k8s.io/v1": k8s.StorageV1Api,
                "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api,
-               "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api, "events.k8s.io/v1": k8s.EventsV1Api}
+               "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api, "events.k8s.io/v1": k8s.EventsV1Api,
+               "flowcontrol.apiserver.k8s.io/v1": k8s.FlowcontrolApiserverV1Api}
 
 
 def snake(kind: str) -> str:

@@ -14,6 +14,7 @@ from minik8s.controllers.podautoscaler.autoscaler import Autoscaler
 from minik8s.controllers.podautoscaler.behavior import History, ScaleEvent, rate_limit, store_scale_event
 from minik8s.controllers.podautoscaler.options import AutoscalerOptions
 from minik8s.controllers.podautoscaler.status import Plan, rfc3339, set_condition
+from minik8s.controllers.podautoscaler.unserved import go_label_selector, unserved_metric_error
 
 T0 = 1_800_000_000.0
 
@@ -462,3 +463,118 @@ def test_status_shape(autoscaler: Autoscaler) -> None:
     assert [c["type"] for c in plan.status["conditions"]] == ["AbleToScale", "ScalingActive", "ScalingLimited"]
     assert plan.status["currentReplicas"] == 2 and plan.status["desiredReplicas"] == 4
     assert plan.status["observedGeneration"] == 1
+
+
+# ----------------------------------------------------------------------------- metric types other than Resource
+def container_metric(container: str, target: int = 50, resource: str = "cpu") -> Obj:
+    return {"type": "ContainerResource", "containerResource": {
+        "name": resource, "container": container, "target": {"type": "Utilization", "averageUtilization": target}}}
+
+
+def two_container_fleet(n: int, app_cpu: str, sidecar_cpu: str) -> tuple[list[Obj], list[Obj]]:
+    """Pods with containers ``app`` (request 100m) and ``log`` (request 400m)."""
+    pods, metrics = fleet(n, app_cpu)
+    for p, m in zip(pods, metrics, strict=True):
+        p["spec"]["containers"].append({"name": "log", "image": "x", "resources": {"requests": {"cpu": "400m"}}})
+        m["containers"].append({"name": "log", "usage": {"cpu": sidecar_cpu, "memory": "1Mi"}})
+    return pods, metrics
+
+
+def test_container_resource_counts_only_the_named_container(autoscaler: Autoscaler) -> None:
+    pods, metrics = two_container_fleet(2, "100m", "0")
+    # the pod as a whole is at 20 % of its 500m; the app container alone at 100 % of its 100m
+    plan = run(autoscaler, hpa([container_metric("app")], behavior=FAST), 2, pods, metrics)
+    assert plan.desired_replicas == 4
+    assert plan.reason == "cpu container resource utilization (percentage of request) above target"
+    assert plan.status["currentMetrics"] == [{"type": "ContainerResource", "containerResource": {
+        "name": "cpu", "container": "app", "current": {"averageUtilization": 100, "averageValue": "100m"}}}]
+    plan = run(autoscaler, hpa([cpu_metric()], behavior=FAST), 2, pods, metrics)
+    assert plan.desired_replicas == 1
+
+
+def test_container_resource_average_value(autoscaler: Autoscaler) -> None:
+    pods, metrics = two_container_fleet(2, "300m", "0")
+    spec = {"type": "ContainerResource", "containerResource": {
+        "name": "cpu", "container": "app", "target": {"type": "AverageValue", "averageValue": "100m"}}}
+    plan = run(autoscaler, hpa([spec], behavior=FAST), 2, pods, metrics)
+    assert plan.desired_replicas == 6
+    assert plan.status["currentMetrics"][0]["containerResource"]["current"] == {"averageValue": "300m"}
+
+
+def test_container_resource_missing_container(autoscaler: Autoscaler) -> None:
+    pods, metrics = fleet(2, "100m")
+    plan = run(autoscaler, hpa([container_metric("log")], behavior=FAST), 2, pods, metrics)
+    assert conditions(plan)["ScalingActive"] == ("False", "FailedGetContainerResourceMetric")
+    assert plan.events[0] == ("Warning", "FailedGetContainerResourceMetric",
+                              "failed to get cpu utilization: unable to get metrics for resource cpu: failed to get "
+                              "container metrics: container log not present in metrics for pod ns/web-0")
+    assert plan.error and "first error is: failed to get log container metric value: " in plan.error
+
+
+def test_sidecar_requests_count_for_resource_utilization(autoscaler: Autoscaler) -> None:
+    pods, metrics = fleet(1, "100m")
+    pods[0]["spec"]["initContainers"] = [
+        {"name": "proxy", "image": "x", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m"}}},
+        {"name": "setup", "image": "x"}]
+    metrics[0]["containers"].append({"name": "proxy", "usage": {"cpu": "0", "memory": "1Mi"}})
+    plan = run(autoscaler, hpa([cpu_metric(100)], behavior=FAST), 1, pods, metrics)
+    assert plan.status["currentMetrics"][0]["resource"]["current"]["averageUtilization"] == 50
+
+
+PODS_METRIC = {"type": "Pods", "pods": {"metric": {"name": "requests_per_second"},
+                                        "target": {"type": "AverageValue", "averageValue": "10"}}}
+OBJECT_METRIC = {"type": "Object", "object": {
+    "describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"},
+    "metric": {"name": "hits"}, "target": {"type": "Value", "value": "2k"}}}
+EXTERNAL_METRIC = {"type": "External", "external": {
+    "metric": {"name": "queue_depth", "selector": {"matchLabels": {"queue": "jobs", "env": "prod"},
+                                                   "matchExpressions": [{"key": "tier", "operator": "In",
+                                                                         "values": ["a", "b"]}]}},
+    "target": {"type": "AverageValue", "averageValue": "30"}}}
+CUSTOM = "unable to fetch metrics from custom metrics API: no custom metrics API (custom.metrics.k8s.io) registered"
+
+
+@pytest.mark.parametrize(("spec", "reason", "message", "outer"), [
+    (PODS_METRIC, "FailedGetPodsMetric", f"unable to get metric requests_per_second: {CUSTOM}",
+     "failed to get pods metric value: "),
+    (OBJECT_METRIC, "FailedGetObjectMetric", f"unable to get metric hits: Ingress on ns main/{CUSTOM}",
+     "failed to get object metric value: "),
+    (EXTERNAL_METRIC, "FailedGetExternalMetric",
+     "unable to get external metric ns/queue_depth/&LabelSelector{"
+     "MatchLabels:map[string]string{env: prod,queue: jobs,},"
+     "MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:tier,Operator:In,Values:[a b],},},}: "
+     "unable to fetch metrics from external metrics API: the server could not find the requested resource "
+     "(get queue_depth.external.metrics.k8s.io)", "failed to get queue_depth external metric value: "),
+])
+def test_custom_and_external_metrics_fail_as_without_their_apis(autoscaler: Autoscaler, spec: Obj, reason: str,
+                                                                 message: str, outer: str) -> None:
+    pods, metrics = fleet(2, "50m")
+    plan = run(autoscaler, hpa([spec], behavior=FAST), 2, pods, metrics)
+    assert not plan.rescale
+    cond = next(c for c in plan.status["conditions"] if c["type"] == "ScalingActive")
+    assert (cond["status"], cond["reason"]) == ("False", reason)
+    assert cond["message"] == f"the HPA was unable to compute the replica count: {message}"
+    assert plan.events == [("Warning", reason, message), ("Warning", "FailedComputeMetricsReplicas",
+                                                          f"invalid metrics (1 invalid out of 1), first error is: "
+                                                          f"{outer}{message}")]
+    assert plan.status["currentMetrics"] == [{"type": ""}]
+
+
+def test_external_metric_without_selector_or_target() -> None:
+    assert go_label_selector(None) == "nil"
+    assert go_label_selector({}) == "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:" \
+                                    "[]LabelSelectorRequirement{},}"
+    failure = unserved_metric_error({"type": "External", "external": {"metric": {"name": "q"}, "target": {}}}, "ns")
+    assert failure and failure.error == ("invalid external metric source: neither a value target nor an average "
+                                         "value target was set")
+
+
+def test_working_metrics_still_scale_up_next_to_a_custom_one(autoscaler: Autoscaler) -> None:
+    pods, metrics = fleet(2, "100m")
+    plan = run(autoscaler, hpa([PODS_METRIC, cpu_metric()], behavior=FAST), 2, pods, metrics)
+    assert plan.desired_replicas == 4 and conditions(plan)["ScalingActive"] == ("True", "ValidMetricFound")
+    assert plan.status["currentMetrics"][0] == {"type": ""}
+    assert plan.error and plan.error.startswith("invalid metrics (1 invalid out of 2)")
+    pods, metrics = fleet(2, "10m")
+    plan = run(autoscaler, hpa([PODS_METRIC, cpu_metric()], behavior=FAST), 2, pods, metrics)
+    assert not plan.rescale and conditions(plan)["ScalingActive"] == ("False", "FailedGetPodsMetric")

@@ -80,7 +80,26 @@ def test_defaults_follow_kubernetes() -> None:
     ({"minReplicas": 0}, "spec.minReplicas", "must be greater than or equal to 1"),
     ({"maxReplicas": 0}, "spec.maxReplicas", "must be greater than 0"),
     ({"minReplicas": 6}, "spec.maxReplicas", "must be greater than or equal to `minReplicas`"),
-    ({"metrics": [{"type": "Pods"}]}, "spec.metrics[0].type", 'Unsupported value: "Pods"'),
+    ({"metrics": [{"type": "Cpu"}]}, "spec.metrics[0].type",
+     'Unsupported value: "Cpu": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"'),
+    ({"metrics": [{"type": "Pods"}]}, "spec.metrics[0].pods", "must populate information"),
+    ({"metrics": [{"type": "Pods", "pods": {"metric": {"name": "rps"}, "target": {"type": "Value", "value": "1"}}}]},
+     "spec.metrics[0].pods.target.averageValue", "must specify a positive target averageValue"),
+    ({"metrics": [{"type": "Object", "object": {"metric": {"name": "a/b"}, "describedObject": {"kind": "Service"},
+                                                "target": {"type": "Value", "value": "1"}}}]},
+     "spec.metrics[0].object.metric.name", "may not contain '/'"),
+    ({"metrics": [{"type": "Object", "object": {"metric": {"name": "hits"}, "describedObject": {"kind": "Service"},
+                                                "target": {"type": "Value", "value": "1"}}}]},
+     "spec.metrics[0].object.describedObject.name", "Required value"),
+    ({"metrics": [{"type": "External", "external": {"metric": {"name": "q"}, "target": {
+        "type": "Value", "value": "1", "averageValue": "1"}}}]}, "spec.metrics[0].external.target.value",
+     "may not set both a target value for metric and a per-pod target"),
+    ({"metrics": [{"type": "ContainerResource", "containerResource": {"name": "cpu", "target": {
+        "type": "Utilization", "averageUtilization": 50}}}]}, "spec.metrics[0].containerResource.container",
+     "must specify a container"),
+    ({"metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+        "type": "Utilization", "averageUtilization": 50}}, "pods": {}}]}, "spec.metrics[0].pods",
+     "must populate the given metric source only"),
     ({"metrics": [{"type": "Resource"}]}, "spec.metrics[0].resource", "must populate information"),
     ({"metrics": [{"type": "Resource", "resource": {"name": "gpu", "target": {
         "type": "Utilization", "averageUtilization": 50}}}]}, "spec.metrics[0].resource.name", "Unsupported"),
@@ -272,3 +291,18 @@ def test_get_hpa_targets_column() -> None:
 def test_pod_sample_fields() -> None:
     sample = PodSample("u", "ns", "p", "n1", "2026-11-21T12:00:00Z", 2.5, [])
     assert pod_metrics({"metadata": {"name": "p", "namespace": "ns"}}, sample)["window"] == "2.5s"
+
+
+def test_every_metric_type_is_accepted() -> None:
+    metrics = [
+        {"type": "ContainerResource", "containerResource": {"name": "cpu", "container": "app", "target": {
+            "type": "Utilization", "averageUtilization": 50}}},
+        {"type": "Pods", "pods": {"metric": {"name": "rps"}, "target": {"type": "AverageValue", "averageValue": 10}}},
+        {"type": "Object", "object": {"metric": {"name": "hits"}, "target": {"type": "Value", "value": "2k"},
+                                      "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "web"}}},
+        {"type": "External", "external": {"metric": {"name": "q", "selector": {"matchLabels": {"queue": "a"}}},
+                                          "target": {"type": "AverageValue", "averageValue": "30"}}}]
+    obj = hpa(metrics=metrics)
+    strategy().default(obj)
+    assert strategy().validate(obj, None) == []
+    assert obj["spec"]["metrics"][1]["pods"]["target"]["averageValue"] == "10"

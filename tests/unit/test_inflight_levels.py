@@ -78,3 +78,16 @@ async def test_each_level_has_its_own_turns() -> None:
     assert {name: level.limit for name, level in middleware.levels.items()} == \
         {"leader-election": 1, "node-high": 2, "workload": 5}
     assert MutatingInflight(HeldApp(), limit=1).levels["node-high"].limit == 1
+
+
+def test_suggested_levels_share_the_write_turns() -> None:
+    """With Kubernetes' suggested PriorityLevelConfigurations and the default limit (4), requests
+    without credentials (``global-default``) keep the 4 turns every write had before the levels."""
+    from minik8s.api import flowcontrol as fc
+    from minik8s.apiserver.apf import concurrency_limits
+    from minik8s.apiserver.inflight import TOTAL_PER_MUTATING
+
+    levels = {o["metadata"]["name"]: o for o in fc.MANDATORY_PRIORITY_LEVELS + fc.SUGGESTED_PRIORITY_LEVELS}
+    assert concurrency_limits(levels, 4 * TOTAL_PER_MUTATING) == {
+        "catch-all": 1, "global-default": 4, "leader-election": 2, "node-high": 8, "system": 6,
+        "workload-high": 8, "workload-low": 20}

@@ -70,6 +70,39 @@ def test_pod_defaults_and_qos() -> None:
     assert pod_qos_class(obj["spec"]) == "Guaranteed"
     assert pod_qos_class({"containers": [{"name": "c"}]}) == "BestEffort"
     assert pod_qos_class({"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}) == "Burstable"
+    assert obj["spec"]["enableServiceLinks"] is True
+
+
+def test_pod_template_defaults_are_not_the_pods() -> None:
+    """As Kubernetes' SetDefaults_Pod: requests from limits and enableServiceLinks only on a Pod."""
+    from minik8s.apiserver.strategies.pod import default_pod_spec
+
+    spec = {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"cpu": "1"}}}]}
+    default_pod_spec(spec)
+    assert spec["containers"][0]["resources"] == {"limits": {"cpu": "1"}} and "enableServiceLinks" not in spec
+
+
+def test_service_type_dependent_fields() -> None:
+    """allocateLoadBalancerNodePorts defaults to true on a LoadBalancer and is refused elsewhere; a
+    type change drops what the old type had and the client left as it was."""
+    from minik8s.apiserver.strategies.service import ServiceStrategy
+
+    s = ServiceStrategy()
+    lb = {"metadata": {"name": "s", "namespace": "d"}, "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}}
+    s.default(lb)
+    assert lb["spec"]["allocateLoadBalancerNodePorts"] is True and lb["spec"]["externalTrafficPolicy"] == "Cluster"
+    lb["spec"]["ports"][0]["nodePort"] = 30080
+    lb["spec"]["loadBalancerClass"] = "example.com/lb"
+    changed = {"metadata": lb["metadata"], "spec": {**lb["spec"], "type": "ClusterIP",
+                                                   "ports": [dict(lb["spec"]["ports"][0])]}}
+    s.prepare_for_update(changed, lb)
+    assert changed["spec"]["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
+    assert not {"allocateLoadBalancerNodePorts", "loadBalancerClass", "externalTrafficPolicy"} & set(changed["spec"])
+    assert s.validate(changed, lb) == []
+    clusterip = {"metadata": lb["metadata"], "spec": {"type": "ClusterIP", "ports": [{"port": 80, "protocol": "TCP"}],
+                                                      "allocateLoadBalancerNodePorts": False}}
+    assert ("spec.allocateLoadBalancerNodePorts", None,
+            "Forbidden: may only be used when `type` is 'LoadBalancer'") in s.validate(clusterip, None)
 
 
 @pytest.mark.parametrize(("spec", "field"), [

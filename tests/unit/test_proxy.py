@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import shlex
 from typing import Any
@@ -62,12 +63,17 @@ def eps(name: str, ips: list[str], ports: list[dict[str, Any]], ns: str = "defau
             "addressType": "IPv4", "endpoints": endpoints, "ports": ports}
 
 
-def web_state(ips: list[str], node_port: int | None = None) -> ProxyState:
+def web_state(ips: list[str], node_port: int | None = None, sticky: int | None = None) -> ProxyState:
+    """Service default/web (10.96.0.10:80, endpoints ``ips`` on 8080); ``sticky``: ClientIP affinity
+    with that timeout."""
     port: dict[str, Any] = {"name": "http", "port": 80, "protocol": "TCP", "targetPort": "web"}
     if node_port:
         port["nodePort"] = node_port
-    return build_state([svc("web", "10.96.0.10", [port], type_="NodePort" if node_port else "ClusterIP")],
-                       [eps("web", ips, [{"name": "http", "port": 8080, "protocol": "TCP"}])])
+    service = svc("web", "10.96.0.10", [port], type_="NodePort" if node_port else "ClusterIP")
+    if sticky is not None:
+        service["spec"].update(sessionAffinity="ClientIP",
+                               sessionAffinityConfig={"clientIP": {"timeoutSeconds": sticky}})
+    return build_state([service], [eps("web", ips, [{"name": "http", "port": 8080, "protocol": "TCP"}])])
 
 
 def rules_of(text: str, chain: str) -> list[str]:
@@ -193,6 +199,39 @@ def test_cluster_ip_dnat_with_statistic_probabilities() -> None:
         shares.append(share)
         remaining -= share
     assert shares == pytest.approx([0.25] * 4, abs=1e-8)
+
+
+def test_client_ip_affinity_checks_recent_clients_before_the_random_pick() -> None:
+    """kube-proxy's rules: each endpoint chain records the client (``-m recent --set``) where it DNATs,
+    and the service chain sends a client seen within the timeout back to it, before the random rules."""
+    ips = ["10.244.1.2", "10.244.1.3", "10.244.1.4"]
+    text = restore_payload(render(web_state(ips, node_port=30080, sticky=600), CFG))
+    name = ServicePortName("default", "web", "http")
+    chain = svc_chain(CFG, name, "TCP")
+    seps = [sep_chain(CFG, name, "TCP", Endpoint(ip, 8080)) for ip in ips]
+    svc_rules = rules_of(text, chain)
+    assert svc_rules[0].endswith("-j KUBE-MARK-MASQ")
+    assert svc_rules[1:4] == [
+        f'-A {chain} -m comment --comment "default/web:http -> {ip}:8080" -m recent --name {sep} --rcheck '
+        f"--seconds 600 --reap -j {sep}" for ip, sep in zip(ips, seps, strict=True)]
+    assert ["--probability" in r for r in svc_rules[4:]] == [True, True, False]
+    assert [r.split()[-1] for r in svc_rules[4:]] == seps
+    for ip, sep in zip(ips, seps, strict=True):
+        assert rules_of(text, sep) == [
+            f'-A {sep} -s {ip}/32 -m comment --comment "default/web:http" -j KUBE-MARK-MASQ',
+            f'-A {sep} -p tcp -m comment --comment "default/web:http" -m tcp -m recent --name {sep} --set '
+            f"-j DNAT --to-destination {ip}:8080"]
+    # NodePort traffic enters the same service chain, so it shares the affinity
+    assert rules_of(text, "KUBE-NODEPORTS")[-1].endswith(f"--dport 30080 -j {chain}")
+    # the read-back view still sees each endpoint once
+    assert programmed_endpoints(text, CFG) == {"10.96.0.10:80/tcp": [f"{ip}:8080" for ip in ips]}
+    # a single endpoint is remembered too (a new endpoint later must not take its clients)
+    one = restore_payload(render(web_state(ips[:1], sticky=10800), CFG))
+    assert f"-m recent --name {seps[0]} --rcheck --seconds 10800 --reap -j {seps[0]}" in one
+    # without affinity, no recent match anywhere; a changed timeout is a changed ruleset
+    assert "recent" not in restore_payload(render(web_state(ips), CFG))
+    assert render(web_state(ips, sticky=600), CFG).text() != render(web_state(ips, sticky=601), CFG).text()
+    assert "recent" not in restore_payload(render(web_state(ips, sticky=600), CFG, mode="ipvs"))
 
 
 def test_fixed_chains_mark_and_masquerade() -> None:
@@ -390,7 +429,7 @@ def test_ipvs_render_mode_has_no_dnat_chains() -> None:
 
 
 def test_every_rendered_rule_is_shell_parsable() -> None:
-    for line in restore_payload(render(web_state(["10.244.1.2"], 30080), CFG)).splitlines():
+    for line in restore_payload(render(web_state(["10.244.1.2"], 30080, sticky=60), CFG)).splitlines():
         shlex.split(line)
 
 
@@ -488,6 +527,30 @@ def test_ipvs_backend_converges_and_skips_when_unchanged() -> None:
     assert kernel.table == {} and kernel.addrs == set()
     backend.sync(web_state(["10.244.1.3"]))
     assert backend.cleanup() >= 1 and kernel.table == {} and not kernel.interface
+
+
+def test_ipvs_mode_warns_once_that_it_does_not_honour_client_ip_affinity() -> None:
+    backend = IPVSBackend(IPVS_CFG, FakeKernel(), IptablesBackend(IPVS_CFG, RecordingRunner(), render_mode="ipvs"))
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler, logger = Keep(logging.WARNING), logging.getLogger("proxy")
+    # another test's logging set-up (dictConfig) may have disabled the logger in this process
+    disabled, logger.disabled = logger.disabled, False
+    logger.addHandler(handler)
+    try:
+        for _ in range(2):
+            backend.sync(web_state(["10.244.1.2"], sticky=60))
+    finally:
+        logger.removeHandler(handler)
+        logger.disabled = disabled
+    assert backend.affinity_ignored == {ServicePortName("default", "web", "http")}
+    warnings = [r.getMessage() for r in records if "sessionAffinity" in r.getMessage()]
+    assert warnings == ["service default/web:http: sessionAffinity ClientIP is not honoured in IPVS mode "
+                        "(round robin); use --proxy-mode iptables"]
 
 
 def test_ipvs_detection_with_a_fake_kernel(tmp_path: Any) -> None:

@@ -156,6 +156,7 @@ def test_openapi_documents() -> None:
     assert set(openapi.index()["paths"]) == {"api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1",
                                              "apis/discovery.k8s.io/v1", "apis/networking.k8s.io/v1",
                                              "apis/scheduling.k8s.io/v1", "apis/node.k8s.io/v1",
+                                             "apis/flowcontrol.apiserver.k8s.io/v1",
                                              "apis/minik8s.io/v1", "apis/autoscaling/v2",
                                              "apis/batch/v1", "apis/authentication.k8s.io/v1",
                                              "apis/storage.k8s.io/v1", "apis/authorization.k8s.io/v1",

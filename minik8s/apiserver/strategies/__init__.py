@@ -17,6 +17,7 @@ from minik8s.apiserver.strategies.deployment import DeploymentStrategy
 from minik8s.apiserver.strategies.dns import DNSStrategy
 from minik8s.apiserver.strategies.endpointslice import EndpointSliceStrategy
 from minik8s.apiserver.strategies.event import EventStrategy
+from minik8s.apiserver.strategies.flowcontrol import FlowSchemaStrategy, PriorityLevelConfigurationStrategy
 from minik8s.apiserver.strategies.gpujob import GPUJobStrategy, SlurmClusterStrategy
 from minik8s.apiserver.strategies.horizontalpodautoscaler import HorizontalPodAutoscalerStrategy
 from minik8s.apiserver.strategies.ingress import IngressStrategy
@@ -79,6 +80,8 @@ def default_strategies(service_cidr: str = "10.96.0.0/16",
         "ResourceQuota": ResourceQuotaStrategy(),
         "LimitRange": LimitRangeStrategy(),
         "PriorityClass": PriorityClassStrategy(),
+        "FlowSchema": FlowSchemaStrategy(),
+        "PriorityLevelConfiguration": PriorityLevelConfigurationStrategy(),
         **serverless_strategies(),
         **storage_strategies(),
         **csi_strategies(),

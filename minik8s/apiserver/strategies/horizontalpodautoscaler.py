@@ -6,7 +6,8 @@ from typing import Any
 
 from minik8s.api import autoscaling as a
 from minik8s.api.quantity import parse_quantity
-from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
+from minik8s.api.validation import dns1123_label_errors
+from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, selector_errors, unsupported
 
 
 def _path_segment_errors(value: str) -> list[str]:
@@ -14,6 +15,17 @@ def _path_segment_errors(value: str) -> list[str]:
     if value in (".", ".."):
         return [f"may not be '{value}'"]
     return [f"may not contain '{ch}'" for ch in ("/", "%") if ch in value]
+
+
+def _reference_errors(ref: Obj, path: str) -> list[Cause]:
+    """``ValidateCrossVersionObjectReference``: ``kind`` and ``name`` set, each a valid path segment."""
+    causes: list[Cause] = []
+    for fld in ("kind", "name"):
+        if not ref.get(fld):
+            causes.append((f"{path}.{fld}", None, REQUIRED))
+        else:
+            causes += [(f"{path}.{fld}", ref[fld], msg) for msg in _path_segment_errors(str(ref[fld]))]
+    return causes
 
 
 def _scaling_rules_errors(rules: Any, path: str) -> list[Cause]:
@@ -48,27 +60,9 @@ def _scaling_rules_errors(rules: Any, path: str) -> list[Cause]:
     return causes
 
 
-def _metric_errors(metric: Obj, path: str) -> list[Cause]:
-    """One ``spec.metrics`` entry: a Resource metric (cpu or memory) with a Utilization
-    (``averageUtilization`` > 0) or AverageValue (``averageValue`` > 0) target
-    (Kubernetes' ``validateMetricSpec`` / ``validateResourceSource`` / ``validateMetricTarget``)."""
-    mtype = metric.get("type")
-    if not mtype:
-        return [(f"{path}.type", None, "Required value: must specify a metric source type")]
-    if mtype not in a.METRIC_SOURCE_TYPES:
-        return [(f"{path}.type", None, unsupported(mtype, a.METRIC_SOURCE_TYPES))]
-    source = metric.get("resource")
-    if not isinstance(source, dict):
-        return [(f"{path}.resource", None, "Required value: must populate information for the given metric source")]
+def _target_errors(target: Obj, tp: str) -> list[Cause]:
+    """``validateMetricTarget``: a known type, positive quantities, averageUtilization >= 1."""
     causes: list[Cause] = []
-    rp = f"{path}.resource"
-    name = source.get("name")
-    if not name:
-        causes.append((f"{rp}.name", None, "Required value: must specify a resource name"))
-    elif name not in a.METRIC_RESOURCES:
-        causes.append((f"{rp}.name", None, unsupported(name, a.METRIC_RESOURCES)))
-    target = source.get("target") or {}
-    tp = f"{rp}.target"
     ttype = target.get("type")
     if not ttype:
         causes.append((f"{tp}.type", None, "Required value: must specify a metric target type"))
@@ -87,12 +81,96 @@ def _metric_errors(metric: Obj, path: str) -> list[Cause]:
     util = target.get("averageUtilization")
     if util is not None and util < 1:
         causes.append((f"{tp}.averageUtilization", util, "must be greater than 0"))
+    return causes
+
+
+def _identifier_errors(metric: Any, path: str) -> list[Cause]:
+    """``validateMetricIdentifier``: a name that is a valid path segment, a valid selector."""
+    metric = metric if isinstance(metric, dict) else {}
+    name = metric.get("name")
+    if not name:
+        return [(f"{path}.name", None, "Required value: must specify a metric name")]
+    causes: list[Cause] = [(f"{path}.name", name, msg) for msg in _path_segment_errors(str(name))]
+    return causes + selector_errors(metric.get("selector"), f"{path}.selector")
+
+
+def _resource_source_errors(source: Obj, path: str, container: bool) -> list[Cause]:
+    """``validateResourceSource`` / ``validateContainerResourceSource``: cpu or memory, a
+    container name (a DNS label) for ContainerResource, exactly one of averageUtilization
+    and averageValue."""
+    causes: list[Cause] = []
+    name = source.get("name")
+    if not name:
+        causes.append((f"{path}.name", None, "Required value: must specify a resource name"))
+    elif name not in a.METRIC_RESOURCES:
+        causes.append((f"{path}.name", None, unsupported(name, a.METRIC_RESOURCES)))
+    if container:
+        cname = source.get("container")
+        if not cname:
+            causes.append((f"{path}.container", None, "Required value: must specify a container"))
+        else:
+            causes += [(f"{path}.container", cname, msg) for msg in dns1123_label_errors(str(cname))]
+    target = source.get("target") or {}
+    tp = f"{path}.target"
+    causes += _target_errors(target, tp)
+    util = target.get("averageUtilization")
     if util is None and target.get("averageValue") is None:
         causes.append((f"{tp}.averageUtilization", None,
                        "Required value: must set either a target raw value or a target utilization"))
     if util is not None and target.get("averageValue") is not None:
         causes.append((f"{tp}.averageValue", None,
                        "Forbidden: may not set both a target raw value and a target utilization"))
+    return causes
+
+
+def _custom_source_errors(mtype: str, source: Obj, path: str) -> list[Cause]:
+    """``validatePodsSource`` / ``validateObjectSource`` / ``validateExternalSource``."""
+    causes: list[Cause] = []
+    if mtype == "Object":
+        causes += _reference_errors(source.get("describedObject") or {}, f"{path}.describedObject")
+    causes += _identifier_errors(source.get("metric"), f"{path}.metric")
+    target = source.get("target") or {}
+    tp = f"{path}.target"
+    causes += _target_errors(target, tp)
+    value, average = target.get("value"), target.get("averageValue")
+    if mtype == "Pods" and average is None:
+        causes.append((f"{tp}.averageValue", None, "Required value: must specify a positive target averageValue"))
+    elif mtype == "Object" and value is None and average is None:
+        causes.append((f"{tp}.averageValue", None, "Required value: must set either a target value or averageValue"))
+    elif mtype == "External" and value is None and average is None:
+        causes.append((f"{tp}.averageValue", None,
+                       "Required value: must set either a target value for metric or a per-pod target"))
+    elif mtype == "External" and value is not None and average is not None:
+        causes.append((f"{tp}.value", None,
+                       "Forbidden: may not set both a target value for metric and a per-pod target"))
+    return causes
+
+
+def _metric_errors(metric: Obj, path: str) -> list[Cause]:
+    """One ``spec.metrics`` entry (Kubernetes' ``validateMetricSpec``): a known ``type`` whose
+    source field (``resource``, ``containerResource``, ``pods``, ``object``, ``external``) is
+    set, and no other source field; each source as its ``validate*Source``."""
+    mtype = metric.get("type")
+    causes: list[Cause] = []
+    if not mtype:
+        causes.append((f"{path}.type", None, "Required value: must specify a metric source type"))
+    if mtype not in a.METRIC_SOURCE_TYPES:
+        causes.append((f"{path}.type", None, unsupported(mtype, a.METRIC_SOURCE_TYPES)))
+    present = [f for f in a.METRIC_SOURCE_FIELDS.values() if isinstance(metric.get(f), dict)]
+    if present:  # only the first source present is validated, as in Kubernetes
+        field = present[0]
+        kind = next(k for k, f in a.METRIC_SOURCE_FIELDS.items() if f == field)
+        if kind in ("Resource", "ContainerResource"):
+            causes += _resource_source_errors(metric[field], f"{path}.{field}", kind == "ContainerResource")
+        else:
+            causes += _custom_source_errors(kind, metric[field], f"{path}.{field}")
+    expected = a.METRIC_SOURCE_FIELDS.get(str(mtype))
+    if expected is not None and expected not in present:
+        causes.append((f"{path}.{expected}", None,
+                       "Required value: must populate information for the given metric source"))
+    if len(present) != 1:
+        causes += [(f"{path}.{f}", None, "Forbidden: must populate the given metric source only")
+                   for f in present if f != expected]
     return causes
 
 
@@ -120,7 +198,9 @@ class HorizontalPodAutoscalerStrategy(Strategy):
             spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": {
                 "type": "Utilization", "averageUtilization": a.DEFAULT_CPU_UTILIZATION}}}]
         for metric in spec["metrics"]:
-            target = (metric.get("resource") or {}).get("target") or {}
+            sources = [metric[f] for f in a.METRIC_SOURCE_FIELDS.values() if isinstance(metric.get(f), dict)]
+            source: Obj = sources[0] if sources else {}
+            target = source.get("target") or {}
             for fld in ("value", "averageValue"):
                 if isinstance(target.get(fld), int | float):
                     target[fld] = str(target[fld])
@@ -137,11 +217,7 @@ class HorizontalPodAutoscalerStrategy(Strategy):
         if not isinstance(ref, dict):
             causes.append(("spec.scaleTargetRef", None, REQUIRED))
         else:
-            for fld in ("kind", "name"):
-                if not ref.get(fld):
-                    causes.append((f"spec.scaleTargetRef.{fld}", None, REQUIRED))
-                else:
-                    causes += [(f"spec.scaleTargetRef.{fld}", ref[fld], m) for m in _path_segment_errors(ref[fld])]
+            causes += _reference_errors(ref, "spec.scaleTargetRef")
         low, high = spec.get("minReplicas"), spec.get("maxReplicas")
         if low is not None and low < 1:
             causes.append(("spec.minReplicas", low, "must be greater than or equal to 1"))

@@ -12,6 +12,11 @@ from minik8s.api.core import PROTOCOLS, qos_class
 from minik8s.api.quantity import parse_quantity
 from minik8s.api.taints import TAINT_EFFECTS
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
+from minik8s.apiserver.strategies.podscheduling import (
+    merge_affinity_label_keys,
+    pod_affinity_errors,
+    topology_spread_errors,
+)
 from minik8s.apiserver.strategies.podsources import default_volume_sources, env_source_errors, volume_source_errors
 from minik8s.apiserver.strategies.priorityclass import preemption_policy_errors
 from minik8s.apiserver.strategies.storage import nfs_errors
@@ -56,10 +61,6 @@ def default_pod_spec(spec: Obj) -> None:
         c.setdefault("terminationMessagePath", "/dev/termination-log")
         c.setdefault("terminationMessagePolicy", "File")
         c.setdefault("resources", {})
-        res = c["resources"]
-        # Kubernetes: requests default to limits when only limits are given.
-        for rname, qty in (res.get("limits") or {}).items():
-            res.setdefault("requests", {}).setdefault(rname, qty)
         for p in c.get("ports") or []:
             p.setdefault("protocol", "TCP")
         for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
@@ -397,6 +398,8 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
         eff = t.get("effect")
         if eff and eff not in TAINT_EFFECTS:
             causes.append((f"{tp}.effect", None, unsupported(eff, TAINT_EFFECTS)))
+    causes += pod_affinity_errors(spec.get("affinity"), f"{path}.affinity")
+    causes += topology_spread_errors(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints")
     seen_gates: set[str] = set()
     for i, gate in enumerate(spec.get("schedulingGates") or []):
         gname = gate.get("name") or ""
@@ -442,15 +445,27 @@ class PodStrategy(Strategy):
 
     def prepare_for_create(self, obj: Obj) -> None:
         """A new pod's status: Pending, its QoS class, and ``PodScheduled=False`` (``SchedulingGated``)
-        while it has ``schedulingGates`` (the scheduler leaves such a pod alone)."""
+        while it has ``schedulingGates`` (the scheduler leaves such a pod alone); its pod affinity
+        terms' ``matchLabelKeys`` / ``mismatchLabelKeys`` merged into their label selectors."""
         spec = obj.get("spec") or {}
         obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
+        merge_affinity_label_keys(obj)
         if spec.get("schedulingGates"):
             obj["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": SCHEDULING_GATED,
                                             "message": SCHEDULING_GATED_MESSAGE}]
 
     def default(self, obj: Obj) -> None:
-        default_pod_spec(obj.setdefault("spec", {}))
+        """The PodSpec defaults, and those Kubernetes gives a Pod but not a pod template
+        (``SetDefaults_Pod``): ``enableServiceLinks`` true, and each container's requests default to
+        its limits when only limits are given."""
+        spec = obj.setdefault("spec", {})
+        default_pod_spec(spec)
+        spec.setdefault("enableServiceLinks", True)
+        for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+            res = c.get("resources")
+            if isinstance(res, dict):
+                for rname, qty in (res.get("limits") or {}).items():
+                    res.setdefault("requests", {}).setdefault(rname, qty)
 
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
         spec = obj.get("spec") or {}

@@ -7,9 +7,14 @@ import ipaddress
 from typing import Any
 
 from minik8s.api import validation as v
-from minik8s.api.core import PROTOCOLS
+from minik8s.api.core import (
+    DEFAULT_CLIENT_IP_AFFINITY_SECONDS,
+    MAX_CLIENT_IP_AFFINITY_SECONDS,
+    PROTOCOLS,
+    SESSION_AFFINITIES,
+)
 from minik8s.apiserver.allocators import ServiceAllocator
-from minik8s.apiserver.strategies.base import Cause, Obj, Strategy, unsupported
+from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
 
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 
@@ -29,13 +34,15 @@ class ServiceStrategy(Strategy):
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         spec.setdefault("type", "ClusterIP")
-        spec.setdefault("sessionAffinity", "None")
+        default_session_affinity(spec)
         if spec["type"] != "ExternalName":
             spec.setdefault("ipFamilies", ["IPv4"])
             spec.setdefault("ipFamilyPolicy", "SingleStack")
             spec.setdefault("internalTrafficPolicy", "Cluster")
         if spec["type"] in ("NodePort", "LoadBalancer"):
             spec.setdefault("externalTrafficPolicy", "Cluster")
+        if spec["type"] == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
+            spec["allocateLoadBalancerNodePorts"] = True
         for port in spec.get("ports") or []:
             port.setdefault("protocol", "TCP")
             if port.get("targetPort") in (None, 0, ""):
@@ -83,6 +90,9 @@ class ServiceStrategy(Strategy):
                     causes.append((f"{path}.nodePort", node_port,
                                    f"provided port is not in the valid range. The range of valid ports is "
                                    f"{self.node_ports[0]}-{self.node_ports[1]}"))
+        if spec.get("allocateLoadBalancerNodePorts") is not None and stype != "LoadBalancer":
+            causes.append(("spec.allocateLoadBalancerNodePorts", None,
+                           "Forbidden: may only be used when `type` is 'LoadBalancer'"))
         ip = spec.get("clusterIP")
         if ip not in (None, "", "None"):
             try:
@@ -99,11 +109,12 @@ class ServiceStrategy(Strategy):
         for key, val in (spec.get("selector") or {}).items():
             causes += [("spec.selector", key, m) for m in v.qualified_name_errors(key)]
             causes += [("spec.selector", val, m) for m in v.label_value_errors(val)]
-        return causes
+        return causes + session_affinity_errors(spec)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
         spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
+        _drop_type_dependent_fields(spec, old_spec)
         if not spec.get("clusterIP") and old_spec.get("clusterIP"):
             spec["clusterIP"] = old_spec["clusterIP"]
             spec["clusterIPs"] = old_spec.get("clusterIPs") or [old_spec["clusterIP"]]
@@ -138,3 +149,80 @@ class ServiceStrategy(Strategy):
     @staticmethod
     async def release_keys(store: Any, keys: Any) -> None:
         await ServiceAllocator.release(store, keys)
+
+
+def _drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
+    """What an update that changes a Service's type leaves behind and the new type may not have,
+    dropped when the client did not change it (kube-apiserver's ``dropTypeDependentFields``):
+    nodePorts leaving NodePort/LoadBalancer, ``allocateLoadBalancerNodePorts`` and
+    ``loadBalancerClass`` leaving LoadBalancer, ``externalTrafficPolicy`` leaving the types that
+    are reached from outside."""
+    old_type, new_type = old_spec.get("type"), spec.get("type")
+    if old_type == new_type:
+        return
+    node_port_types = ("NodePort", "LoadBalancer")
+    if old_type in node_port_types and new_type not in node_port_types:
+        def node_ports(s: Obj) -> list[Any]:
+            return [p.get("nodePort") for p in s.get("ports") or [] if isinstance(p, dict)]
+        if node_ports(spec) == node_ports(old_spec):
+            for p in spec.get("ports") or []:
+                if isinstance(p, dict):
+                    p.pop("nodePort", None)
+    if old_type == "LoadBalancer" and new_type != "LoadBalancer":
+        for field in ("allocateLoadBalancerNodePorts", "loadBalancerClass"):
+            if spec.get(field) == old_spec.get(field):
+                spec.pop(field, None)
+
+    def external(s: Obj) -> bool:
+        return s.get("type") in node_port_types or bool(s.get("externalIPs"))
+    if external(old_spec) and not external(spec) \
+            and spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy"):
+        spec.pop("externalTrafficPolicy", None)
+
+
+# ---------------------------------------------------------------------- session affinity
+def default_session_affinity(spec: Obj) -> None:
+    """Kubernetes' defaulting of ``sessionAffinity`` (``SetDefaults_Service``): unset is ``None``, which
+    drops any ``sessionAffinityConfig``; ``ClientIP`` without ``sessionAffinityConfig.clientIP.timeoutSeconds``
+    gets ``{"clientIP": {"timeoutSeconds": 10800}}`` in place of what was there."""
+    if not spec.get("sessionAffinity"):
+        spec["sessionAffinity"] = "None"
+    if spec["sessionAffinity"] == "None":
+        spec.pop("sessionAffinityConfig", None)
+    elif spec["sessionAffinity"] == "ClientIP" and _client_ip_timeout(spec) is None:
+        spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": DEFAULT_CLIENT_IP_AFFINITY_SECONDS}}
+
+
+def _client_ip_timeout(spec: Obj) -> Any:
+    config = spec.get("sessionAffinityConfig")
+    client_ip = config.get("clientIP") if isinstance(config, dict) else None
+    return client_ip.get("timeoutSeconds") if isinstance(client_ip, dict) else None
+
+
+def session_affinity_errors(spec: Obj) -> list[Cause]:
+    """Kubernetes' checks of ``sessionAffinity`` and ``sessionAffinityConfig``: ``ClientIP`` or ``None``;
+    with ``ClientIP`` a ``clientIP.timeoutSeconds`` in 1..86400 ("must be greater than 0 and less than
+    86400"); with ``None`` no ``sessionAffinityConfig`` ("Forbidden: must not be set when session affinity
+    is None")."""
+    affinity = spec.get("sessionAffinity")
+    path = "spec.sessionAffinityConfig"
+    if not affinity:
+        return [("spec.sessionAffinity", None, REQUIRED)]
+    if affinity not in SESSION_AFFINITIES:
+        return [("spec.sessionAffinity", None, unsupported(affinity, SESSION_AFFINITIES))]
+    config = spec.get("sessionAffinityConfig")
+    if affinity == "None":
+        return [] if config is None else [(path, None, "Forbidden: must not be set when session affinity is None")]
+    required = f"{REQUIRED}: when session affinity type is ClientIP"
+    if not isinstance(config, dict):
+        return [(path, None, required)]
+    client_ip = config.get("clientIP")
+    if not isinstance(client_ip, dict):
+        return [(f"{path}.clientIP", None, required)]
+    timeout = client_ip.get("timeoutSeconds")
+    if timeout is None:
+        return [(f"{path}.clientIP.timeoutSeconds", None, required)]
+    if not 0 < timeout <= MAX_CLIENT_IP_AFFINITY_SECONDS:
+        return [(f"{path}.clientIP.timeoutSeconds", timeout,
+                 f"must be greater than 0 and less than {MAX_CLIENT_IP_AFFINITY_SECONDS}")]
+    return []

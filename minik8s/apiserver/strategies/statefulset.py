@@ -111,6 +111,13 @@ class StatefulSetStrategy(ReplicaSetStrategy):
             if isinstance(claim, dict):
                 claim.setdefault("apiVersion", "v1")
                 claim.setdefault("kind", "PersistentVolumeClaim")
+                # the PersistentVolumeClaim defaults reach the templates too, as Kubernetes' defaulters walk them
+                claim_spec = claim.setdefault("spec", {})
+                if isinstance(claim_spec, dict):
+                    claim_spec.setdefault("volumeMode", "Filesystem")
+                claim_status = claim.setdefault("status", {})
+                if isinstance(claim_status, dict):
+                    claim_status.setdefault("phase", "Pending")
 
     def prepare_for_create(self, obj: Obj) -> None:
         """Status starts empty (its counters at 0)."""

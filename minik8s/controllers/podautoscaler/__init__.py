@@ -8,6 +8,7 @@ and a thin controller that does the I/O, one module per concern:
 * :mod:`.replicas` — replica proposals from pod metrics (``replica_calculator.go``);
 * :mod:`.behavior` — stabilization windows, scale policies and rate limits, min/max bounds;
 * :mod:`.status` — conditions, status and the :class:`~.status.Plan` of one reconcile;
+* :mod:`.unserved` — Pods, Object and External metrics, which need APIs minik8s does not serve;
 * :mod:`.autoscaler` — :class:`~.autoscaler.Autoscaler`, the algorithm over plain inputs;
 * :mod:`.controller` — :class:`~.controller.HorizontalPodAutoscalerController`, the I/O.
 
@@ -34,6 +35,15 @@ Every ``--horizontal-pod-autoscaler-sync-period`` (15 s) per HPA:
    tolerance, nothing changes.  The largest proposal over all metrics wins; failed metrics
    are skipped unless all failed or the rest would scale down (then no change,
    ``ScalingActive=False`` with the first failure's reason, e.g. FailedGetResourceMetric).
+   A ``ContainerResource`` metric is the same over one named container of each pod (its
+   usage from PodMetrics against its own request; a pod whose metrics lack the container
+   fails the metric, ``FailedGetContainerResourceMetric``).  ``Pods`` and ``Object`` metrics
+   need ``custom.metrics.k8s.io`` and ``External`` ones ``external.metrics.k8s.io``; minik8s
+   serves neither, so they fail as in a Kubernetes cluster without those APIs
+   (``FailedGetPodsMetric`` "unable to get metric rps: unable to fetch metrics from custom
+   metrics API: no custom metrics API (custom.metrics.k8s.io) registered",
+   ``FailedGetObjectMetric``, ``FailedGetExternalMetric``), their ``currentMetrics`` entry
+   ``{"type": ""}``, while the other metrics still scale up.
 4. **Behavior** (``spec.behavior``): stabilization over the recommendations of each
    direction's ``stabilizationWindowSeconds`` (the size moves up only to the lowest
    recommendation of the scale-up window, down only to the highest of the scale-down

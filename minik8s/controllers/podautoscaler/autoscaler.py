@@ -27,7 +27,8 @@ from minik8s.controllers.podautoscaler.replicas import (
     raw_resource_replicas,
     resource_replicas,
 )
-from minik8s.controllers.podautoscaler.status import Event, Plan, hpa_status, rfc3339, set_condition
+from minik8s.controllers.podautoscaler.status import Event, MetricFailure, Plan, hpa_status, rfc3339, set_condition
+from minik8s.controllers.podautoscaler.unserved import unserved_metric_error
 
 
 class Autoscaler:
@@ -46,10 +47,13 @@ class Autoscaler:
     # ------------------------------------------------------------------ one metric
     def _metric(self, spec: Obj, current: int, pods: list[Obj], pod_metrics: list[Obj] | str,
                 now: float) -> tuple[Proposal, str, Obj]:
-        """One Resource metric → (proposal, metric name for messages, MetricStatus);
-        raises MetricError with Kubernetes' message."""
-        source = spec.get("resource") or {}
+        """One Resource or ContainerResource metric → (proposal, metric name for messages,
+        MetricStatus) — ``computeStatusForResourceMetricGeneric``; raises MetricError with
+        Kubernetes' message."""
+        is_container = spec.get("type") == "ContainerResource"
+        source = (spec.get("containerResource") if is_container else spec.get("resource")) or {}
         resource = str(source.get("name") or "")
+        container = str(source.get("container") or "") if is_container else None
         target = source.get("target") or {}
         average_value = target.get("averageValue")
 
@@ -60,7 +64,16 @@ class Autoscaler:
             if not pod_metrics:
                 raise MetricError(f"unable to get metrics for resource {resource}: no metrics returned from "
                                   "resource metrics API")
-            return pod_metrics_for(pod_metrics, resource)
+            try:
+                return pod_metrics_for(pod_metrics, resource, container)
+            except MetricError as exc:
+                raise MetricError(f"unable to get metrics for resource {resource}: {exc}") from None
+
+        def metric_status(current_value: Obj) -> Obj:
+            if container is None:
+                return {"type": "Resource", "resource": {"name": resource, "current": current_value}}
+            return {"type": "ContainerResource", "containerResource": {"name": resource, "container": container,
+                                                                        "current": current_value}}
 
         if average_value is not None:
             try:
@@ -68,20 +81,40 @@ class Autoscaler:
                                                  now, self.options)
             except (MetricError, ValueError) as exc:
                 raise MetricError(f"failed to get {resource} usage: {exc}") from None
-            status = {"type": "Resource", "resource": {"name": resource,
-                                                        "current": {"averageValue": format_milli(proposal.average)}}}
-            return proposal, f"{resource} resource", status
+            return proposal, f"{resource} resource", metric_status({"averageValue": format_milli(proposal.average)})
         if target.get("averageUtilization") is None:
             raise MetricError("invalid resource metric source: neither an average utilization target nor an "
                               "average value (usage) target was set")
         try:
             proposal = resource_replicas(current, int(target["averageUtilization"]), resource, pods, fetch(), now,
-                                         self.options)
+                                         self.options, container)
         except (MetricError, ValueError) as exc:
             raise MetricError(f"failed to get {resource} utilization: {exc}") from None
-        status = {"type": "Resource", "resource": {"name": resource, "current": {
-            "averageUtilization": proposal.utilization, "averageValue": format_milli(proposal.average)}}}
-        return proposal, f"{resource} resource utilization (percentage of request)", status
+        kind = "container resource" if container is not None else "resource"
+        return proposal, f"{resource} {kind} utilization (percentage of request)", metric_status({
+            "averageUtilization": proposal.utilization, "averageValue": format_milli(proposal.average)})
+
+    def _outcome(self, spec: Obj, current: int, pods: list[Obj], pod_metrics: list[Obj] | str, now: float,
+                 namespace: str) -> tuple[Proposal, str, Obj] | MetricFailure:
+        """``computeReplicasForMetric``: one metric's (proposal, name, status), or why it failed
+        (condition reason, error, and the error as the sync reports it)."""
+        kind = spec.get("type")
+        unserved = unserved_metric_error(spec, namespace)
+        if unserved is not None:
+            return unserved
+        if kind not in ("Resource", "ContainerResource"):
+            error = f'unknown metric source type "{kind}"'
+            return MetricFailure("InvalidMetricSourceType", error, error)
+        try:
+            return self._metric(spec, current, pods, pod_metrics, now)
+        except MetricError as exc:
+            if kind == "Resource":
+                name = (spec.get("resource") or {}).get("name")
+                return MetricFailure("FailedGetResourceMetric", str(exc),
+                                     f"failed to get {name} resource metric value: {exc}")
+            container = (spec.get("containerResource") or {}).get("container")
+            return MetricFailure("FailedGetContainerResourceMetric", str(exc),
+                                 f"failed to get {container} container metric value: {exc}")
 
     def _metrics(self, hpa: Obj, current: int, selector_text: str, namespace_pods: list[Obj],
                  pod_metrics: list[Obj] | str, now: float, cond: Callable[[str, str, str, str], None],
@@ -102,29 +135,24 @@ class Autoscaler:
         specs = (hpa.get("spec") or {}).get("metrics") or []
         statuses: list[Obj] = [{"type": ""} for _ in specs]
         replicas, name, invalid = 0, "", 0
-        first: tuple[str, str, str] | None = None  # (condition reason, error, error as the sync reports it)
+        first: MetricFailure | None = None
+        namespace = str((hpa.get("metadata") or {}).get("namespace") or "")
         for i, spec in enumerate(specs):
-            resource = (spec.get("resource") or {}).get("name")
-            try:
-                if spec.get("type") != "Resource":
-                    raise MetricError(f'unknown metric source type "{spec.get("type")}"')
-                proposal, metric_name, statuses[i] = self._metric(spec, current, pods, pod_metrics, now)
-            except MetricError as exc:
-                is_resource = spec.get("type") == "Resource"
-                reason = "FailedGetResourceMetric" if is_resource else "InvalidMetricSourceType"
-                events.append(("Warning", reason, str(exc)))
+            outcome = self._outcome(spec, current, pods, pod_metrics, now, namespace)
+            if isinstance(outcome, MetricFailure):
+                events.append(("Warning", outcome.reason, outcome.error))
                 invalid += 1
-                if first is None:
-                    outer = f"failed to get {resource} resource metric value: {exc}" if is_resource else str(exc)
-                    first = (reason, str(exc), outer)
+                first = first or outcome
                 continue
+            proposal, metric_name, statuses[i] = outcome
             if replicas == 0 or proposal.replicas > replicas:
                 replicas, name = proposal.replicas, metric_name
         error = None
         if first is not None:
-            error = f"invalid metrics ({invalid} invalid out of {len(specs)}), first error is: {first[2]}"
+            error = f"invalid metrics ({invalid} invalid out of {len(specs)}), first error is: {first.outer}"
         if first is not None and (invalid >= len(specs) or replicas < current):
-            cond("ScalingActive", "False", first[0], f"the HPA was unable to compute the replica count: {first[1]}")
+            cond("ScalingActive", "False", first.reason,
+                 f"the HPA was unable to compute the replica count: {first.error}")
             return -1, "", statuses, error
         cond("ScalingActive", "True", "ValidMetricFound",
              f"the HPA was able to successfully calculate a replica count from {name}")

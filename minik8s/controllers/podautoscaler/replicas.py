@@ -36,15 +36,45 @@ class PodMetric:
     window: float = 0.0
 
 
-def pod_metrics_for(items: list[Obj], resource: str) -> dict[str, PodMetric]:
+def _sample(item: Obj, value: int) -> PodMetric:
+    try:
+        window = parse_duration(item.get("window") or "0s")
+    except ValueError:
+        window = 0.0
+    return PodMetric(value, epoch_of(item.get("timestamp")) or 0.0, window)
+
+
+def _milli(quantity: str, resource: str) -> int:
+    try:
+        return milli_value(quantity)
+    except ValueError as exc:
+        raise MetricError(f"invalid {resource} usage {quantity!r}: {exc}") from None
+
+
+def pod_metrics_for(items: list[Obj], resource: str, container: str | None = None) -> dict[str, PodMetric]:
     """PodMetrics items → ``{pod name: PodMetric}`` for ``resource`` (Kubernetes' ``getPodMetrics``):
     a pod with no containers, or a container without that resource, is left out.
 
-    Raises MetricError when a quantity does not parse.
+    With ``container`` (a ContainerResource metric, ``getContainerMetrics``) only that
+    container's usage counts; a pod whose metrics lack the container raises MetricError
+    ``failed to get container metrics: container app not present in metrics for pod ns/web-1``,
+    and one whose container lacks the resource is left out.  Raises MetricError when a
+    quantity does not parse.
     """
     out: dict[str, PodMetric] = {}
     for item in items:
+        meta = item.get("metadata") or {}
+        name = str(meta.get("name"))
         containers = item.get("containers") or []
+        if container is not None:
+            found = next((c for c in containers if c.get("name") == container), None)
+            if found is None:
+                raise MetricError(f"failed to get container metrics: container {container} not present in "
+                                  f"metrics for pod {meta.get('namespace')}/{name}")
+            quantity = (found.get("usage") or {}).get(resource)
+            if quantity is not None:
+                out[name] = _sample(item, _milli(quantity, resource))
+            continue
         if not containers:
             continue
         total = 0
@@ -52,30 +82,28 @@ def pod_metrics_for(items: list[Obj], resource: str) -> dict[str, PodMetric]:
             quantity = (c.get("usage") or {}).get(resource)
             if quantity is None:
                 break
-            try:
-                total += milli_value(quantity)
-            except ValueError as exc:
-                raise MetricError(f"invalid {resource} usage {quantity!r}: {exc}") from None
+            total += _milli(quantity, resource)
         else:
-            try:
-                window = parse_duration(item.get("window") or "0s")
-            except ValueError:
-                window = 0.0
-            out[str((item.get("metadata") or {}).get("name"))] = PodMetric(
-                total, epoch_of(item.get("timestamp")) or 0.0, window)
+            out[name] = _sample(item, total)
     return out
 
 
-def pod_requests(pods: list[Obj], resource: str) -> dict[str, int]:
-    """``{pod name: Σ containers' requests of resource}`` in thousandths (``calculatePodRequests``).
+def pod_requests(pods: list[Obj], resource: str, container: str | None = None) -> dict[str, int]:
+    """``{pod name: Σ containers' requests of resource}`` in thousandths (``calculateRequests``):
+    the regular containers and the sidecars (init containers with ``restartPolicy: Always``),
+    or only the one named ``container`` (a pod without it requests 0).
 
     Raises MetricError ``missing request for cpu in container app of Pod web-1`` when a
-    container has no request for ``resource``.
+    counted container has no request for ``resource``.
     """
     out: dict[str, int] = {}
     for pod in pods:
+        spec = pod.get("spec") or {}
+        sidecars = [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
         total = 0
-        for c in (pod.get("spec") or {}).get("containers") or []:
+        for c in [*(spec.get("containers") or []), *sidecars]:
+            if container is not None and c.get("name") != container:
+                continue
             quantity = ((c.get("resources") or {}).get("requests") or {}).get(resource)
             if quantity is None:
                 raise MetricError(f"missing request for {resource} in container {c.get('name')} of Pod "
@@ -217,12 +245,14 @@ def _newest(metrics: dict[str, PodMetric]) -> float:
 
 
 def resource_replicas(current: int, target_utilization: int, resource: str, pods: list[Obj],
-                      metrics: dict[str, PodMetric], now: float, options: AutoscalerOptions) -> Proposal:
+                      metrics: dict[str, PodMetric], now: float, options: AutoscalerOptions,
+                      container: str | None = None) -> Proposal:
     """Replicas for a Utilization target (Kubernetes' ``GetResourceReplicas``): missing pods count
-    as 100 % of their request (or the target if higher) on a scale-down.  Raises MetricError (no
-    pods, no usable metrics, missing requests)."""
+    as 100 % of their request (or the target if higher) on a scale-down; with ``container`` the
+    requests are that container's (ContainerResource).  Raises MetricError (no pods, no usable
+    metrics, missing requests)."""
     groups, usable = _usable_metrics(pods, metrics, resource, now, options)
-    requests = pod_requests(pods, resource)
+    requests = pod_requests(pods, resource, container)
     _, utilization, average = utilization_ratio(usable, requests, target_utilization)
     fallback = max(100, target_utilization)
     replicas = _replicas(current, groups, usable, lambda m: utilization_ratio(m, requests, target_utilization)[0],

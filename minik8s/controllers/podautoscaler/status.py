@@ -31,6 +31,18 @@ def set_condition(conditions: list[Obj], ctype: str, status: str, reason: str, m
     return out
 
 
+@dataclass(frozen=True)
+class MetricFailure:
+    """Why one metric failed: the ``ScalingActive`` condition / Warning event ``reason``, the
+    ``error`` (the event message; the condition prefixes ``the HPA was unable to compute the
+    replica count: ``) and ``outer``, the error as ``computeReplicasForMetric`` returns it
+    (quoted by ``invalid metrics (1 invalid out of 2), first error is: ...``)."""
+
+    reason: str
+    error: str
+    outer: str
+
+
 @dataclass
 class Plan:
     """The outcome of one reconcile: the status to write and what to do.

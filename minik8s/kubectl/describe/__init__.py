@@ -5,8 +5,8 @@ One module a kind or a small family of kinds, each following kubectl's own layou
 DaemonSet, ReplicationController), :mod:`.autoscaling` (HorizontalPodAutoscaler), :mod:`.access`
 (ServiceAccount, Role, ClusterRole, RoleBinding, ClusterRoleBinding), :mod:`.cluster` (Node,
 Namespace), :mod:`.services` (Service, Endpoints, EndpointSlice), :mod:`.networking` (Ingress,
-NetworkPolicy), :mod:`.storage`
-(PersistentVolume, PersistentVolumeClaim, StorageClass), :mod:`.batch` (Job, CronJob),
+NetworkPolicy, IngressClass), :mod:`.storage`
+(PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode), :mod:`.batch` (Job, CronJob),
 :mod:`.config` (ConfigMap, Secret — never a Secret's values), :mod:`.policy` (PodDisruptionBudget),
 :mod:`.quota` (ResourceQuota, LimitRange),
 :mod:`.scheduling` (PriorityClass),
@@ -39,7 +39,7 @@ from minik8s.kubectl.describe.batch import describe_cronjob, describe_job
 from minik8s.kubectl.describe.cluster import describe_namespace, describe_node
 from minik8s.kubectl.describe.config import describe_config_map, describe_secret
 from minik8s.kubectl.describe.gpujobs import describe_gpujob
-from minik8s.kubectl.describe.networking import describe_ingress, describe_networkpolicy
+from minik8s.kubectl.describe.networking import describe_ingress, describe_ingress_class, describe_networkpolicy
 from minik8s.kubectl.describe.pods import describe_pod
 from minik8s.kubectl.describe.policy import describe_pdb
 from minik8s.kubectl.describe.quota import describe_limit_range, describe_quota
@@ -47,6 +47,7 @@ from minik8s.kubectl.describe.scheduling import describe_priority_class
 from minik8s.kubectl.describe.services import describe_endpoints, describe_endpointslice, describe_service
 from minik8s.kubectl.describe.shared import Describer, describe_generic, fetch_events
 from minik8s.kubectl.describe.storage import (
+    describe_csi_node,
     describe_persistent_volume,
     describe_persistent_volume_claim,
     describe_storage_class,
@@ -65,11 +66,13 @@ __all__ = [
     "describe_daemon_set",
     "describe_endpoints",
     "describe_cronjob",
+    "describe_csi_node",
     "describe_deployment",
     "describe_generic",
     "describe_gpujob",
     "describe_hpa",
     "describe_ingress",
+    "describe_ingress_class",
     "describe_job",
     "describe_namespace",
     "describe_pdb",
@@ -125,6 +128,8 @@ DESCRIBERS: dict[str, Describer] = {
     "ResourceQuota": describe_quota,
     "LimitRange": describe_limit_range,
     "PriorityClass": describe_priority_class,
+    "IngressClass": describe_ingress_class,
+    "CSINode": describe_csi_node,
 }
 #: The API groups whose kinds :data:`DESCRIBERS` describes (a custom resource of another group
 #: with the same kind name gets the generic rendering, as kubectl looks describers up by group and kind).

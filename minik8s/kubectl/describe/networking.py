@@ -1,7 +1,8 @@
 """``kubectl describe ingress``: an Ingress in kubectl's layout (``pkg/describe``'s IngressDescriber
 for networking.k8s.io/v1): address, class, default backend, TLS, the rules table with each
 backend's endpoints (from EndpointSlices, as kubectl 1.32 reads them), annotations, events;
-``kubectl describe networkpolicy`` (``describeNetworkPolicy``): the spec's selector and each direction's rules."""
+``kubectl describe networkpolicy`` (``describeNetworkPolicy``): the spec's selector and each direction's rules;
+``kubectl describe ingressclass`` (``describeIngressClassV1``): its controller and parameters."""
 
 from __future__ import annotations
 
@@ -179,4 +180,24 @@ async def describe_networkpolicy(s: Session, rt: ResourceType, np: Obj) -> str:
         else:
             w.write(1, f"Not affecting {direction} traffic")
     w.write(1, f"Policy Types: {', '.join(types)}")
+    return w.text()
+
+
+async def describe_ingress_class(s: Session, rt: ResourceType, ic: Obj) -> str:
+    """Name, labels, annotations, the controller, the parameters' reference (API group only when
+    set; the scope is not shown, as kubectl 1.32), events."""
+    meta, spec = meta_of(ic), ic.get("spec") or {}
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}")
+    write_labels(w, "Labels", meta.get("labels"))
+    write_annotations(w, "Annotations", meta.get("annotations"))
+    w.write(0, f"Controller:\t{spec.get('controller') or ''}")
+    params = spec.get("parameters")
+    if params is not None:
+        w.write(0, "Parameters:")
+        if params.get("apiGroup") is not None:
+            w.write(1, f"APIGroup:\t{params['apiGroup']}")
+        w.write(1, f"Kind:\t{params.get('kind') or ''}")
+        w.write(1, f"Name:\t{params.get('name') or ''}")
+    write_events(w, await fetch_events(s, ic, rt))
     return w.text()

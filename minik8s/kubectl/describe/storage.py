@@ -1,6 +1,7 @@
 """``kubectl describe`` for storage: a PersistentVolume, a PersistentVolumeClaim (with the pods
-using it) and a StorageClass in kubectl's layouts (``pkg/describe``'s PersistentVolumeDescriber,
-PersistentVolumeClaimDescriber and StorageClassDescriber, ``pkg/util/storage``'s helpers)."""
+using it), a StorageClass and a CSINode in kubectl's layouts (``pkg/describe``'s
+PersistentVolumeDescriber, PersistentVolumeClaimDescriber, StorageClassDescriber and
+CSINodeDescriber, ``pkg/util/storage``'s helpers)."""
 
 from __future__ import annotations
 
@@ -204,4 +205,30 @@ async def describe_storage_class(s: Session, rt: ResourceType, sc: Obj) -> str:
                     text += f" [{', '.join(req['values'])}]"
                 w.write(1, f"{f'Term {i}:' if j == 0 else ''}\t{text}")
     write_events(w, await fetch_events(s, sc, rt))
+    return w.text()
+
+
+async def describe_csi_node(s: Session, rt: ResourceType, node: Obj) -> str:
+    """Name, labels, annotations, creation time, then each driver under ``Spec: Drivers:`` with its
+    node ID, allocatable volume count and topology keys (kubectl's ``describeCSINode``), events."""
+    meta = meta_of(node)
+    w = Writer()
+    w.write(0, f"Name:\t{meta.get('name', '')}")
+    write_labels(w, "Labels", meta.get("labels"))
+    write_annotations(w, "Annotations", meta.get("annotations"))
+    w.write(0, f"CreationTimestamp:\t{describe_time(meta.get('creationTimestamp'))}")
+    w.write(0, "Spec:")
+    drivers = (node.get("spec") or {}).get("drivers")
+    if drivers is not None:
+        w.write(1, "Drivers:")
+        for driver in drivers:
+            w.write(2, f"{driver.get('name') or ''}:")
+            w.write(3, f"Node ID:\t{driver.get('nodeID') or ''}")
+            count = (driver.get("allocatable") or {}).get("count")
+            if count is not None:
+                w.write(3, "Allocatables:")
+                w.write(4, f"Count:\t{count}")
+            if driver.get("topologyKeys") is not None:
+                w.write(3, f"Topology Keys:\t{go_strings(driver['topologyKeys'])}")
+    write_events(w, await fetch_events(s, node, rt))
     return w.text()

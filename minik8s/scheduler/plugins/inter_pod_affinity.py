@@ -1,8 +1,13 @@
 """InterPodAffinity: pod affinity and anti-affinity (``spec.affinity.podAffinity`` /
 ``podAntiAffinity``), following Kubernetes' ``interpodaffinity`` plugin.
 
-A term names pods (``labelSelector`` in ``namespaces``, default: the owning pod's
-namespace) and a ``topologyKey``; nodes sharing a value of that label form one domain.
+A term names pods (``labelSelector`` in ``namespaces`` plus the namespaces whose labels match
+``namespaceSelector`` -- ``{}``: every namespace; neither set: the owning pod's namespace) and a
+``topologyKey``; nodes sharing a value of that label form one domain. Namespace labels come from
+the snapshot (the scheduler's namespace informer). ``matchLabelKeys`` / ``mismatchLabelKeys`` were
+merged into ``labelSelector`` by the apiserver when the pod was created (``key in (value)`` /
+``key notin (value)`` with the pod's own label values), as in Kubernetes 1.32, so every term --
+required or preferred, the incoming pod's or an existing pod's -- is matched with them.
 
 Filter (required terms), checked in this order:
 
@@ -40,7 +45,7 @@ from minik8s.scheduler.framework import (
     ScorePlugin,
     Status,
 )
-from minik8s.scheduler.nodeinfo import NodeInfo, PodInfo
+from minik8s.scheduler.nodeinfo import NamespaceLabels, NodeInfo, PodInfo
 
 AFFINITY_REASON = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY_REASON = "node(s) didn't match pod anti-affinity rules"
@@ -73,30 +78,31 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if not pod.required_affinity and not pod.required_anti_affinity and not with_anti:
             return Status.skip()
         fs = _FilterState()
+        ns_labels = state.snapshot.namespace_labels
         for node in with_anti:
             for existing in node.pods.values():
                 for term in existing.required_anti_affinity:
                     value = node.labels.get(term.topology_key)
-                    if value is not None and term.matches(pod):
+                    if value is not None and term.matches(pod, ns_labels):
                         fs.existing_anti_affinity_counts[(term.topology_key, value)] += 1
         if pod.required_affinity or pod.required_anti_affinity:
             for node in state.snapshot.nodes:
                 for existing in node.pods.values():
-                    if pod.required_affinity and all(t.matches(existing) for t in pod.required_affinity):
+                    if pod.required_affinity and all(t.matches(existing, ns_labels) for t in pod.required_affinity):
                         for term in pod.required_affinity:
                             value = node.labels.get(term.topology_key)
                             if value is not None:
                                 fs.affinity_counts[(term.topology_key, value)] += 1
                     for term in pod.required_anti_affinity:
                         value = node.labels.get(term.topology_key)
-                        if value is not None and term.matches(existing):
+                        if value is not None and term.matches(existing, ns_labels):
                             fs.anti_affinity_counts[(term.topology_key, value)] += 1
         state.write(_FILTER_KEY, fs)
         return Status.success()
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         fs: _FilterState = state.read(_FILTER_KEY)
-        if not self._satisfies_affinity(fs, pod, node):
+        if not self._satisfies_affinity(fs, pod, node, state.snapshot.namespace_labels):
             return Status.unschedulable(AFFINITY_REASON, unresolvable=True)
         for term in pod.required_anti_affinity:
             value = node.labels.get(term.topology_key)
@@ -108,7 +114,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return Status.success()
 
     @staticmethod
-    def _satisfies_affinity(fs: _FilterState, pod: PodInfo, node: NodeInfo) -> bool:
+    def _satisfies_affinity(fs: _FilterState, pod: PodInfo, node: NodeInfo, ns_labels: NamespaceLabels) -> bool:
         pods_exist = True
         for term in pod.required_affinity:
             value = node.labels.get(term.topology_key)
@@ -119,7 +125,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if pods_exist:
             return True
         # The first pod of a series with affinity to itself must not wait forever.
-        return not fs.affinity_counts and all(t.matches(pod) for t in pod.required_affinity)
+        return not fs.affinity_counts and all(t.matches(pod, ns_labels) for t in pod.required_affinity)
 
     # ------------------------------------------------------------------ score
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
@@ -131,7 +137,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         for node in scan:
             for existing in node.pods.values():
                 if has_constraints or existing.has_affinity:
-                    _add_pair_scores(scores, pod, existing, node)
+                    _add_pair_scores(scores, pod, existing, node, state.snapshot.namespace_labels)
         if not scores:
             return Status.skip()
         state.write(_SCORE_KEY, scores)
@@ -149,7 +155,8 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             scores[name] = MAX_NODE_SCORE * (value - low) // (high - low) if high > low else 0
 
 
-def _add_pair_scores(scores: Counter[Pair], pod: PodInfo, existing: PodInfo, node: NodeInfo) -> None:
+def _add_pair_scores(scores: Counter[Pair], pod: PodInfo, existing: PodInfo, node: NodeInfo,
+                     ns_labels: NamespaceLabels) -> None:
     """Add the (incoming, existing) pair's weights to the domains of ``node``."""
 
     def add(key: str, weight: int) -> None:
@@ -158,17 +165,17 @@ def _add_pair_scores(scores: Counter[Pair], pod: PodInfo, existing: PodInfo, nod
             scores[(key, value)] += weight
 
     for term in pod.preferred_affinity:
-        if term.matches(existing):
+        if term.matches(existing, ns_labels):
             add(term.topology_key, term.weight)
     for term in pod.preferred_anti_affinity:
-        if term.matches(existing):
+        if term.matches(existing, ns_labels):
             add(term.topology_key, -term.weight)
     for term in existing.required_affinity:
-        if term.matches(pod):
+        if term.matches(pod, ns_labels):
             add(term.topology_key, HARD_POD_AFFINITY_WEIGHT)
     for term in existing.preferred_affinity:
-        if term.matches(pod):
+        if term.matches(pod, ns_labels):
             add(term.topology_key, term.weight)
     for term in existing.preferred_anti_affinity:
-        if term.matches(pod):
+        if term.matches(pod, ns_labels):
             add(term.topology_key, -term.weight)
