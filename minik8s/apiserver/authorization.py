@@ -204,8 +204,9 @@ def _local_namespace(body: Obj, meta: Obj, namespace: str) -> str:
     return namespace
 
 
-def _attributes(spec: Obj) -> RequestInfo:
-    """The RequestInfo a review's ``spec`` asks about (422 without one of the two attribute sets)."""
+def _attributes(spec: Obj, kind: str = "SubjectAccessReview") -> RequestInfo:
+    """The RequestInfo a review's ``spec`` asks about (422, naming the review's ``kind``, without one
+    of the two attribute sets)."""
     res = spec.get("resourceAttributes")
     non = spec.get("nonResourceAttributes")
     if isinstance(res, dict) and non is None:
@@ -215,7 +216,7 @@ def _attributes(spec: Obj) -> RequestInfo:
                            name=str(res.get("name") or ""))
     if isinstance(non, dict) and res is None:
         return RequestInfo(str(non.get("verb") or ""), path=str(non.get("path") or ""))
-    raise errors.invalid("SubjectAccessReview.authorization.k8s.io", "", [
+    raise errors.invalid(f"{kind}.authorization.k8s.io", "", [
         ("spec.resourceAttributes", None,
          "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified")])
 
@@ -253,7 +254,7 @@ def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserIn
         out["spec"] = spec
         out["status"] = _rules_status(authorizer, caller, str(spec.get("namespace") or ""))
         return out
-    info = _attributes(spec)
+    info = _attributes(spec, kind)
     if kind in ("SubjectAccessReview", "LocalSubjectAccessReview"):
         if not spec.get("user") and not spec.get("groups"):
             raise errors.invalid(f"{kind}.authorization.k8s.io", "", [(

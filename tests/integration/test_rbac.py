@@ -209,6 +209,9 @@ def test_local_subject_access_review(server: APIServer, ns: str) -> None:
     r = call(server, "carol", "POST", path, lsar)
     assert r.status_code == 422 and r.json()["details"]["causes"][-1]["field"] == "spec.nonResourceAttributes"
     assert r.json()["message"].endswith("disallowed on this kind of request")
+    r = call(server, "carol", "POST", path, {"spec": {"user": "alice"}})
+    assert r.status_code == 422 and r.json()["message"].startswith(
+        'LocalSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: ')
     lsar = {**lsar, "metadata": {"namespace": "elsewhere"}}
     r = call(server, "carol", "POST", path, lsar)
     assert r.status_code == 400 and r.json()["message"] == (
