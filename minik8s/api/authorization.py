@@ -1,9 +1,11 @@
-"""``authorization.k8s.io/v1``: SubjectAccessReview, SelfSubjectAccessReview and SelfSubjectRulesReview.
+"""``authorization.k8s.io/v1``: SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectAccessReview and
+SelfSubjectRulesReview.
 
 Questions to the apiserver's authorizer, answered and never stored (Kubernetes' field names):
 ``spec.resourceAttributes`` (``namespace``, ``verb``, ``group``, ``version``, ``resource``,
 ``subresource``, ``name``) or ``spec.nonResourceAttributes`` (``path``, ``verb``).  A
-SubjectAccessReview names the user (``spec.user``, ``groups``, ``uid``, ``extra``); a
+SubjectAccessReview names the user (``spec.user``, ``groups``, ``uid``, ``extra``), a
+LocalSubjectAccessReview too, about its own namespace; a
 SelfSubjectAccessReview asks about the caller (``kubectl auth can-i``).  The answer's
 ``status``: ``allowed``, ``denied``, ``reason`` and ``evaluationError``.  A SelfSubjectRulesReview
 asks what the caller may do in ``spec.namespace`` (``kubectl auth can-i --list``): ``status``
@@ -65,6 +67,14 @@ class SubjectAccessReviewStatus(Model):
 
 
 class SubjectAccessReview(TypedObject):
+    spec: SubjectAccessReviewSpec = Field(default_factory=SubjectAccessReviewSpec)
+    status: SubjectAccessReviewStatus | None = None
+
+
+class LocalSubjectAccessReview(TypedObject):
+    """A SubjectAccessReview in a namespace (``POST .../namespaces/NS/localsubjectaccessreviews``):
+    ``spec.resourceAttributes.namespace`` must be NS, ``nonResourceAttributes`` are not allowed."""
+
     spec: SubjectAccessReviewSpec = Field(default_factory=SubjectAccessReviewSpec)
     status: SubjectAccessReviewStatus | None = None
 

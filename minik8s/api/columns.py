@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from minik8s.api import kubejsonpath
+from minik8s.api import events_v1, kubejsonpath
 from minik8s.api.base import Obj, parse_time
 from minik8s.api.certificates import condition_summary
 from minik8s.api.quantity import cpu_nanocores, format_memory, format_nanocores, parse_memory
@@ -472,6 +472,17 @@ def hpa_reference(obj: Obj, at: dt.datetime) -> str:
     """REFERENCE: ``Kind/name`` of ``spec.scaleTargetRef``."""
     ref = _spec(obj).get("scaleTargetRef") or {}
     return f"{ref.get('kind', '')}/{ref.get('name', '')}"
+
+
+# ------------------------------------------------------------------ ComponentStatus
+def component_health(obj: Obj) -> tuple[str, str, str]:
+    """(STATUS, MESSAGE, ERROR) of a ComponentStatus from its ``Healthy`` condition: ``Healthy`` when
+    it is True, else ``Unhealthy``; ``Unknown`` without one."""
+    for cond in obj.get("conditions") or []:
+        if cond.get("type") == "Healthy":
+            return ("Healthy" if cond.get("status") == "True" else "Unhealthy",
+                    str(cond.get("message") or ""), str(cond.get("error") or ""))
+    return "Unknown", "", ""
 
 
 # ------------------------------------------------------------------ Event
@@ -1314,6 +1325,11 @@ COLUMNS: dict[str, list[Column]] = {
     ],
     "NodeMetrics": METRICS_COLUMNS,
     "PodMetrics": METRICS_COLUMNS,
+    "ComponentStatus": [  # no AGE: the objects are made at each read
+        Column("Status", lambda o, at: component_health(o)[0], description="Status of the component conditions"),
+        Column("Message", lambda o, at: component_health(o)[1], description="Message of the component conditions"),
+        Column("Error", lambda o, at: component_health(o)[2], description="Error of the component conditions"),
+    ],
 }
 
 DEFAULT_COLUMNS = [_AGE]
@@ -1388,7 +1404,10 @@ def definitions(kind: str) -> list[Column]:
 
 
 def cells(columns: list[Column], obj: Obj, at: dt.datetime) -> list[Cell]:
-    """The cells of one row of ``obj``."""
+    """The cells of one row of ``obj`` (an events.k8s.io/v1 Event is read in its core form, as
+    kube-apiserver prints every version of a kind from the one internal form)."""
+    if obj.get("apiVersion") == events_v1.API_VERSION and obj.get("kind") == "Event":
+        obj = events_v1.from_v1(obj)
     return [c.value(obj, at) for c in columns]
 
 

@@ -660,8 +660,16 @@ class EventSource(Model):
     host: str | None = None
 
 
+class EventSeries(Model):
+    """An isomorphic event's repetitions: ``count`` (at least 2) up to ``lastObservedTime`` (MicroTime)."""
+
+    count: int | None = None
+    last_observed_time: str | None = None
+    state: str | None = None  # core v1 only, deprecated
+
+
 class Event(TypedObject):
-    """``corev1.Event``: something that happened to ``involvedObject``."""
+    """``corev1.Event``: something that happened to ``involvedObject`` (``related``: a second object)."""
 
     involved_object: ObjectReference
     reason: str | None = None
@@ -675,6 +683,24 @@ class Event(TypedObject):
     reporting_component: str | None = None
     reporting_instance: str | None = None
     action: str | None = None
+    series: EventSeries | None = None
+    related: ObjectReference | None = None
+
+
+# ---------------------------------------------------------------- ComponentStatus
+class ComponentCondition(Model):
+    """``type: Healthy``, ``status`` True/False/Unknown, the probe's ``message`` and ``error``."""
+
+    type: str
+    status: str
+    message: str | None = None
+    error: str | None = None
+
+
+class ComponentStatus(TypedObject):
+    """``corev1.ComponentStatus`` (deprecated in v1.19+): a control-plane component's health, computed when read."""
+
+    conditions: list[ComponentCondition] | None = None
 
 
 # ---------------------------------------------------------------- Service / Endpoints

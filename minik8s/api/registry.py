@@ -14,7 +14,12 @@ from typing import Any
 from minik8s.api.apiextensions import CustomResourceDefinition, is_established
 from minik8s.api.apps import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from minik8s.api.authentication import SelfSubjectReview, TokenReview
-from minik8s.api.authorization import SelfSubjectAccessReview, SelfSubjectRulesReview, SubjectAccessReview
+from minik8s.api.authorization import (
+    LocalSubjectAccessReview,
+    SelfSubjectAccessReview,
+    SelfSubjectRulesReview,
+    SubjectAccessReview,
+)
 from minik8s.api.autoscaling import HorizontalPodAutoscaler
 from minik8s.api.batch import CronJob, Job
 from minik8s.api.certificates import CertificateSigningRequest
@@ -22,6 +27,7 @@ from minik8s.api.config import ConfigMap, Secret
 from minik8s.api.coordination import Lease
 from minik8s.api.core import (
     Binding,
+    ComponentStatus,
     Endpoints,
     Event,
     Namespace,
@@ -79,6 +85,8 @@ CORE_TYPES = [
                  subresources=frozenset({"status"})),
     ResourceType("", "v1", "Event", "events", "event", True, Event, short_names=("ev",)),
     ResourceType("", "v1", "Binding", "bindings", "binding", True, Binding, verbs=("create",)),
+    ResourceType("", "v1", "ComponentStatus", "componentstatuses", "componentstatus", False, ComponentStatus,
+                 short_names=("cs",), verbs=("get", "list")),
     ResourceType("", "v1", "Service", "services", "service", True, Service, short_names=("svc",),
                  subresources=frozenset({"status"}), categories=("all",)),
     ResourceType("", "v1", "Endpoints", "endpoints", "endpoints", True, Endpoints, short_names=("ep",)),
@@ -115,6 +123,8 @@ CORE_TYPES = [
                  False, SelfSubjectReview, verbs=("create",)),
     ResourceType("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews",
                  "subjectaccessreview", False, SubjectAccessReview, verbs=("create",)),
+    ResourceType("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews",
+                 "localsubjectaccessreview", True, LocalSubjectAccessReview, verbs=("create",)),
     ResourceType("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
                  "selfsubjectaccessreview", False, SelfSubjectAccessReview, verbs=("create",)),
     ResourceType("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",

@@ -22,10 +22,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 
 from minik8s.api import errors
+from minik8s.api.base import Obj
 from minik8s.api.encoding import encode_json
 from minik8s.api.registry import METRICS_TYPES, default_registry
 from minik8s.api.resourcetypes import Registry, ResourceType
-from minik8s.apiserver import bootstrappolicy, discovery, fieldmanager, negotiation, rbac
+from minik8s.apiserver import bootstrappolicy, componentstatus, discovery, fieldmanager, negotiation, rbac
 from minik8s.apiserver.admission import AdmissionConfig
 from minik8s.apiserver.apf import FlowControl
 from minik8s.apiserver.apiextensions.controller import CRDController
@@ -56,7 +57,7 @@ from minik8s.apiserver.serviceaccounts import ServiceAccountTokens, TokenIssuer
 from minik8s.apiserver.storage import Store
 from minik8s.apiserver.strategies import default_strategies
 from minik8s.apiserver.subresources import PodSubresources, ScaleSubresource
-from minik8s.apiserver.versions import SERVED_VERSIONS, ServedVersion, served_version
+from minik8s.apiserver.versions import REQUEST_VERSION, SERVED_VERSIONS, ServedVersion, served_version
 from minik8s.auth import ANONYMOUS, REQUEST_USER, Authenticator, AuthMiddleware, UserInfo
 
 #: Paths anyone may GET with authentication on (kube-apiserver's ``system:public-info-viewer``).
@@ -369,6 +370,13 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
 
     async def handle(request: Request, group: str, version: str, rest: str) -> Response:
         t = resolve(group, version, rest)
+        token = REQUEST_VERSION.set(t.served.rt.api_version if t.served is not None else None)
+        try:
+            return await serve(request, t)
+        finally:
+            REQUEST_VERSION.reset(token)
+
+    async def serve(request: Request, t: Target) -> Response:
         params = request.query_params
         method = request.method
         dry_run = bool(params.getlist("dryRun"))
@@ -378,11 +386,17 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             return await scale.handle(request, t.rt, t.namespace, t.name or "")
         user: UserInfo = getattr(request.state, "user", ANONYMOUS)
         REQUEST_USER.set(user)  # for the rest of this request's task (a CertificateSigningRequest's requester)
-        if t.rt.custom is None and t.rt.kind in ("SubjectAccessReview", "SelfSubjectAccessReview",
-                                                  "SelfSubjectRulesReview", "SelfSubjectReview"):
+        if t.rt.custom is None and t.rt.kind in ("SubjectAccessReview", "LocalSubjectAccessReview",
+                                                  "SelfSubjectAccessReview", "SelfSubjectRulesReview",
+                                                  "SelfSubjectReview"):
             if method != "POST" or t.name is not None:
                 raise errors.MethodNotAllowed(f"{method} is not supported on {t.rt.plural}")
-            return KubeJSONResponse(review(authorizer, t.rt.kind, await read_body(request), user), status_code=201)
+            if t.rt.namespaced and t.namespace is None:
+                raise errors.MethodNotAllowed("create needs a namespace in the path")
+            return KubeJSONResponse(review(authorizer, t.rt.kind, await read_body(request), user, t.namespace),
+                                    status_code=201)
+        if (t.rt.group, t.rt.kind, t.rt.custom) == ("", "ComponentStatus", None):
+            return await component_statuses(request, t)
         node = rbac.node_name(user) if "Node" in authorization_modes else None
         if node is not None and method in ("POST", "PUT", "PATCH", "DELETE"):
             info = getattr(request.state, "request_info", None)
@@ -475,6 +489,27 @@ def create_app(store: Store, registry: Registry | None = None, authenticator: Au
             del_opts.dry_run = del_opts.dry_run or dry_run
             return KubeJSONResponse(t.out(await api.delete(t.rt, t.namespace, t.name, del_opts)))
         raise errors.MethodNotAllowed(f"{method} is not supported here")
+
+    async def component_statuses(request: Request, t: Target) -> Response:
+        """GET (list or one) of ComponentStatus, probed now, with kube-apiserver's deprecation warning."""
+        if request.method != "GET" or parse_bool(request.query_params.get("watch")):
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+        lease_rt = registry.get("coordination.k8s.io", "v1", "leases")
+        assert lease_rt is not None
+
+        async def read_lease(name: str) -> Obj:
+            return await api.get(lease_rt, "kube-system", name)
+
+        params = request.query_params
+        if t.name is None:
+            out = negotiation.negotiate(request.headers.get("accept"), negotiation.LIST_TARGETS)
+            listed = await componentstatus.list_(store, read_lease, list_options(params))
+            data = negotiation.convert_list(listed, t.rt.kind, out, params)
+        else:
+            out = negotiation.negotiate(request.headers.get("accept"), negotiation.OBJECT_TARGETS)
+            data = negotiation.convert_object(await componentstatus.get(t.name, store, read_lease), t.rt.kind,
+                                              out, params)
+        return with_warnings(respond(data, out), FieldValidation(warnings=[componentstatus.DEPRECATION]))
 
     def field_manager(request: Request) -> str:
         """The manager of a write: ``?fieldManager=``, else the User-Agent's first token (Kubernetes' default)."""

@@ -180,8 +180,33 @@ class APIServerAuthorizer:
         return UserInfo(name, uids[0] if uids else "", all_groups), None
 
 
-def _attributes(spec: Obj) -> RequestInfo:
-    """The RequestInfo a review's ``spec`` asks about (422 without one of the two attribute sets)."""
+def _local_namespace(body: Obj, meta: Obj, namespace: str) -> str:
+    """The namespace of a LocalSubjectAccessReview posted in ``namespace``, checked as kube-apiserver
+    checks it: the body's ``metadata.namespace`` (400 when it differs), nothing else in
+    ``metadata`` and ``spec.resourceAttributes.namespace`` equal to it (an empty one too: 422,
+    whatever the API reference says of defaulting), no ``spec.nonResourceAttributes`` (422)."""
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+    spec = body["spec"] if isinstance(body.get("spec"), dict) else {}
+    causes: list[tuple[str, Any, str]] = []
+    others = {k: v for k, v in meta.items() if k not in ("namespace", "managedFields")}
+    if others:
+        causes.append(("metadata", {**others, "namespace": namespace}, "must be empty except for namespace"))
+    res = spec.get("resourceAttributes")
+    if isinstance(res, dict) and str(res.get("namespace") or "") != namespace:
+        causes.append(("spec.resourceAttributes.namespace", str(res.get("namespace") or ""),
+                       "must match metadata.namespace"))
+    if spec.get("nonResourceAttributes") is not None:
+        causes.append(("spec.nonResourceAttributes", spec["nonResourceAttributes"],
+                       "disallowed on this kind of request"))
+    if causes:
+        raise errors.invalid("LocalSubjectAccessReview.authorization.k8s.io", "", causes)
+    return namespace
+
+
+def _attributes(spec: Obj, kind: str = "SubjectAccessReview") -> RequestInfo:
+    """The RequestInfo a review's ``spec`` asks about (422, naming the review's ``kind``, without one
+    of the two attribute sets)."""
     res = spec.get("resourceAttributes")
     non = spec.get("nonResourceAttributes")
     if isinstance(res, dict) and non is None:
@@ -191,7 +216,7 @@ def _attributes(spec: Obj) -> RequestInfo:
                            name=str(res.get("name") or ""))
     if isinstance(non, dict) and res is None:
         return RequestInfo(str(non.get("verb") or ""), path=str(non.get("path") or ""))
-    raise errors.invalid("SubjectAccessReview.authorization.k8s.io", "", [
+    raise errors.invalid(f"{kind}.authorization.k8s.io", "", [
         ("spec.resourceAttributes", None,
          "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified")])
 
@@ -205,16 +230,20 @@ def _user_info(user: UserInfo) -> Obj:
     return out
 
 
-def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserInfo) -> Obj:
-    """Answer a SubjectAccessReview, SelfSubjectAccessReview, SelfSubjectRulesReview or
-    SelfSubjectReview (``kind``) posted by ``caller``; 400 for a body of another kind."""
+def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserInfo,
+           namespace: str | None = None) -> Obj:
+    """Answer a SubjectAccessReview, LocalSubjectAccessReview (posted in ``namespace``),
+    SelfSubjectAccessReview, SelfSubjectRulesReview or SelfSubjectReview (``kind``) posted by
+    ``caller``; 400 for a body of another kind."""
     if body is None:
         body = {}
     if not isinstance(body, dict) or body.get("kind") not in (None, kind):
         raise errors.BadRequest(f"the body must be a {kind}")
     group = "authentication.k8s.io" if kind == "SelfSubjectReview" else "authorization.k8s.io"
-    out: Obj = {"kind": kind, "apiVersion": f"{group}/v1",
-                "metadata": {**(body.get("metadata") or {}), "creationTimestamp": None}}
+    meta: Obj = body["metadata"] if isinstance(body.get("metadata"), dict) else {}
+    if kind == "LocalSubjectAccessReview":
+        meta = {**meta, "namespace": _local_namespace(body, meta, namespace or "")}
+    out: Obj = {"kind": kind, "apiVersion": f"{group}/v1", "metadata": {**meta, "creationTimestamp": None}}
     if kind == "SelfSubjectReview":
         if caller.name != ANONYMOUS.name and "system:authenticated" not in caller.groups:
             caller = UserInfo(caller.name, caller.uid, (*caller.groups, "system:authenticated"))
@@ -225,8 +254,8 @@ def review(authorizer: APIServerAuthorizer, kind: str, body: Any, caller: UserIn
         out["spec"] = spec
         out["status"] = _rules_status(authorizer, caller, str(spec.get("namespace") or ""))
         return out
-    info = _attributes(spec)
-    if kind == "SubjectAccessReview":
+    info = _attributes(spec, kind)
+    if kind in ("SubjectAccessReview", "LocalSubjectAccessReview"):
         if not spec.get("user") and not spec.get("groups"):
             raise errors.invalid(f"{kind}.authorization.k8s.io", "", [(
                 "spec.user", None, "Invalid value: \"\": at least one of user or group must be specified")])

@@ -106,11 +106,18 @@ class Store:
 
     async def healthy(self) -> bool:
         """True when etcd answers a read within 2 s."""
+        return await self.health_error() is None
+
+    async def health_error(self) -> str | None:
+        """None when etcd answers a read within 2 s, else why not (``context deadline exceeded``
+        when it does not answer in time, as Go's etcd prober says)."""
         try:
             await asyncio.wait_for(self.client.get(b"/registry/health"), 2.0)
-            return True
-        except Exception:
-            return False
+            return None
+        except TimeoutError:
+            return "context deadline exceeded"
+        except Exception as exc:
+            return str(exc) or type(exc).__name__
 
     async def revision(self) -> int:
         """The current etcd revision."""

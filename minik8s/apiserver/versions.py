@@ -7,18 +7,27 @@ stored form before create/update (and patches applied to the served form, see
 the stored kind's key, as kube-apiserver stores every version of a kind in one.
 
 Today: ``autoscaling/v1`` HorizontalPodAutoscaler over the stored ``autoscaling/v2`` one (what
-kubectl 1.32's ``kubectl autoscale`` creates).
+kubectl 1.32's ``kubectl autoscale`` creates), and ``events.k8s.io/v1`` Event over the core ``v1``
+one (:mod:`minik8s.api.events_v1`).
+
+A kind whose validation depends on the version a write came through (Event: kube-apiserver's
+``requestVersion``) reads it from :data:`REQUEST_VERSION`, which the apiserver sets around the writes
+of a served version.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from minik8s.api import autoscaling_v1
+from minik8s.api import autoscaling_v1, events_v1
 from minik8s.api.base import Obj
 from minik8s.api.resourcetypes import ResourceType
+
+#: The ``group/version`` a request came through, when it is a version served by conversion (else None).
+REQUEST_VERSION: ContextVar[str | None] = ContextVar("REQUEST_VERSION", default=None)
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,9 @@ SERVED_VERSIONS = [
                      "horizontalpodautoscaler", True, autoscaling_v1.HorizontalPodAutoscaler, short_names=("hpa",),
                      subresources=frozenset({"status"}), categories=("all",)),
         ("autoscaling", "v2"), autoscaling_v1.from_v1, autoscaling_v1.to_v1),
+    ServedVersion(
+        ResourceType("events.k8s.io", "v1", "Event", "events", "event", True, events_v1.Event, short_names=("ev",)),
+        ("", "v1"), events_v1.from_v1, events_v1.to_v1),
 ]
 
 

@@ -99,8 +99,8 @@ class Printer:
         """The whole table (header and rows; rows only, aligned among themselves, with ``no_headers``)."""
         rows = [self.row(rt, o) for o in objs]
         if no_headers:
-            return printing.tabwrite(rows, minwidth=6, padding=3)
-        return printing.table(self.header(rt), rows)
+            return printing.tabwrite(rows, minwidth=6, padding=3, trim=False)
+        return printing.table(self.header(rt), rows, trim=False)
 
 
 def check_output(output: str) -> str:

@@ -66,9 +66,9 @@ def tabwrite(lines: Sequence[Sequence[str]], minwidth: int = 0, padding: int = 3
     return out
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """A kubectl ``get`` table: upper-case header, columns 3 spaces apart."""
-    return tabwrite([list(header), *[list(r) for r in rows]], minwidth=6, padding=3)
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], trim: bool = True) -> list[str]:
+    """A kubectl ``get`` table: upper-case header, columns 3 spaces apart (``trim``: see :func:`tabwrite`)."""
+    return tabwrite([list(header), *[list(r) for r in rows]], minwidth=6, padding=3, trim=trim)
 
 
 def write_lines(lines: Sequence[str], stream: TextIO | None = None) -> None:

@@ -187,6 +187,37 @@ def test_impersonation_and_reviews(server: APIServer, ns: str) -> None:
         'verbs must contain at least one value')
 
 
+def test_local_subject_access_review(server: APIServer, ns: str) -> None:
+    """A namespace's admin (the ``admin`` role's aggregated rule) may ask who can do what there."""
+    path = f"/apis/authorization.k8s.io/v1/namespaces/{ns}/localsubjectaccessreviews"
+    lsar = {"kind": "LocalSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1", "spec": {
+        "user": "bob", "resourceAttributes": {"namespace": ns, "verb": "delete", "resource": "pods"}}}
+    r = call(server, "carol", "POST", path, lsar)
+    assert r.status_code == 201, r.text
+    assert r.json()["metadata"] == {"namespace": ns, "creationTimestamp": None}
+    assert r.json()["status"]["allowed"] is True
+    lsar["spec"]["user"] = "alice"
+    assert call(server, "carol", "POST", path, lsar).json()["status"]["allowed"] is False
+    r = call(server, "bob", "POST", path, lsar)  # edit has no localsubjectaccessreviews
+    assert r.status_code == 403 and 'cannot create resource "localsubjectaccessreviews"' in r.json()["message"]
+    lsar["spec"]["resourceAttributes"]["namespace"] = ""
+    r = call(server, "carol", "POST", path, lsar)
+    assert r.status_code == 422 and r.json()["message"] == (
+        'LocalSubjectAccessReview.authorization.k8s.io "" is invalid: '
+        'spec.resourceAttributes.namespace: Invalid value: "": must match metadata.namespace')
+    lsar["spec"] = {"user": "alice", "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}
+    r = call(server, "carol", "POST", path, lsar)
+    assert r.status_code == 422 and r.json()["details"]["causes"][-1]["field"] == "spec.nonResourceAttributes"
+    assert r.json()["message"].endswith("disallowed on this kind of request")
+    r = call(server, "carol", "POST", path, {"spec": {"user": "alice"}})
+    assert r.status_code == 422 and r.json()["message"].startswith(
+        'LocalSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: ')
+    lsar = {**lsar, "metadata": {"namespace": "elsewhere"}}
+    r = call(server, "carol", "POST", path, lsar)
+    assert r.status_code == 400 and r.json()["message"] == (
+        "the namespace of the provided object does not match the namespace sent on the request")
+
+
 @pytest.mark.parametrize("version", ["1.32", "1.37"])
 def test_real_kubectl_auth_can_i_and_whoami(server: APIServer, ns: str, tmp_path: Path, version: str) -> None:
     path, why = find(version)

@@ -50,8 +50,15 @@ SAMPLES: dict[tuple[str, str], tuple[Obj, Obj | None]] = {
         "nodeInfo": {"kernelVersion": "6.1", "kubeletVersion": "v1.32.0", "operatingSystem": "linux",
                      "architecture": "amd64", "containerRuntimeVersion": "docker://25"},
         "images": [{"names": ["minik8s/busybox:latest"], "sizeBytes": 1000}]}),
-    ("v1", "Event"): ({"involvedObject": {"kind": "Pod", "name": "x"}, "reason": "Tested", "message": "m",
-                       "type": "Normal"}, None),
+    # (an Event is in its object's namespace: $NAMESPACE is the test's, see sample_body; with an eventTime, as
+    # the client's events.k8s.io model, which lists it too, requires one)
+    ("v1", "Event"): ({"involvedObject": {"kind": "Pod", "name": "x", "namespace": "$NAMESPACE"}, "reason": "Tested",
+                       "message": "m", "type": "Normal", "eventTime": "2026-01-01T00:00:00.000000Z",
+                       "reportingComponent": "typed.io/c", "reportingInstance": "typed-1", "action": "Testing"}, None),
+    ("events.k8s.io/v1", "Event"): ({"eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "typed.io/c",
+                                     "reportingInstance": "typed-1", "action": "Testing", "reason": "Tested",
+                                     "type": "Normal", "note": "m",
+                                     "regarding": {"kind": "Pod", "name": "x", "namespace": "$NAMESPACE"}}, None),
     ("v1", "Service"): ({"spec": {"selector": {"app": "typed"}, "ports": [{"port": 80}]}}, None),
     ("v1", "Endpoints"): ({"subsets": [{"addresses": [{"ip": "10.244.0.9"}], "ports": [{"port": 80}]}]}, None),
     ("v1", "PodTemplate"): ({"template": TEMPLATE}, None),
@@ -186,6 +193,8 @@ STANZAS: dict[tuple[str, str], Any] = {
 #: Served kinds the typed client has no model of a stored object for (``Binding`` and the reviews are
 #: create-only verbs).
 NO_OBJECT = {("v1", "Binding"), ("authentication.k8s.io/v1", "TokenReview"),
+             ("authorization.k8s.io/v1", "LocalSubjectAccessReview"),
+             ("v1", "ComponentStatus"),  # read-only, computed: tests/integration/test_componentstatus.py
              ("authentication.k8s.io/v1", "SelfSubjectReview"), ("authorization.k8s.io/v1", "SubjectAccessReview"),
              ("authorization.k8s.io/v1", "SelfSubjectAccessReview"),
              ("authorization.k8s.io/v1", "SelfSubjectRulesReview")}
@@ -197,9 +206,10 @@ def served_kubernetes_kinds() -> list[Any]:
     return [rt for rt in rows if rt.group != "minik8s.io" and (rt.api_version, rt.kind) not in NO_OBJECT]
 
 
-def sample_body(rt: Any, name: str) -> tuple[Obj, str]:
-    """The sample of ``rt`` named after ``name`` (a CRD's name is ``<plural>.<group>``): (body, name)."""
-    body = copy.deepcopy(SAMPLES[(rt.api_version, rt.kind)][0])
+def sample_body(rt: Any, name: str, namespace: str) -> tuple[Obj, str]:
+    """The sample of ``rt`` named after ``name`` (a CRD's name is ``<plural>.<group>``), ``$NAMESPACE`` in it
+    ``namespace``: (body, name)."""
+    body = json.loads(json.dumps(SAMPLES[(rt.api_version, rt.kind)][0]).replace("$NAMESPACE", namespace))
     if rt.kind == "CustomResourceDefinition":
         body["spec"]["names"]["plural"] = name
         name = f"{name}.{body['spec']['group']}"
@@ -207,11 +217,18 @@ def sample_body(rt: Any, name: str) -> tuple[Obj, str]:
             "metadata": {**body.get("metadata", {}), "name": name}}, name
 
 
+def group_word(rt: Any) -> str:
+    """``events-`` for events.k8s.io, so its Event sample is not named as the core one (one resource)."""
+    return "events-" if rt.group == "events.k8s.io" else ""
+
+
 def model_name(api_version: str, kind: str) -> str:
     """The client's model of a kind: ``apps/v1`` ``Deployment`` → ``V1Deployment`` (core ``Event``:
     ``CoreV1Event``, as ``events.k8s.io`` has one too)."""
     if (api_version, kind) == ("v1", "Event"):
         return "CoreV1Event"
+    if (api_version, kind) == ("events.k8s.io/v1", "Event"):
+        return "EventsV1Event"
     version = api_version.rsplit("/", 1)[-1]
     return f"{version[:1].upper()}{version[1:]}{kind}"
 
@@ -244,8 +261,8 @@ def _create_all(url: str, namespace: str) -> list[tuple[Any, str]]:
     with httpx.Client(base_url=url, timeout=10) as h:
         for rt in served_kubernetes_kinds():
             status = copy.deepcopy(SAMPLES[(rt.api_version, rt.kind)][1])
-            body, name = sample_body(rt, f"typed-{rt.version}-{rt.plural}" if rt.namespaced
-                                     else f"typed-{namespace}-{rt.plural}")
+            body, name = sample_body(rt, f"typed-{group_word(rt)}{rt.version}-{rt.plural}" if rt.namespaced
+                                     else f"typed-{namespace}-{rt.plural}", namespace)
             r = h.post(collection(rt, namespace), json=body)
             assert r.status_code == 201, (rt.kind, r.text)
             if status is not None:
@@ -292,7 +309,8 @@ async def test_every_served_kind_deserializes_into_the_official_models(apiserver
 
 #: The typed list calls of kinds minik8s serves: every one must deserialize.
 SERVED_LISTS = {
-    "CoreV1Api": ["config_map", "endpoints", "event", "namespace", "node", "pod", "replication_controller", "secret",
+    "CoreV1Api": ["component_status", "config_map", "endpoints", "event", "namespace", "node", "pod",
+                  "replication_controller", "secret",
                   "service", "service_account", "persistent_volume", "persistent_volume_claim"],
     "AppsV1Api": ["daemon_set", "deployment", "replica_set", "stateful_set"],
     "BatchV1Api": ["job", "cron_job"],
@@ -303,7 +321,8 @@ SERVED_LISTS = {
     "NetworkingV1Api": ["ingress", "network_policy"],
 }
 #: Cluster-scoped kinds among them (one ``list_<kind>`` call, no namespaced form).
-CLUSTER_LISTS = ("namespace", "node", "persistent_volume", "storage_class", "cluster_role", "cluster_role_binding")
+CLUSTER_LISTS = ("component_status", "namespace", "node", "persistent_volume", "storage_class", "cluster_role",
+                 "cluster_role_binding")
 
 
 def _served_list_methods() -> set[str]:
@@ -350,7 +369,7 @@ API_CLASSES = {"v1": k8s.CoreV1Api, "apps/v1": k8s.AppsV1Api, "autoscaling/v2": 
                "networking.k8s.io/v1": k8s.NetworkingV1Api,
                "storage.k8s.io/v1": k8s.StorageV1Api,
                "rbac.authorization.k8s.io/v1": k8s.RbacAuthorizationV1Api,
-               "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api,
+               "apiextensions.k8s.io/v1": k8s.ApiextensionsV1Api, "events.k8s.io/v1": k8s.EventsV1Api,
                "flowcontrol.apiserver.k8s.io/v1": k8s.FlowcontrolApiserverV1Api}
 
 
@@ -388,8 +407,8 @@ def _crud_one(api_client: k8s.ApiClient, rt: Any, namespace: str) -> None:
     from kubernetes import watch
 
     typed = TypedKind(api_client, rt, namespace)
-    body, name = sample_body(rt, f"crud-{rt.version}-{rt.plural}" if rt.namespaced
-                             else f"crud-{namespace}-{rt.plural}")
+    body, name = sample_body(rt, f"crud-{group_word(rt)}{rt.version}-{rt.plural}" if rt.namespaced
+                             else f"crud-{namespace}-{rt.plural}", namespace)
     created = typed.call("create", body)
     assert created.metadata.name == name and created.metadata.uid, rt.kind
     read = typed.call("read", name)

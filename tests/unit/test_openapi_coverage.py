@@ -29,13 +29,6 @@ NOT_SERVED: dict[GVK, str] = {
     ("apiregistration.k8s.io", "v1", "APIService"): "issue 'extension points' (the aggregation layer)",
 }
 
-#: kinds other branches are adding at the same time: empty this set once they are merged
-BEING_ADDED: set[GVK] = {
-    ("", "v1", "ComponentStatus"),
-    ("authorization.k8s.io", "v1", "LocalSubjectAccessReview"),
-    ("events.k8s.io", "v1", "Event"),
-}
-
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
 
@@ -82,18 +75,17 @@ def refs(value: Any) -> list[str]:
 def test_the_lists_name_stable_kubernetes_kinds_only() -> None:
     stable = stable_kinds()
     assert len(stable) > 60
-    assert set(NOT_SERVED) <= set(stable) and BEING_ADDED <= set(stable)
-    assert not set(NOT_SERVED) & BEING_ADDED
+    assert set(NOT_SERVED) <= set(stable)
 
 
 def test_every_stable_kind_is_in_the_served_paths(served: dict[str, Any]) -> None:
-    wanted = set(stable_kinds()) - set(NOT_SERVED) - BEING_ADDED
+    wanted = set(stable_kinds()) - set(NOT_SERVED)
     v2 = path_kinds(served["v2"])
     assert sorted(wanted - v2) == []
     v3 = set().union(*(path_kinds(doc) for doc in served["v3"].values()))
     assert sorted(wanted - v3) == []
-    # one that is served now leaves its list (BEING_ADDED empties as the other branches merge)
-    assert sorted((set(NOT_SERVED) | BEING_ADDED) & v2) == []
+    # one that is served now leaves the list
+    assert sorted(set(NOT_SERVED) & v2) == []
 
 
 def test_each_kind_is_served_with_kubernetes_definition(served: dict[str, Any]) -> None:
