@@ -17,9 +17,11 @@ from minik8s.api.core import PodTemplateSpec
 from minik8s.api.meta import Condition, LabelSelector, MetaView, ObjectMeta, ObjectReference, TypedObject
 from minik8s.api.model import Model
 
-#: Kubernetes' defaults of ``spec.parallelism``, ``spec.backoffLimit`` and of a CronJob's history limits.
+#: Kubernetes' defaults of ``spec.parallelism``, ``spec.backoffLimit`` (the int32 maximum when
+#: ``spec.backoffLimitPerIndex`` is set) and of a CronJob's history limits.
 DEFAULT_PARALLELISM = 1
 DEFAULT_BACKOFF_LIMIT = 6
+DEFAULT_BACKOFF_LIMIT_PER_INDEX_JOB = 2**31 - 1
 DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT = 3
 DEFAULT_FAILED_JOBS_HISTORY_LIMIT = 1
 
@@ -51,9 +53,20 @@ class PodFailurePolicyRule(Model):
 
 
 class PodFailurePolicy(Model):
-    """Kept as written; minik8s' Job controller does not act on it (it counts every failure)."""
+    """How the Job controller treats failed pods (``controllers/jobpolicy.py``)."""
 
     rules: list[PodFailurePolicyRule]
+
+
+class SuccessPolicyRule(Model):
+    succeeded_indexes: str | None = None
+    succeeded_count: int | None = None
+
+
+class SuccessPolicy(Model):
+    """When an Indexed Job succeeds before all its indexes did (``controllers/jobpolicy.py``)."""
+
+    rules: list[SuccessPolicyRule]
 
 
 class JobSpec(Model):
@@ -66,6 +79,7 @@ class JobSpec(Model):
     backoff_limit: int | None = None
     backoff_limit_per_index: int | None = None
     max_failed_indexes: int | None = None
+    success_policy: SuccessPolicy | None = None
     selector: LabelSelector | None = None
     manual_selector: bool | None = None
     template: PodTemplateSpec
@@ -140,9 +154,13 @@ def _int_or_none(value: Any) -> int | None:
 class JobView:
     """What the Job controller reads of a wire-form Job, read once at the top of a sync.
 
-    Kubernetes' defaults are applied here (``parallelism`` 1, ``backoffLimit`` 6); fields with no
-    default stay None.  ``completions``, ``active_deadline_seconds`` and
-    ``ttl_seconds_after_finished`` are None when unset; ``restart_policy`` is the pod template's;
+    Kubernetes' defaults are applied here (``parallelism`` 1, ``backoffLimit`` 6 or, with
+    ``backoffLimitPerIndex``, the int32 maximum); fields with no default stay None.
+    ``completions``, ``active_deadline_seconds``, ``ttl_seconds_after_finished``,
+    ``backoff_limit_per_index`` and ``max_failed_indexes`` are None when unset; the policies
+    (``pod_failure_policy``, ``success_policy``) are their wire form or None; ``restart_policy``
+    is the pod template's; ``only_replace_failed`` is true when terminating pods are not replaced
+    before they finish (``podReplacementPolicy: Failed``, or a pod failure policy);
     ``completion_time`` is ``status.completionTime``.
     """
 
@@ -156,6 +174,11 @@ class JobView:
     suspend: bool
     restart_policy: str | None
     completion_time: str | None
+    backoff_limit_per_index: int | None
+    max_failed_indexes: int | None
+    pod_failure_policy: dict[str, Any] | None
+    success_policy: dict[str, Any] | None
+    only_replace_failed: bool
 
     @classmethod
     def of(cls, job: Mapping[str, Any]) -> JobView:
@@ -163,14 +186,20 @@ class JobView:
         status = job.get("status") or {}
         template = (spec.get("template") or {}).get("spec") or {}
         parallelism, backoff = spec.get("parallelism"), spec.get("backoffLimit")
+        per_index = _int_or_none(spec.get("backoffLimitPerIndex"))
+        if backoff is None:
+            backoff = DEFAULT_BACKOFF_LIMIT if per_index is None else DEFAULT_BACKOFF_LIMIT_PER_INDEX_JOB
+        failure_policy = spec.get("podFailurePolicy") or None
         return cls(MetaView.of(job),
                    DEFAULT_PARALLELISM if parallelism is None else int(parallelism),
-                   _int_or_none(spec.get("completions")),
-                   DEFAULT_BACKOFF_LIMIT if backoff is None else int(backoff),
+                   _int_or_none(spec.get("completions")), int(backoff),
                    _int_or_none(spec.get("activeDeadlineSeconds")),
                    _int_or_none(spec.get("ttlSecondsAfterFinished")),
                    spec.get("completionMode") == "Indexed", bool(spec.get("suspend")),
-                   template.get("restartPolicy"), status.get("completionTime"))
+                   template.get("restartPolicy"), status.get("completionTime"),
+                   per_index, _int_or_none(spec.get("maxFailedIndexes")), failure_policy,
+                   spec.get("successPolicy") or None,
+                   failure_policy is not None or spec.get("podReplacementPolicy") == "Failed")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,16 +8,26 @@ Kubernetes' ``pkg/controller/job`` semantics, as far as minik8s goes:
   completions still missing; extra ones are deleted (``SuccessfulDelete``).  Finished pods
   stay (they are what ``status.succeeded``/``status.failed`` count) until the Job goes.
 * **Failures**: ``status.failed`` counts Failed pods (with ``restartPolicy: OnFailure`` also the
-  restarts of active pods' containers).  After a failure the next pod waits an exponential
+  restarts of active pods' containers; not those an ``Ignore`` rule of ``podFailurePolicy``
+  matched).  After a failure the next pod waits an exponential
   back-off from the last failure: 10 s, doubled per failure since the last success, at most
   6 minutes (the work queue's ``add_after``).  More failures than ``spec.backoffLimit`` fail the
   Job: condition ``FailureTarget``, active pods deleted, then ``Failed`` (reason
   ``BackoffLimitExceeded``, message ``Job has reached the specified backoff limit``).
+* **podFailurePolicy** (:mod:`minik8s.controllers.jobpolicy`): a Failed pod matching a ``FailJob``
+  rule fails the Job (reason ``PodFailurePolicy``, message ``Container main for pod ns/name failed
+  with exit code 42 matching FailJob rule at index 0``); with a policy (or
+  ``podReplacementPolicy: Failed``) a terminating pod is replaced only once it is gone.
+* **backoffLimitPerIndex** (Indexed): failed indexes get no more pods and are listed in
+  ``status.failedIndexes`` (``1,3-5``); ``maxFailedIndexes`` exceeded fails the Job at once
+  (``MaxFailedIndexesExceeded``), otherwise it fails (``FailedIndexes``) once every index
+  succeeded or failed.  Each index has its own back-off; the global one is not used.
 * **activeDeadlineSeconds** past ``status.startTime``: the same with reason ``DeadlineExceeded``
   (``Job was active longer than specified deadline``).
 * **Success**: ``status.succeeded`` reaching ``spec.completions`` (without completions: one pod
-  succeeded and none active) adds ``SuccessCriteriaMet`` then ``Complete`` and sets
-  ``status.completionTime``; active leftovers are deleted.
+  succeeded and none active) adds ``SuccessCriteriaMet`` then ``Complete`` (``CompletionsReached``)
+  and sets ``status.completionTime``; active leftovers are deleted.  An Indexed Job's
+  ``successPolicy`` met does the same with reason ``SuccessPolicy`` (``Matched rules at index 0``).
 * **suspend**: active pods are deleted, condition ``Suspended`` True (``JobSuspended``) and
   ``startTime`` cleared; resuming sets it False (``JobResumed``) and starts the clock again.
 * **ttlSecondsAfterFinished**: that long after the Job finished it is deleted with
@@ -30,8 +40,10 @@ Kubernetes' ``pkg/controller/job`` semantics, as far as minik8s goes:
   ``Completed``, ``BackoffLimitExceeded``, ``DeadlineExceeded``, ``Suspended``, ``Resumed``.
 
 Differences: no ``batch.kubernetes.io/job-tracking`` finalizer (a finished pod deleted by hand
-is no longer counted); ``podFailurePolicy``, ``backoffLimitPerIndex`` and ``successPolicy`` are
-stored but not acted on; orphan pods are not adopted.
+is no longer counted, and a pod evicted or preempted counts, or matches a pod failure policy rule,
+only if the controller sees it Failed before it is gone; a FailJob decision, once written as
+``FailureTarget``, stays); the terminal condition is written with ``FailureTarget`` at once rather
+than after the terminating pods are gone; orphan pods are not adopted.
 """
 
 from __future__ import annotations
@@ -44,16 +56,18 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.base import Obj, object_key, parse_time
 from minik8s.api.batch import COMPLETION_INDEX_ANNOTATION, JobView
+from minik8s.api.jobindexes import format_indexes, parse_indexes
 from minik8s.api.meta import MetaView
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import NAMESPACE_INDEX, by_namespace
 from minik8s.client.rest import Client
+from minik8s.controllers import jobpolicy
 from minik8s.controllers.base import CONTROLLER_UID_INDEX, by_controller_uid, slow_start_batch
 from minik8s.controllers.expectations import Expectations
 from minik8s.controllers.ownerrefs import meta_of, new_controller_ref
 from minik8s.controllers.podowner import PodOwnerController
-from minik8s.controllers.podutil import is_pod_active, is_pod_ready, pod_phase
+from minik8s.controllers.podutil import is_pod_active, is_pod_ready, is_pod_terminal, pod_phase
 
 #: First delay after a pod failure and its cap (Kubernetes' ``DefaultJobPodFailureBackOff`` and
 #: the 6-minute ``MaxJobPodFailureBackOff`` of the Job docs).
@@ -154,24 +168,11 @@ def pod_index(pod: Obj) -> int | None:
         return None
 
 
-def format_indexes(indexes: set[int]) -> str:
-    """``{0, 1, 2, 4}`` → ``0-2,4`` (``status.completedIndexes``)."""
-    parts: list[str] = []
-    ordered = sorted(indexes)
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
-
-
 def count_failures(job: Obj | JobView, pods: list[Obj]) -> int:
-    """Failed pods, plus container restarts of active pods with ``restartPolicy: OnFailure``."""
-    failed = sum(1 for p in pods if pod_phase(p) == "Failed")
+    """Failed pods (but those an ``Ignore`` rule of the pod failure policy matched), plus container
+    restarts of active pods with ``restartPolicy: OnFailure``."""
     view = job if isinstance(job, JobView) else JobView.of(job)
+    failed = sum(1 for p in pods if pod_phase(p) == "Failed" and jobpolicy.counts(view.pod_failure_policy, p))
     if view.restart_policy == "OnFailure":
         for p in pods:
             if is_pod_active(p):
@@ -187,6 +188,51 @@ def failures_since_success(pods: list[Obj]) -> tuple[int, dt.datetime | None]:
     failures = [t for p in pods if pod_phase(p) == "Failed"
                 and (t := pod_finish_time(p)) is not None and (last_success is None or t >= last_success)]
     return len(failures), max(failures, default=None)
+
+
+def failed_index_set(view: JobView, status: Obj, failed_pods: list[Obj]) -> set[int]:
+    """An Indexed Job's failed indexes (``backoffLimitPerIndex``): those already in
+    ``status.failedIndexes`` and those a failed pod fails (``calculateFailedIndexes``)."""
+    completions = view.completions or 0
+    found = parse_indexes(status.get("failedIndexes"), completions)
+    for pod in failed_pods:
+        index = pod_index(pod)
+        if index is not None and 0 <= index < completions and \
+                jobpolicy.is_index_failed(view.pod_failure_policy, view.backoff_limit_per_index or 0, pod):
+            found.add(index)
+    return found
+
+
+def finish_decision(job: Obj, view: JobView, failed: int, failed_pods: list[Obj], completed: set[int],
+                    failed_indexes: set[int] | None, start: dt.datetime | None, now: dt.datetime
+                    ) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """Whether the Job fails or succeeds now, as ``(failure, success)`` ``(reason, message)`` pairs
+    (at most one set), in Kubernetes' order: a ``SuccessCriteriaMet`` or ``FailureTarget`` already
+    written, a ``FailJob`` rule, ``backoffLimit``, ``activeDeadlineSeconds``, the failed indexes,
+    the success policy.  Reaching ``completions`` is the caller's last check."""
+    for type_, is_success in (("SuccessCriteriaMet", True), ("FailureTarget", False)):
+        written = condition(job, type_)
+        if written is not None:
+            pair = (str(written.get("reason") or ""), str(written.get("message") or ""))
+            return (None, pair) if is_success else (pair, None)
+    message = jobpolicy.fail_job_message(view.pod_failure_policy, failed_pods)
+    if message is not None:
+        return ("PodFailurePolicy", message), None
+    deadline = view.active_deadline_seconds
+    if failed > view.backoff_limit:
+        return ("BackoffLimitExceeded", "Job has reached the specified backoff limit"), None
+    if deadline is not None and start is not None and not view.suspend and (now - start).total_seconds() >= deadline:
+        return ("DeadlineExceeded", "Job was active longer than specified deadline"), None
+    completions = view.completions
+    if not view.indexed or completions is None:
+        return None, None
+    if failed_indexes is not None:
+        if view.max_failed_indexes is not None and len(failed_indexes) > view.max_failed_indexes:
+            return ("MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes"), None
+        if failed_indexes and len(failed_indexes) + len(completed) >= completions:
+            return ("FailedIndexes", "Job has failed indexes"), None
+    matched = jobpolicy.match_success_policy(view.success_policy, completions, completed)
+    return (None, ("SuccessPolicy", matched)) if matched is not None else (None, None)
 
 
 class JobController(PodOwnerController):
@@ -263,22 +309,25 @@ class JobController(PodOwnerController):
         else:
             succeeded = len(succeeded_pods)
         failed = count_failures(view, pods)
+        failed_pods = [p for p in pods if pod_phase(p) == "Failed"]
         suspended = view.suspend
         if not suspended and not status.get("startTime"):
             status["startTime"] = rfc3339(now)
         start = _time(status.get("startTime"))
+        failed_indexes: set[int] | None = None
+        if view.indexed and view.backoff_limit_per_index is not None and completions is not None:
+            failed_indexes = failed_index_set(view, status, failed_pods)
+            status["failedIndexes"] = format_indexes(failed_indexes)
 
-        failure: tuple[str, str] | None = None
         deadline = view.active_deadline_seconds
-        if failed > view.backoff_limit:
-            failure = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
-        elif deadline is not None and start is not None and not suspended \
-                and (now - start).total_seconds() >= deadline:
-            failure = ("DeadlineExceeded", "Job was active longer than specified deadline")
-        if completions is not None:
-            complete = succeeded >= completions
-        else:
-            complete = succeeded > 0 and not active
+        failure, success = finish_decision(job, view, failed, failed_pods, completed, failed_indexes, start, now)
+        if success is None and failure is None:
+            if completions is not None:
+                complete = succeeded >= completions
+            else:
+                complete = succeeded > 0 and not active
+            if complete:
+                success = ("CompletionsReached", "Reached expected number of succeeded pods")
 
         manage_error: Exception | None = None
         if failure is not None:
@@ -288,13 +337,12 @@ class JobController(PodOwnerController):
             conditions = set_condition(conditions, "Failed", "True", reason, message, now)
             self.event(job, "Warning", reason, message)
             active = []
-        elif complete:
+        elif success is not None:
+            reason, message = success
             await self._delete_pods(key, job, active)
             active = []
-            conditions = set_condition(conditions, "SuccessCriteriaMet", "True", "CompletionsReached",
-                                       "Reached expected number of succeeded pods", now)
-            conditions = set_condition(conditions, "Complete", "True", "CompletionsReached",
-                                       "Reached expected number of succeeded pods", now)
+            conditions = set_condition(conditions, "SuccessCriteriaMet", "True", reason, message, now)
+            conditions = set_condition(conditions, "Complete", "True", reason, message, now)
             status["completionTime"] = rfc3339(now)
             self.event(job, "Normal", "Completed", "Job completed")
         elif suspended:
@@ -311,7 +359,8 @@ class JobController(PodOwnerController):
                 self.event(job, "Normal", "Resumed", "Job resumed")
             if self.expectations.satisfied(key):
                 try:
-                    active = await self._manage(key, job, view, active, succeeded, completed, pods, now)
+                    done = completed | (failed_indexes or set())
+                    active = await self._manage(key, job, view, active, succeeded, done, pods, now)
                 except Exception as exc:  # noqa: BLE001 - status first, then retried
                     manage_error = exc
             if deadline is not None and start is not None:
@@ -360,9 +409,9 @@ class JobController(PodOwnerController):
 
     # ------------------------------------------------------------------ pods
     async def _manage(self, key: str, job: Obj, view: JobView, active: list[Obj], succeeded: int,
-                      completed: set[int], pods: list[Obj], now: dt.datetime) -> list[Obj]:
+                      done: set[int], pods: list[Obj], now: dt.datetime) -> list[Obj]:
         """Create or delete pods toward ``min(parallelism, completions - succeeded)``; returns the
-        pods then active."""
+        pods then active.  ``done``: an Indexed Job's succeeded and failed indexes (no new pods)."""
         parallelism, completions = view.parallelism, view.completions
         wanted = parallelism
         if completions is not None:
@@ -374,25 +423,62 @@ class JobController(PodOwnerController):
             victims = extra[:len(active) - wanted]
             await self._delete_pods(key, job, victims)
             return [p for p in active if p not in victims]
-        missing = min(wanted - len(active), MAX_PER_SYNC)
+        terminating = [p for p in pods if meta_of(p).get("deletionTimestamp") and not is_pod_terminal(p)] \
+            if view.only_replace_failed else []
+        missing = min(wanted - len(terminating) - len(active), MAX_PER_SYNC)
         if missing <= 0:
             return active
-        failures, last_failure = failures_since_success(pods)
-        delay = backoff_delay(failures, self.backoff_base, self.backoff_max)
-        if last_failure is not None and delay > 0:
-            wait = (last_failure + dt.timedelta(seconds=delay) - now).total_seconds()
-            if wait > 0:
-                self.enqueue_after(key, wait + 0.05)
-                return active
+        per_index = view.indexed and view.backoff_limit_per_index is not None
+        if not per_index:
+            failures, last_failure = failures_since_success(pods)
+            delay = backoff_delay(failures, self.backoff_base, self.backoff_max)
+            if last_failure is not None and delay > 0:
+                wait = (last_failure + dt.timedelta(seconds=delay) - now).total_seconds()
+                if wait > 0:
+                    self.enqueue_after(key, wait + 0.05)
+                    return active
         indexes: list[int | None] = [None] * missing
+        annotations: dict[int, dict[str, str]] = {}
         if view.indexed and completions is not None:
-            busy = completed | {i for p in active if (i := pod_index(p)) is not None}
-            free = [i for i in range(completions) if i not in busy]
-            indexes = list(free[:missing])
-        await self._create_pods(key, job, view.meta, indexes)
+            busy = done | {i for p in active + terminating if (i := pod_index(p)) is not None}
+            free = [i for i in range(completions) if i not in busy][:missing]
+            if per_index:
+                free, annotations, wait = self._index_backoff(view, free, pods, now)
+                if not free:
+                    self.enqueue_after(key, wait + 0.05)
+                    return active
+            indexes = list(free)
+        await self._create_pods(key, job, view.meta, indexes, annotations)
         return active
 
-    def _pod_from_template(self, job: Obj, meta: MetaView, index: int | None) -> Obj:
+    def _index_backoff(self, view: JobView, free: list[int], pods: list[Obj], now: dt.datetime
+                       ) -> tuple[list[int], dict[int, dict[str, str]], float]:
+        """``backoffLimitPerIndex``: of the ``free`` indexes, those whose own back-off has passed,
+        each new pod's failure-count annotations, and the shortest wait (seconds) when none has."""
+        last = jobpolicy.last_failed_per_index(
+            ((i, p) for p in pods if pod_phase(p) == "Failed" and (i := pod_index(p)) is not None), pod_finish_time)
+        ready: list[int] = []
+        annotations: dict[int, dict[str, str]] = {}
+        shortest: float | None = None
+        for index in free:
+            replaced = last.get(index)
+            if replaced is not None:
+                finished = pod_finish_time(replaced) or now
+                delay = backoff_delay(jobpolicy.index_absolute_failure_count(replaced) + 1,
+                                      self.backoff_base, self.backoff_max)
+                wait = (finished + dt.timedelta(seconds=delay) - now).total_seconds()
+                if wait > 0:
+                    shortest = wait if shortest is None else min(shortest, wait)
+                    continue
+            ready.append(index)
+            failures, ignored = jobpolicy.next_failure_counts(view.pod_failure_policy, replaced)
+            annotations[index] = {jobpolicy.INDEX_FAILURE_COUNT_ANNOTATION: str(failures)}
+            if ignored:
+                annotations[index][jobpolicy.INDEX_IGNORED_FAILURE_COUNT_ANNOTATION] = str(ignored)
+        return ready, annotations, shortest or 0.0
+
+    def _pod_from_template(self, job: Obj, meta: MetaView, index: int | None,
+                           annotations: dict[str, str] | None = None) -> Obj:
         template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
         tmeta = template.get("metadata") or {}
         spec = template.get("spec") or {}
@@ -404,7 +490,8 @@ class JobController(PodOwnerController):
                 pod_meta[fld] = tmeta[fld]
         if index is not None:
             pod_meta["generateName"] = f"{name}-{index}-"
-            pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), COMPLETION_INDEX_ANNOTATION: str(index)}
+            pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), COMPLETION_INDEX_ANNOTATION: str(index),
+                                       **(annotations or {})}
             pod_meta["labels"] = {**(pod_meta.get("labels") or {}), COMPLETION_INDEX_ANNOTATION: str(index)}
             spec.setdefault("hostname", f"{name}-{index}"[:63].rstrip("-"))
             for kind in ("initContainers", "containers"):
@@ -413,7 +500,8 @@ class JobController(PodOwnerController):
                     c["env"] = [{"name": "JOB_COMPLETION_INDEX", "value": str(index)}, *env]
         return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
 
-    async def _create_pods(self, key: str, job: Obj, meta: MetaView, indexes: list[int | None]) -> None:
+    async def _create_pods(self, key: str, job: Obj, meta: MetaView, indexes: list[int | None],
+                           annotations: dict[int, dict[str, str]] | None = None) -> None:
         namespace = meta.namespace or None
         self.expectations.expect_creations(key, len(indexes))
         queue = list(indexes)
@@ -421,7 +509,8 @@ class JobController(PodOwnerController):
         async def create_one() -> None:
             index = queue.pop(0)
             try:
-                pod = await self.client.create(self.pod_rt, self._pod_from_template(job, meta, index), namespace)
+                extra = (annotations or {}).get(index) if index is not None else None
+                pod = await self.client.create(self.pod_rt, self._pod_from_template(job, meta, index, extra), namespace)
             except errors.APIError as exc:
                 self.event(job, "Warning", "FailedCreate", f"Error creating: {exc.message}")
                 raise

@@ -212,3 +212,115 @@ async def test_restart_policy_must_be_never_or_on_failure(client: Client, namesp
         await client.create(client.kind("batch/v1", "Job"), body, namespace)
     assert "spec.template.spec.restartPolicy" in info.value.message
     assert 'supported values: "OnFailure", "Never"' in info.value.message
+
+
+# ------------------------------------------------------------------ failure and success policies
+INDEX = "batch.kubernetes.io/job-completion-index"
+FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
+DISRUPTED = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+              "message": "Preempted", "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+
+
+def by_index(pods: list[Obj]) -> dict[str, Obj]:
+    return {p["metadata"]["annotations"][INDEX]: p for p in pods}
+
+
+async def _index_pod(client: Client, ns: str, name: str, index: str, not_uid: str) -> Obj | None:
+    """The active pod of ``index`` once it is not the pod ``not_uid``."""
+    found = by_index(active(await job_pods(client, ns, name))).get(index)
+    return found if found is not None and found["metadata"]["uid"] != not_uid else None
+
+
+async def test_pod_failure_policy_ignores_disruptions_and_fails_the_job_on_an_exit_code(
+        client: Client, namespace: str) -> None:
+    rt = client.kind("batch/v1", "Job")
+    policy = {"rules": [{"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In",
+                                                              "values": [42]}},
+                        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    async with controller_manager(client, namespace, ["job"], options=FAST):
+        created = await client.create(rt, job("pfp", backoffLimit=0, podFailurePolicy=policy), namespace)
+        assert created["spec"]["podReplacementPolicy"] == "Failed"
+        assert created["spec"]["podFailurePolicy"]["rules"][1]["onPodConditions"][0]["status"] == "True"
+        first = (await wait_for(lambda: _active(client, namespace, "pfp", 1), what="a pod"))[0]
+        await finish(client, first, "Failed", exit_code=137, conditions=DISRUPTED)  # ignored: not counted
+        second = (await wait_for(lambda: _active(client, namespace, "pfp", 1), what="a replacement"))[0]
+        assert second["metadata"]["uid"] != first["metadata"]["uid"]
+        assert (await get_job(client, namespace, "pfp"))["status"]["failed"] == 0
+        await finish(client, second, "Failed", exit_code=42)
+        failed = await wait_for(lambda: _with_condition(client, namespace, "pfp", "Failed"), what="Failed")
+        message = (f"Container main for pod {namespace}/{second['metadata']['name']} failed with exit code 42 "
+                   "matching FailJob rule at index 0")
+        for type_ in ("FailureTarget", "Failed"):
+            assert (cond(failed, type_)["reason"], cond(failed, type_)["message"]) == ("PodFailurePolicy", message)
+        assert failed["status"]["failed"] == 1 and failed["status"]["active"] == 0
+        await wait_for(lambda: _has_reasons(client, namespace, "pfp", {"PodFailurePolicy"}), what="event")
+    body = job("pfp-bad", podFailurePolicy=policy)
+    body["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    with pytest.raises(errors.Invalid) as info:
+        await client.create(rt, body, namespace)
+    assert 'spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when ' \
+           "podFailurePolicy is specified" in info.value.message
+
+
+async def test_backoff_limit_per_index_fails_an_index_then_the_job(client: Client, namespace: str) -> None:
+    rt = client.kind("batch/v1", "Job")
+    async with controller_manager(client, namespace, ["job"], options=FAST):
+        created = await client.create(rt, job("bli", completions=3, parallelism=3, completionMode="Indexed",
+                                              backoffLimitPerIndex=1), namespace)
+        assert created["spec"]["backoffLimit"] == 2**31 - 1
+        pods = by_index(await wait_for(lambda: _active(client, namespace, "bli", 3), what="3 indexed pods"))
+        assert pods["1"]["metadata"]["annotations"][FAILURE_COUNT] == "0"
+        await finish(client, pods["1"], "Failed")
+        again = await wait_for(lambda: _index_pod(client, namespace, "bli", "1", pods["1"]["metadata"]["uid"]),
+                               what="index 1 retried")
+        assert again["metadata"]["annotations"][FAILURE_COUNT] == "1"
+        await finish(client, again, "Failed")  # the second failure: past backoffLimitPerIndex 1
+        await wait_for(lambda: _failed_indexes(client, namespace, "bli", "1"), what="failedIndexes 1")
+        await finish(client, pods["0"])
+        await finish(client, pods["2"])
+        failed = await wait_for(lambda: _with_condition(client, namespace, "bli", "Failed"), what="Failed")
+        assert (cond(failed, "Failed")["reason"], cond(failed, "Failed")["message"]) == \
+            ("FailedIndexes", "Job has failed indexes")
+        status = failed["status"]
+        assert (status["failedIndexes"], status["completedIndexes"], status["failed"]) == ("1", "0,2", 2)
+        assert len(await job_pods(client, namespace, "bli")) == 4  # no third pod for index 1
+
+
+async def _failed_indexes(client: Client, ns: str, name: str, wanted: str) -> bool:
+    return (await get_job(client, ns, name))["status"].get("failedIndexes") == wanted
+
+
+async def test_fail_index_rule_and_max_failed_indexes(client: Client, namespace: str) -> None:
+    rt = client.kind("batch/v1", "Job")
+    policy = {"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [3]}}]}
+    async with controller_manager(client, namespace, ["job"], options=FAST):
+        await client.create(rt, job("mfi", completions=3, parallelism=3, completionMode="Indexed",
+                                    backoffLimitPerIndex=5, maxFailedIndexes=0, podFailurePolicy=policy), namespace)
+        pods = by_index(await wait_for(lambda: _active(client, namespace, "mfi", 3), what="3 indexed pods"))
+        await finish(client, pods["2"], "Failed", exit_code=3)  # fails index 2 at once: one more than 0
+        failed = await wait_for(lambda: _with_condition(client, namespace, "mfi", "Failed"), what="Failed")
+        assert (cond(failed, "Failed")["reason"], cond(failed, "Failed")["message"]) == \
+            ("MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes")
+        assert failed["status"]["failedIndexes"] == "2" and failed["status"]["active"] == 0
+        await wait_for(lambda: _active(client, namespace, "mfi", 0), what="the other pods deleted")
+
+
+async def test_success_policy_completes_the_job_early(client: Client, namespace: str) -> None:
+    rt = client.kind("batch/v1", "Job")
+    async with controller_manager(client, namespace, ["job"], options=FAST):
+        await client.create(rt, job("leader", completions=3, parallelism=3, completionMode="Indexed",
+                                    successPolicy={"rules": [{"succeededIndexes": "0"}]}), namespace)
+        pods = by_index(await wait_for(lambda: _active(client, namespace, "leader", 3), what="3 indexed pods"))
+        await finish(client, pods["0"])
+        done = await wait_for(lambda: _with_condition(client, namespace, "leader", "Complete"), what="Complete")
+        for type_ in ("SuccessCriteriaMet", "Complete"):
+            assert (cond(done, type_)["reason"], cond(done, type_)["message"]) == \
+                ("SuccessPolicy", "Matched rules at index 0")
+        assert done["status"]["completedIndexes"] == "0" and done["status"]["succeeded"] == 1
+        assert done["status"]["completionTime"] and done["status"]["active"] == 0
+        await wait_for(lambda: _active(client, namespace, "leader", 0), what="the other pods deleted")
+    body = job("np", successPolicy={"rules": [{"succeededCount": 1}]})
+    with pytest.raises(errors.Invalid) as info:
+        await client.create(rt, body, namespace)
+    assert "spec.successPolicy: Invalid value: " in info.value.message
+    assert "requires indexed completion mode" in info.value.message

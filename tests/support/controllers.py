@@ -114,17 +114,19 @@ async def mark_running(client: Client, pod: Obj, node: str | None = "node-1", re
     raise AssertionError(f"could not write the status of pod {name}")
 
 
-async def finish(client: Client, pod: Obj, phase: str = "Succeeded") -> None:
-    """What a kubelet reports when the pod's container exited (0: Succeeded, 1: Failed)."""
+async def finish(client: Client, pod: Obj, phase: str = "Succeeded", exit_code: int | None = None,
+                 conditions: list[Obj] | None = None) -> None:
+    """What a kubelet reports when the pod's container exited (``exit_code``, by default 0 when
+    Succeeded and 1 when Failed), with ``conditions`` (e.g. ``DisruptionTarget``) besides Ready."""
     rt = client.kind("v1", "Pod")
-    code = 0 if phase == "Succeeded" else 1
+    code = exit_code if exit_code is not None else 0 if phase == "Succeeded" else 1
     for _ in range(10):
         live = await client.get(rt, pod["metadata"]["name"], pod["metadata"]["namespace"])
         stamp = now()
         live["status"] = {
             "phase": phase,
-            "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted",
-                            "lastTransitionTime": stamp}],
+            "conditions": [*(conditions or []), {"type": "Ready", "status": "False", "reason": "PodCompleted",
+                                                 "lastTransitionTime": stamp}],
             "containerStatuses": [{"name": "main", "ready": False, "restartCount": 0, "image": "minik8s/busybox",
                                    "imageID": "", "state": {"terminated": {
                                        "exitCode": code, "reason": "Completed" if code == 0 else "Error",

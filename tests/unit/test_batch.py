@@ -250,7 +250,7 @@ def test_backoff_delay() -> None:
 
 
 def test_format_indexes() -> None:
-    assert jobctl.format_indexes({0, 1, 2, 4, 6, 7}) == "0-2,4,6-7"
+    assert jobctl.format_indexes({0, 1, 2, 4, 6, 7}) == "0-2,4,6,7"  # a pair is two indexes, as Kubernetes
     assert jobctl.format_indexes(set()) == ""
 
 

@@ -31,6 +31,11 @@ def unsupported(value: Any, allowed: tuple[str, ...]) -> str:
     return f'Unsupported value: "{value}": supported values: ' + ", ".join(f'"{a}"' for a in allowed)
 
 
+def too_many(count: int, limit: int) -> str:
+    """Kubernetes' ``field.TooMany`` message."""
+    return f"Too many: {count}: must have at most {limit} items"
+
+
 class Strategy:
     """The default behaviour: metadata validation only; status kept apart when ``has_status``."""
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from minik8s.api import validation as v
 from minik8s.api.discovery import ADDRESS_TYPES, non_special_ip_errors, parse_ip_sloppy
-from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
+from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, too_many, unsupported
 
 PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")
 MAX_ADDRESSES = 100
@@ -15,11 +15,6 @@ MAX_PORTS = 20000
 MAX_ENDPOINTS = 1000
 MAX_TOPOLOGY_LABELS = 16
 MAX_ZONE_HINTS = 8
-
-
-def too_many(count: int, limit: int) -> str:
-    """Kubernetes' ``field.TooMany`` message."""
-    return f"Too many: {count}: must have at most {limit} items"
 
 
 def address_errors(address: Any, address_type: str, path: str) -> list[Cause]:

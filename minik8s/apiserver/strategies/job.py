@@ -6,10 +6,13 @@ Job: ``completions`` and ``parallelism`` default to 1 (``parallelism`` alone to 
 selector is generated on create (``batch.kubernetes.io/controller-uid: <uid>``) and the
 template gets the labels ``batch.kubernetes.io/controller-uid``, ``controller-uid``,
 ``batch.kubernetes.io/job-name`` and ``job-name``.  The template's ``restartPolicy`` must be
-``OnFailure`` or ``Never``.  On update the selector, ``completionMode``, ``completions``
-(except an Indexed Job changing completions and parallelism together), ``podFailurePolicy``
-and the pod template are immutable; a suspended Job that never started may still change its
-template's labels, annotations, nodeSelector, tolerations and schedulingGates.
+``OnFailure`` or ``Never``; ``backoffLimit`` defaults to the int32 maximum with
+``backoffLimitPerIndex``, an ``onPodConditions`` pattern's ``status`` to ``True``; the failure
+and success policies are checked by :mod:`minik8s.apiserver.strategies.jobpolicies`.  On update
+the selector, ``completionMode``, ``completions`` (except an Indexed Job changing completions and
+parallelism together), ``podFailurePolicy``, ``backoffLimitPerIndex``, ``successPolicy``,
+``managedBy`` and the pod template are immutable; a suspended Job that never started may still
+change its template's labels, annotations, nodeSelector, tolerations and schedulingGates.
 
 CronJob: ``concurrencyPolicy: Allow``, ``suspend: false``, ``successfulJobsHistoryLimit: 3``,
 ``failedJobsHistoryLimit: 1``; the schedule must parse (:mod:`minik8s.api.cron`), ``timeZone``
@@ -30,6 +33,13 @@ from minik8s.api.batch import (
 )
 from minik8s.api.selectors import LabelSelector
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, selector_errors, unsupported
+from minik8s.apiserver.strategies.jobpolicies import (
+    default_pod_failure_policy,
+    index_limit_errors,
+    pod_failure_policy_errors,
+    pod_failure_policy_restart_errors,
+    success_policy_errors,
+)
 from minik8s.apiserver.strategies.pod import default_pod_spec, validate_pod_spec
 
 JOB_RESTART_POLICIES = ("OnFailure", "Never")
@@ -50,13 +60,14 @@ def default_job_spec(spec: Obj) -> None:
         spec["parallelism"] = 1
     if spec.get("parallelism") is None:
         spec["parallelism"] = 1
-    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("backoffLimit", 6 if spec.get("backoffLimitPerIndex") is None else 2**31 - 1)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
     if not spec.get("podFailurePolicy"):
         spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
     else:
         spec.setdefault("podReplacementPolicy", "Failed")
+    default_pod_failure_policy(spec)
 
 
 def _non_negative(spec: Obj, fld: str, path: str, causes: list[Cause], positive: bool = False) -> None:
@@ -74,7 +85,8 @@ def _non_negative(spec: Obj, fld: str, path: str, causes: list[Cause], positive:
 def validate_job_spec(spec: Obj, path: str, selector_required: bool) -> list[Cause]:
     """``ValidateJobSpec``: counts, modes, the selector matching the template, the pod template."""
     causes: list[Cause] = []
-    for fld in ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished"):
+    for fld in ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished", "backoffLimitPerIndex",
+                "maxFailedIndexes"):
         _non_negative(spec, fld, path, causes)
     _non_negative(spec, "activeDeadlineSeconds", path, causes, positive=True)
     mode = spec.get("completionMode")
@@ -85,8 +97,11 @@ def validate_job_spec(spec: Obj, path: str, selector_required: bool) -> list[Cau
             causes.append((f"{path}.completions", None, "Required value: when completion mode is Indexed"))
         elif isinstance(spec.get("completions"), int) and spec["completions"] > 10**5:
             causes.append((f"{path}.completions", spec["completions"], "must be less than or equal to 100000"))
+    causes += index_limit_errors(spec, path)
+    causes += pod_failure_policy_errors(spec, path)
+    causes += success_policy_errors(spec, path)
     replacement = spec.get("podReplacementPolicy")
-    if replacement is not None and replacement not in POD_REPLACEMENT_POLICIES:
+    if replacement is not None and replacement not in POD_REPLACEMENT_POLICIES and spec.get("podFailurePolicy") is None:
         causes.append((f"{path}.podReplacementPolicy", None, unsupported(replacement, POD_REPLACEMENT_POLICIES)))
     template = spec.get("template")
     if not isinstance(template, dict):
@@ -111,6 +126,8 @@ def validate_job_spec(spec: Obj, path: str, selector_required: bool) -> list[Cau
     rp = pod_spec.get("restartPolicy")
     if rp not in JOB_RESTART_POLICIES:
         causes.append((f"{path}.template.spec.restartPolicy", None, unsupported(rp, JOB_RESTART_POLICIES)))
+    else:
+        causes += pod_failure_policy_restart_errors(spec, path)
     causes += [c for c in validate_pod_spec(pod_spec, f"{path}.template.spec")
                if c[0] != f"{path}.template.spec.restartPolicy"]
     return causes
@@ -183,7 +200,8 @@ class JobStrategy(Strategy):
     def _validate_update(spec: Obj, old: Obj, old_status: Obj) -> list[Cause]:
         """``ValidateJobSpecUpdate``: what may not change once the Job exists."""
         causes: list[Cause] = []
-        for fld in ("selector", "completionMode", "podFailurePolicy", "manualSelector"):
+        for fld in ("selector", "completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy",
+                    "successPolicy", "manualSelector"):
             if spec.get(fld) != old.get(fld):
                 causes.append((f"spec.{fld}", spec.get(fld), IMMUTABLE))
         if spec.get("completions") != old.get("completions"):
