@@ -25,6 +25,7 @@ when its budget allows it.  The rules both the apiserver and the controller appl
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -89,6 +90,29 @@ class Eviction(TypedObject):
 
 
 # ---------------------------------------------------------------- rules shared by the apiserver and controller
+#: The pod condition a disruption adds before deleting a pod (``v1.DisruptionTarget``), and the
+#: reasons and messages of the eviction subresource and of the taint manager.
+DISRUPTION_TARGET = "DisruptionTarget"
+EVICTION_BY_EVICTION_API = ("EvictionByEvictionAPI", "Eviction API: evicting")
+DELETION_BY_TAINT_MANAGER = ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
+
+
+def with_disruption_target(pod: Obj, reason: str, message: str, now: str) -> Obj:
+    """A copy of ``pod`` whose ``DisruptionTarget`` condition is True with ``reason`` and ``message``
+    (``UpdatePodCondition``: the transition time moves only when the status changes)."""
+    new = copy.deepcopy(pod)
+    conditions = new.setdefault("status", {}).setdefault("conditions", [])
+    for c in conditions:
+        if c.get("type") == DISRUPTION_TARGET:
+            if c.get("status") != "True":
+                c["lastTransitionTime"] = now
+            c.update(status="True", reason=reason, message=message)
+            return new
+    conditions.append({"type": DISRUPTION_TARGET, "status": "True", "lastProbeTime": None,
+                       "lastTransitionTime": now, "reason": reason, "message": message})
+    return new
+
+
 def pod_is_ready(pod: Obj) -> bool:
     """The pod's ``Ready`` condition is ``True`` (``podutil.IsPodReady``)."""
     return any(c.get("type") == "Ready" and c.get("status") == "True"

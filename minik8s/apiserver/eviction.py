@@ -18,6 +18,10 @@ Kubernetes' ``pkg/registry/core/pod/storage/eviction.go``, for a policy/v1 (or v
   optimistic-concurrency status update (conflicts re-read the budget, up to 20 times), then the pod
   is deleted.
 
+Before each deletion (not a dry run) the pod gets the ``DisruptionTarget`` condition (reason
+``EvictionByEvictionAPI``, message ``Eviction API: evicting``) through its status, as Kubernetes'
+``addConditionAndDeletePod`` does; a resourceVersion precondition then names the version written.
+
 Answers ``Status`` Success (201) when the pod was deleted.
 """
 
@@ -95,7 +99,7 @@ class Evictions:
                 chosen = copy.copy(opts)
                 chosen.precondition_resource_version = pod["metadata"].get("resourceVersion")
             try:
-                await self.api.delete(rt, namespace, name, chosen)
+                await self._mark_and_delete(rt, namespace, name, chosen)
             except errors.Conflict:
                 if opts.precondition_resource_version or attempt == RETRIES - 1:
                     raise
@@ -122,13 +126,43 @@ class Evictions:
             chosen = copy.copy(opts)
             chosen.precondition_resource_version = pod["metadata"].get("resourceVersion")
         try:
-            await self.api.delete(rt, namespace, name, chosen)
+            await self._mark_and_delete(rt, namespace, name, chosen)
         except errors.Conflict:
             if guard and not opts.precondition_resource_version:
                 raise too_many_requests(f"The disruption budget {budgets[0]['metadata']['name']} is still "
                                         "being processed by the server.", 10) from None
             raise
         return errors.status_object("Success", code=201)
+
+    async def _mark_and_delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> None:
+        """``addConditionAndDeletePod``: the ``DisruptionTarget`` condition on the latest pod (its
+        preconditions checked: 409 when they do not hold), then the delete."""
+        if not opts.dry_run:
+            for attempt in range(RETRIES):
+                latest = await self.api.get(rt, namespace, name)
+                meta = latest["metadata"]
+                uid = opts.precondition_uid
+                if uid and uid != meta.get("uid"):
+                    raise errors.Conflict(f'Operation cannot be fulfilled on Pod "{name}": the UID in the precondition '
+                                          f"({uid}) does not match the UID in record ({meta.get('uid')}). "
+                                          "The object might have been deleted and then recreated")
+                wanted = opts.precondition_resource_version
+                if wanted and wanted != meta.get("resourceVersion"):
+                    raise errors.Conflict(f'Operation cannot be fulfilled on Pod "{name}": the ResourceVersion in the '
+                                          f"precondition ({wanted}) does not match the ResourceVersion in record "
+                                          f"({meta.get('resourceVersion')}). The object might have been modified")
+                marked = p.with_disruption_target(latest, *p.EVICTION_BY_EVICTION_API, now_rfc3339())
+                try:
+                    written = await self.api.update(rt, namespace, name, marked, "status")
+                except errors.Conflict:
+                    if attempt == RETRIES - 1:
+                        raise
+                    continue
+                if wanted:
+                    opts = copy.copy(opts)
+                    opts.precondition_resource_version = written["metadata"].get("resourceVersion")
+                break
+        await self.api.delete(rt, namespace, name, opts)
 
     async def _check_and_decrement(self, pdb_rt: ResourceType, pdb: Obj, pod_name: str, dry_run: bool) -> None:
         """Spend one disruption of ``pdb`` on ``pod_name`` (``checkAndDecrement``), re-reading the

@@ -38,7 +38,9 @@ taint-based eviction) together with the NoExecute taint manager
   counts from when its taint manager saw the taint; counting from ``timeAdded`` keeps the
   decision across controller restarts (``timeAdded`` has second precision, so an eviction
   may come up to a second early; a taint without it counts from when this controller first
-  saw it).  Pods already terminating are left alone.  Evicted pods stay ``Terminating``
+  saw it).  Pods already terminating are left alone.  A pod is first given the
+  ``DisruptionTarget`` condition (``DeletionByTaintManager``, ``Taint manager: deleting due to
+  NoExecute taint``), then deleted, as Kubernetes' ``addConditionAndDeletePod``.  Evicted pods stay ``Terminating``
   while their node is away (nothing can stop their containers); the ReplicaSet controller
   ignores terminating pods and creates replacements, which the scheduler keeps off the
   tainted node.
@@ -75,7 +77,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from minik8s.api import errors
-from minik8s.api.base import Obj, parse_time
+from minik8s.api.base import Obj, now_rfc3339, parse_time
+from minik8s.api.policy import DELETION_BY_TAINT_MANAGER, DISRUPTION_TARGET
 from minik8s.api.taints import NO_EXECUTE, NO_SCHEDULE, TAINT_NOT_READY, TAINT_UNREACHABLE, toleration_matches
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
@@ -593,6 +596,7 @@ class NodeLifecycleController(Controller):
                 earliest = when if earliest is None else min(earliest, when)
                 continue
             try:
+                await self._mark_disrupted(pod)
                 await self.client.delete(self.pod_rt, str(meta.get("name")), meta.get("namespace"),
                                          preconditions={"uid": str(meta.get("uid"))})
             except (errors.NotFound, errors.Conflict):
@@ -606,6 +610,20 @@ class NodeLifecycleController(Controller):
             self._eviction_event(pod, f"Marking for deletion Pod {pod_key}")
         state.pending = pending
         return earliest, errs
+
+    async def _mark_disrupted(self, pod: Obj) -> None:
+        """``addConditionAndDeletePod``'s first half: the ``DisruptionTarget`` condition (reason
+        ``DeletionByTaintManager``) on the pod's status, unless it is there already."""
+        reason, message = DELETION_BY_TAINT_MANAGER
+        if any(c.get("type") == DISRUPTION_TARGET and c.get("status") == "True" and c.get("reason") == reason
+               for c in (pod.get("status") or {}).get("conditions") or []):
+            return
+        condition = {"type": DISRUPTION_TARGET, "status": "True", "reason": reason, "message": message,
+                     "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
+        meta = meta_of(pod)
+        await self.client.patch(self.pod_rt, str(meta.get("name")),
+                                {"metadata": {"uid": meta.get("uid")}, "status": {"conditions": [condition]}},
+                                meta.get("namespace"), patch_type="strategic", subresource="status")
 
     def _eviction_event(self, pod: Obj, message: str) -> None:
         """A Normal ``TaintManagerEviction`` event from ``taint-eviction-controller``, in the background."""

@@ -152,20 +152,39 @@ async def test_status_and_eviction(client: Client, http: httpx.AsyncClient, name
         assert "retry-after" not in refused.headers
         assert victim in {p["metadata"]["name"] for p in await pods(client, namespace)}
 
-        # a pod no budget covers is simply deleted; a dry run deletes nothing
-        await client.create(client.kind("v1", "Pod"), {
-            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare", "labels": {"app": "other"}},
+        # a pod no budget covers is simply deleted; a dry run deletes nothing; the pod evicted gets
+        # the DisruptionTarget condition first (a finalizer keeps it here to be looked at)
+        pod_rt = client.kind("v1", "Pod")
+        await client.create(pod_rt, {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "bare", "labels": {"app": "other"}, "finalizers": ["minik8s.io/test"]},
             "spec": {"containers": [{"name": "main", "image": "img"}]}}, namespace)
         await wait_for(lambda: _ready(client, namespace, "bare"), what="bare pod Running (SimulatedNode)")
         assert (await http.post(f"/api/v1/namespaces/{namespace}/pods/bare/eviction?dryRun=All",
                                 json=eviction("bare", namespace))).status_code == 201
-        assert "bare" in {p["metadata"]["name"] for p in await pods(client, namespace)}
+        kept = await client.get(pod_rt, "bare", namespace)
+        assert not kept["metadata"].get("deletionTimestamp")
+        assert "DisruptionTarget" not in [c["type"] for c in kept["status"].get("conditions") or []]
         assert (await _evict(http, namespace, "bare", gracePeriodSeconds=0)).status_code == 201
+        evicted = await client.get(pod_rt, "bare", namespace)
+        assert evicted["metadata"]["deletionTimestamp"]
+        assert [(c["status"], c["reason"], c["message"]) for c in evicted["status"]["conditions"]
+                if c["type"] == "DisruptionTarget"] == [("True", "EvictionByEvictionAPI", "Eviction API: evicting")]
+        await client.patch(pod_rt, "bare", {"metadata": {"finalizers": None}}, namespace, patch_type="merge")
+        await wait_for(lambda: _gone(client, namespace, "bare"), what="bare pod gone")
         assert (await _evict(http, namespace, "bare")).status_code == 404
         mismatch = await http.post(f"/api/v1/namespaces/{namespace}/pods/{victim}/eviction",
                                    json=eviction("other", namespace))
         assert mismatch.status_code == 400
         assert mismatch.json()["message"] == "name in URL does not match name in Eviction object"
+
+
+async def _gone(client: Client, namespace: str, name: str) -> bool:
+    try:
+        await client.get(client.kind("v1", "Pod"), name, namespace)
+    except errors.NotFound:
+        return True
+    return False
 
 
 async def _ready(client: Client, namespace: str, name: str) -> bool:

@@ -259,6 +259,9 @@ async def test_a_dead_node_is_marked_tainted_and_emptied_and_rejoins(own_apiserv
                     assert {(t["key"], t["tolerationSeconds"]) for t in plain["spec"]["tolerations"]} == {
                         ("node.kubernetes.io/not-ready", 0), (TAINT_UNREACHABLE, 0)}
                     await wait_for(lambda: evicted("plain"), timeout=3, what="plain evicted")
+                    disrupted = condition(await client.get(pod_rt, "plain", ns), "DisruptionTarget")
+                    assert (disrupted["status"], disrupted["reason"], disrupted["message"]) == (
+                        "True", "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
                     forever = await client.get(pod_rt, "forever", ns)
                     assert condition(forever, "Ready")["status"] == "False"
 

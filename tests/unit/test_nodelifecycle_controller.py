@@ -84,6 +84,12 @@ class MemoryAPI(Client):
         self.check()
         current = self.factory.informer(rt).get(f"{namespace}/{name}" if namespace else name)
         assert current is not None
+        if patch_type == "strategic":  # a pod's condition (by type) before its eviction, UID as precondition
+            assert subresource == "status" and patch["metadata"] == {"uid": current["metadata"]["uid"]}
+            added = {c["type"]: c for c in patch["status"]["conditions"]}
+            conditions = [c for c in (current.get("status") or {}).get("conditions") or [] if c["type"] not in added]
+            return self.put({**current, "status": {**(current.get("status") or {}),
+                                                   "conditions": conditions + list(added.values())}})
         assert patch["metadata"]["resourceVersion"] == current["metadata"]["resourceVersion"]
         body = dict(patch)
         body.pop("metadata")
@@ -202,6 +208,10 @@ async def test_a_silent_node_is_marked_tainted_and_emptied_on_schedule() -> None
     assert all(pod_ready(api, p) == "False" for p in ("plain", "none", "five", "forever"))
     # only the pod's own tolerations count: one without any goes at once (Kubernetes without the plugin)
     assert api.deleted == ["bare"] and controller.requeues[-1] == 5
+    bare = api.factory.for_kind("v1", "Pod").get("ns/bare")
+    assert bare is not None  # given the DisruptionTarget condition before the delete
+    assert [(c["status"], c["reason"]) for c in bare["status"]["conditions"]
+            if c["type"] == "DisruptionTarget"] == [("True", "DeletionByTaintManager")]
 
     clock.advance(5)
     await controller.sync("n1")
