@@ -56,7 +56,7 @@ from typing import Any
 from minik8s.api import errors
 from minik8s.api.base import Obj, object_key, parse_time
 from minik8s.api.batch import COMPLETION_INDEX_ANNOTATION, JobView
-from minik8s.api.jobindexes import format_indexes, parse_indexes
+from minik8s.api.jobindexes import format_indexes
 from minik8s.api.meta import MetaView
 from minik8s.client.events import EventRecorder
 from minik8s.client.factory import SharedInformerFactory
@@ -65,6 +65,7 @@ from minik8s.client.rest import Client
 from minik8s.controllers import jobpolicy
 from minik8s.controllers.base import CONTROLLER_UID_INDEX, by_controller_uid, slow_start_batch
 from minik8s.controllers.expectations import Expectations
+from minik8s.controllers.jobpolicy import failed_index_set, finish_decision, pod_index
 from minik8s.controllers.ownerrefs import meta_of, new_controller_ref
 from minik8s.controllers.podowner import PodOwnerController
 from minik8s.controllers.podutil import is_pod_active, is_pod_ready, is_pod_terminal, pod_phase
@@ -159,15 +160,6 @@ def backoff_delay(failures: int, base: float = BACKOFF_BASE, cap: float = BACKOF
     return min(base * 2 ** (failures - 1), cap)
 
 
-def pod_index(pod: Obj) -> int | None:
-    """An Indexed Job pod's completion index (annotation), or None."""
-    value = (meta_of(pod).get("annotations") or {}).get(COMPLETION_INDEX_ANNOTATION)
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 def count_failures(job: Obj | JobView, pods: list[Obj]) -> int:
     """Failed pods (but those an ``Ignore`` rule of the pod failure policy matched), plus container
     restarts of active pods with ``restartPolicy: OnFailure``."""
@@ -188,51 +180,6 @@ def failures_since_success(pods: list[Obj]) -> tuple[int, dt.datetime | None]:
     failures = [t for p in pods if pod_phase(p) == "Failed"
                 and (t := pod_finish_time(p)) is not None and (last_success is None or t >= last_success)]
     return len(failures), max(failures, default=None)
-
-
-def failed_index_set(view: JobView, status: Obj, failed_pods: list[Obj]) -> set[int]:
-    """An Indexed Job's failed indexes (``backoffLimitPerIndex``): those already in
-    ``status.failedIndexes`` and those a failed pod fails (``calculateFailedIndexes``)."""
-    completions = view.completions or 0
-    found = parse_indexes(status.get("failedIndexes"), completions)
-    for pod in failed_pods:
-        index = pod_index(pod)
-        if index is not None and 0 <= index < completions and \
-                jobpolicy.is_index_failed(view.pod_failure_policy, view.backoff_limit_per_index or 0, pod):
-            found.add(index)
-    return found
-
-
-def finish_decision(job: Obj, view: JobView, failed: int, failed_pods: list[Obj], completed: set[int],
-                    failed_indexes: set[int] | None, start: dt.datetime | None, now: dt.datetime
-                    ) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
-    """Whether the Job fails or succeeds now, as ``(failure, success)`` ``(reason, message)`` pairs
-    (at most one set), in Kubernetes' order: a ``SuccessCriteriaMet`` or ``FailureTarget`` already
-    written, a ``FailJob`` rule, ``backoffLimit``, ``activeDeadlineSeconds``, the failed indexes,
-    the success policy.  Reaching ``completions`` is the caller's last check."""
-    for type_, is_success in (("SuccessCriteriaMet", True), ("FailureTarget", False)):
-        written = condition(job, type_)
-        if written is not None:
-            pair = (str(written.get("reason") or ""), str(written.get("message") or ""))
-            return (None, pair) if is_success else (pair, None)
-    message = jobpolicy.fail_job_message(view.pod_failure_policy, failed_pods)
-    if message is not None:
-        return ("PodFailurePolicy", message), None
-    deadline = view.active_deadline_seconds
-    if failed > view.backoff_limit:
-        return ("BackoffLimitExceeded", "Job has reached the specified backoff limit"), None
-    if deadline is not None and start is not None and not view.suspend and (now - start).total_seconds() >= deadline:
-        return ("DeadlineExceeded", "Job was active longer than specified deadline"), None
-    completions = view.completions
-    if not view.indexed or completions is None:
-        return None, None
-    if failed_indexes is not None:
-        if view.max_failed_indexes is not None and len(failed_indexes) > view.max_failed_indexes:
-            return ("MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes"), None
-        if failed_indexes and len(failed_indexes) + len(completed) >= completions:
-            return ("FailedIndexes", "Job has failed indexes"), None
-    matched = jobpolicy.match_success_policy(view.success_policy, completions, completed)
-    return (None, ("SuccessPolicy", matched)) if matched is not None else (None, None)
 
 
 class JobController(PodOwnerController):
@@ -320,7 +267,8 @@ class JobController(PodOwnerController):
             status["failedIndexes"] = format_indexes(failed_indexes)
 
         deadline = view.active_deadline_seconds
-        failure, success = finish_decision(job, view, failed, failed_pods, completed, failed_indexes, start, now)
+        failure, success = finish_decision(conditions, view, failed, failed_pods, completed, failed_indexes, start,
+                                           now)
         if success is None and failure is None:
             if completions is not None:
                 complete = succeeded >= completions

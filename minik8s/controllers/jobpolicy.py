@@ -15,6 +15,7 @@ Kubernetes' ``pkg/controller/job`` (``pod_failure_policy.go``, ``success_policy.
   ``batch.kubernetes.io/job-index-ignored-failure-count``); an index whose counted failure comes
   with ``backoffLimitPerIndex`` earlier failures is failed and gets no more pods.  Each index waits
   its own back-off (10 s doubled per failure of the index, at most 6 minutes).
+* **The decision** (``finish_decision``): whether a sync fails or completes the Job, and why.
 * **successPolicy** (Indexed Jobs): the first rule whose ``succeededIndexes`` all succeeded (or, with
   ``succeededCount``, at least that many of them; or, with only ``succeededCount``, that many
   indexes in all) makes the Job succeed (``Matched rules at index N``).
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from minik8s.api.base import Obj
+from minik8s.api.batch import COMPLETION_INDEX_ANNOTATION, JobView
 from minik8s.api.jobindexes import parse_indexes
 from minik8s.controllers.ownerrefs import meta_of
 
@@ -35,6 +37,15 @@ INDEX_IGNORED_FAILURE_COUNT_ANNOTATION = "batch.kubernetes.io/job-index-ignored-
 INT32_MAX = 2**31 - 1
 
 FAIL_JOB, IGNORE, COUNT, FAIL_INDEX = "FailJob", "Ignore", "Count", "FailIndex"
+
+
+def pod_index(pod: Obj) -> int | None:
+    """An Indexed Job pod's completion index (annotation), or None."""
+    value = (meta_of(pod).get("annotations") or {}).get(COMPLETION_INDEX_ANNOTATION)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 # ------------------------------------------------------------------ podFailurePolicy
@@ -201,3 +212,50 @@ def match_success_policy(policy: Obj | None, completions: int, succeeded: set[in
         elif count is not None and len(succeeded) >= int(count):
             return f"Matched rules at index {index}"
     return None
+
+
+# ------------------------------------------------------------------ the decision
+def failed_index_set(view: JobView, status: Obj, failed_pods: list[Obj]) -> set[int]:
+    """An Indexed Job's failed indexes (``backoffLimitPerIndex``): those already in
+    ``status.failedIndexes`` and those a failed pod fails (``calculateFailedIndexes``)."""
+    completions = view.completions or 0
+    found = parse_indexes(status.get("failedIndexes"), completions)
+    for pod in failed_pods:
+        index = pod_index(pod)
+        if index is not None and 0 <= index < completions and \
+                is_index_failed(view.pod_failure_policy, view.backoff_limit_per_index or 0, pod):
+            found.add(index)
+    return found
+
+
+def finish_decision(conditions: list[Obj], view: JobView, failed: int, failed_pods: list[Obj], completed: set[int],
+                    failed_indexes: set[int] | None, start: dt.datetime | None, now: dt.datetime
+                    ) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """Whether the Job fails or succeeds now, as ``(failure, success)`` ``(reason, message)`` pairs
+    (at most one set), in Kubernetes' order: a ``SuccessCriteriaMet`` or ``FailureTarget`` already
+    among the Job's ``conditions``, a ``FailJob`` rule, ``backoffLimit`` (``failed``: the counted
+    failures), ``activeDeadlineSeconds`` (from ``start``), the failed indexes,
+    the success policy.  Reaching ``completions`` is the caller's last check."""
+    for type_, is_success in (("SuccessCriteriaMet", True), ("FailureTarget", False)):
+        written = next((c for c in conditions if c.get("type") == type_ and c.get("status") == "True"), None)
+        if written is not None:
+            pair = (str(written.get("reason") or ""), str(written.get("message") or ""))
+            return (None, pair) if is_success else (pair, None)
+    message = fail_job_message(view.pod_failure_policy, failed_pods)
+    if message is not None:
+        return ("PodFailurePolicy", message), None
+    deadline = view.active_deadline_seconds
+    if failed > view.backoff_limit:
+        return ("BackoffLimitExceeded", "Job has reached the specified backoff limit"), None
+    if deadline is not None and start is not None and not view.suspend and (now - start).total_seconds() >= deadline:
+        return ("DeadlineExceeded", "Job was active longer than specified deadline"), None
+    completions = view.completions
+    if not view.indexed or completions is None:
+        return None, None
+    if failed_indexes is not None:
+        if view.max_failed_indexes is not None and len(failed_indexes) > view.max_failed_indexes:
+            return ("MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes"), None
+        if failed_indexes and len(failed_indexes) + len(completed) >= completions:
+            return ("FailedIndexes", "Job has failed indexes"), None
+    matched = match_success_policy(view.success_policy, completions, completed)
+    return (None, ("SuccessPolicy", matched)) if matched is not None else (None, None)

@@ -124,7 +124,8 @@ def decide(job: dict[str, Any], failed_pods: list[Any], completed: set[int],
            failed_indexes: set[int] | None = None) -> tuple[Any, Any]:
     view = JobView.of(job)
     failed = jobctl.count_failures(view, failed_pods)
-    return jobctl.finish_decision(job, view, failed, failed_pods, completed, failed_indexes, NOW, NOW)
+    conditions = job["status"].get("conditions") or []
+    return jobpolicy.finish_decision(conditions, view, failed, failed_pods, completed, failed_indexes, NOW, NOW)
 
 
 def test_finish_decision() -> None:
