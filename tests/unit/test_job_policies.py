@@ -10,7 +10,7 @@ import pytest
 
 from minik8s.api.batch import JobView
 from minik8s.api.jobindexes import format_indexes, parse_indexes, validate_indexes_format
-from minik8s.apiserver.strategies.job import JobStrategy
+from minik8s.apiserver.strategies.job import CronJobStrategy, JobStrategy
 from minik8s.controllers import job as jobctl
 from minik8s.controllers import jobpolicy
 
@@ -250,3 +250,14 @@ def test_valid_policies_and_defaults() -> None:
     causes = s.validate(changed, body)
     assert ("spec.backoffLimitPerIndex", 2, "field is immutable") in causes
     assert ("spec.successPolicy", {"rules": [{"succeededCount": 1}]}, "field is immutable") in causes
+
+
+def test_cronjob_template_pod_conditions_default_to_true() -> None:
+    cronjob = {"metadata": {"name": "tick"}, "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {
+        "podFailurePolicy": {"rules": [rule("Ignore", onPodConditions=[{"type": "DisruptionTarget"}])]},
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x"}]}}}}}}
+    s = CronJobStrategy()
+    s.default(cronjob)
+    assert s.validate(cronjob, None) == []
+    rules = cronjob["spec"]["jobTemplate"]["spec"]["podFailurePolicy"]["rules"]
+    assert rules[0]["onPodConditions"] == [{"type": "DisruptionTarget", "status": "True"}]

@@ -15,8 +15,9 @@ parallelism together), ``podFailurePolicy``, ``backoffLimitPerIndex``, ``success
 change its template's labels, annotations, nodeSelector, tolerations and schedulingGates.
 
 CronJob: ``concurrencyPolicy: Allow``, ``suspend: false``, ``successfulJobsHistoryLimit: 3``,
-``failedJobsHistoryLimit: 1``; the schedule must parse (:mod:`minik8s.api.cron`), ``timeZone``
-must be a known IANA zone, the name at most 52 characters (the Job names add 11).
+``failedJobsHistoryLimit: 1``, its job template's ``onPodConditions`` statuses ``True``; the
+schedule must parse (:mod:`minik8s.api.cron`), ``timeZone`` must be a known IANA zone, the name
+at most 52 characters (the Job names add 11).
 """
 
 from __future__ import annotations
@@ -245,6 +246,7 @@ class CronJobStrategy(Strategy):
         spec.setdefault("failedJobsHistoryLimit", 1)
         job_template = spec.get("jobTemplate")
         if isinstance(job_template, dict) and isinstance(job_template.get("spec"), dict):
+            default_pod_failure_policy(job_template["spec"])  # as kubernetes#131525 does
             template = job_template["spec"].get("template")
             if isinstance(template, dict):
                 default_pod_spec(template.setdefault("spec", {}))
