@@ -12,7 +12,7 @@ from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client.rest import Client
 from minik8s.controllers.manager import ControllerOptions
-from tests.support.controllers import controller_manager, events_for, finish, mark_running
+from tests.support.controllers import controller_manager, events_for, finish, finish_deletion, mark_running
 from tests.support.waiting import wait_for
 
 FAST = ControllerOptions(job_backoff_base=0.2, job_backoff_max=1.0)
@@ -221,6 +221,11 @@ DISRUPTED = [{"type": "DisruptionTarget", "status": "True", "reason": "Preemptio
               "message": "Preempted", "lastTransitionTime": "2026-01-01T00:00:00Z"}]
 
 
+def reason_message(obj: Obj, type_: str) -> tuple[str, str] | None:
+    c = cond(obj, type_)
+    return (c["reason"], c["message"]) if c else None
+
+
 def by_index(pods: list[Obj]) -> dict[str, Obj]:
     return {p["metadata"]["annotations"][INDEX]: p for p in pods}
 
@@ -251,7 +256,7 @@ async def test_pod_failure_policy_ignores_disruptions_and_fails_the_job_on_an_ex
         message = (f"Container main for pod {namespace}/{second['metadata']['name']} failed with exit code 42 "
                    "matching FailJob rule at index 0")
         for type_ in ("FailureTarget", "Failed"):
-            assert (cond(failed, type_)["reason"], cond(failed, type_)["message"]) == ("PodFailurePolicy", message)
+            assert reason_message(failed, type_) == ("PodFailurePolicy", message)
         assert failed["status"]["failed"] == 1 and failed["status"]["active"] == 0
         await wait_for(lambda: _has_reasons(client, namespace, "pfp", {"PodFailurePolicy"}), what="event")
     body = job("pfp-bad", podFailurePolicy=policy)
@@ -260,6 +265,25 @@ async def test_pod_failure_policy_ignores_disruptions_and_fails_the_job_on_an_ex
         await client.create(rt, body, namespace)
     assert 'spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when ' \
            "podFailurePolicy is specified" in info.value.message
+
+
+async def test_with_a_pod_failure_policy_a_terminating_pod_is_replaced_once_gone(client: Client,
+                                                                                namespace: str) -> None:
+    rt = client.kind("batch/v1", "Job")
+    policy = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    async with controller_manager(client, namespace, ["job"], options=FAST):
+        await client.create(rt, job("slowgo", podFailurePolicy=policy), namespace)
+        pod = (await wait_for(lambda: _active(client, namespace, "slowgo", 1), what="a pod"))[0]
+        await mark_running(client, pod)  # bound: its deletion is graceful
+        await client.delete(client.kind("v1", "Pod"), pod["metadata"]["name"], namespace)
+        await wait_for(lambda: _status_field(client, namespace, "slowgo", "terminating", 1), what="terminating 1")
+        assert len(await job_pods(client, namespace, "slowgo")) == 1  # not replaced while terminating
+        await finish_deletion(client, await client.get(client.kind("v1", "Pod"), pod["metadata"]["name"], namespace))
+        await wait_for(lambda: _active(client, namespace, "slowgo", 1), what="the replacement")
+
+
+async def _status_field(client: Client, ns: str, name: str, field: str, value: Any) -> bool:
+    return (await get_job(client, ns, name))["status"].get(field) == value
 
 
 async def test_backoff_limit_per_index_fails_an_index_then_the_job(client: Client, namespace: str) -> None:
@@ -279,7 +303,7 @@ async def test_backoff_limit_per_index_fails_an_index_then_the_job(client: Clien
         await finish(client, pods["0"])
         await finish(client, pods["2"])
         failed = await wait_for(lambda: _with_condition(client, namespace, "bli", "Failed"), what="Failed")
-        assert (cond(failed, "Failed")["reason"], cond(failed, "Failed")["message"]) == \
+        assert reason_message(failed, "Failed") == \
             ("FailedIndexes", "Job has failed indexes")
         status = failed["status"]
         assert (status["failedIndexes"], status["completedIndexes"], status["failed"]) == ("1", "0,2", 2)
@@ -299,7 +323,7 @@ async def test_fail_index_rule_and_max_failed_indexes(client: Client, namespace:
         pods = by_index(await wait_for(lambda: _active(client, namespace, "mfi", 3), what="3 indexed pods"))
         await finish(client, pods["2"], "Failed", exit_code=3)  # fails index 2 at once: one more than 0
         failed = await wait_for(lambda: _with_condition(client, namespace, "mfi", "Failed"), what="Failed")
-        assert (cond(failed, "Failed")["reason"], cond(failed, "Failed")["message"]) == \
+        assert reason_message(failed, "Failed") == \
             ("MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes")
         assert failed["status"]["failedIndexes"] == "2" and failed["status"]["active"] == 0
         await wait_for(lambda: _active(client, namespace, "mfi", 0), what="the other pods deleted")
@@ -314,7 +338,7 @@ async def test_success_policy_completes_the_job_early(client: Client, namespace:
         await finish(client, pods["0"])
         done = await wait_for(lambda: _with_condition(client, namespace, "leader", "Complete"), what="Complete")
         for type_ in ("SuccessCriteriaMet", "Complete"):
-            assert (cond(done, type_)["reason"], cond(done, type_)["message"]) == \
+            assert reason_message(done, type_) == \
                 ("SuccessPolicy", "Matched rules at index 0")
         assert done["status"]["completedIndexes"] == "0" and done["status"]["succeeded"] == 1
         assert done["status"]["completionTime"] and done["status"]["active"] == 0

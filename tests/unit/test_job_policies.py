@@ -237,7 +237,7 @@ def test_valid_policies_and_defaults() -> None:
                                                  rule("Ignore", onPodConditions=[{"type": "DisruptionTarget"}])]},
                      successPolicy={"rules": [{"succeededIndexes": "0,2-3", "succeededCount": 2}]}) == []
     s = JobStrategy()
-    body = {"metadata": {"name": "pi", "uid": "u"}, "spec": {
+    body: dict[str, Any] = {"metadata": {"name": "pi", "uid": "u"}, "spec": {
         "completionMode": "Indexed", "completions": 2, "backoffLimitPerIndex": 1,
         "podFailurePolicy": {"rules": [rule("Ignore", onPodConditions=[{"type": "DisruptionTarget"}])]},
         "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x"}]}}}}
@@ -253,7 +253,8 @@ def test_valid_policies_and_defaults() -> None:
 
 
 def test_cronjob_template_pod_conditions_default_to_true() -> None:
-    cronjob = {"metadata": {"name": "tick"}, "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {
+    cronjob: dict[str, Any] = {"metadata": {"name": "tick"}, "spec": {"schedule": "*/5 * * * *",
+                                                                       "jobTemplate": {"spec": {
         "podFailurePolicy": {"rules": [rule("Ignore", onPodConditions=[{"type": "DisruptionTarget"}])]},
         "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x"}]}}}}}}
     s = CronJobStrategy()
