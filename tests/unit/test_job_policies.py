@@ -201,6 +201,14 @@ EXIT_42 = {"operator": "In", "values": [42]}
      ("spec.podReplacementPolicy", None, 'Unsupported value: "TerminatingOrFailed": supported values: "Failed"')),
     ({"podFailurePolicy": {"rules": [rule("Count", onExitCodes=EXIT_42)] * 21}},
      ("spec.podFailurePolicy.rules", None, "Too many: 21: must have at most 20 items")),
+    ({"completionMode": "Indexed", "completions": 200_000, "parallelism": 100_001, "backoffLimitPerIndex": 1},
+     ("spec.parallelism", 100_001, "must be less than or equal to 100000 when completion mode is Indexed")),
+    ({"completionMode": "Indexed", "completions": 200_000, "parallelism": 10, "backoffLimitPerIndex": 1},
+     ("spec.maxFailedIndexes", None, "Required value: must be specified when completions is above 100000")),
+    ({"completionMode": "Indexed", "completions": 200_000, "parallelism": 10_001, "backoffLimitPerIndex": 1,
+      "maxFailedIndexes": 10},
+     ("spec.parallelism", 10_001, "must be less than or equal to 10000 when completions are above 100000 and "
+                                  "used with backoff limit per index")),
     ({"backoffLimitPerIndex": 1},
      ("spec.backoffLimitPerIndex", 1, "requires indexed completion mode")),
     ({"completionMode": "Indexed", "completions": 3, "maxFailedIndexes": 1},
@@ -229,6 +237,11 @@ EXIT_42 = {"operator": "In", "values": [42]}
 ])
 def test_policy_validation(spec: dict[str, Any], cause: tuple[str, Any, str]) -> None:
     assert cause in validated(**spec)
+
+
+def test_many_completions_with_a_per_index_limit() -> None:
+    assert validated(completionMode="Indexed", completions=200_000, parallelism=100, backoffLimitPerIndex=1,
+                     maxFailedIndexes=5) == []
 
 
 def test_valid_policies_and_defaults() -> None:

@@ -96,8 +96,6 @@ def validate_job_spec(spec: Obj, path: str, selector_required: bool) -> list[Cau
     if mode == "Indexed":
         if spec.get("completions") is None:
             causes.append((f"{path}.completions", None, "Required value: when completion mode is Indexed"))
-        elif isinstance(spec.get("completions"), int) and spec["completions"] > 10**5:
-            causes.append((f"{path}.completions", spec["completions"], "must be less than or equal to 100000"))
     causes += index_limit_errors(spec, path)
     causes += pod_failure_policy_errors(spec, path)
     causes += success_policy_errors(spec, path)
