@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import shlex
 from dataclasses import dataclass, field
 
@@ -315,13 +316,19 @@ def render(state: ProxyState, cfg: ProxyConfig, mode: str = "iptables") -> Rules
                          f"{_comment(f'{check.namespace}/{check.name} health check node port')} "
                          f"-m tcp -p tcp --dport {check.port} -j ACCEPT")
     last = _comment(f"{who} service nodeports; NOTE: this must be the last rule in this chain")
-    if localhost_nodeports(cfg, mode):
+    loopback = [ip for ip in state.node_port_ips if ipaddress.ip_address(ip).is_loopback]
+    if cfg.nodeport_addresses:  # kube-proxy's --nodeport-addresses: one jump per matching local address
+        for ip in state.node_port_ips:
+            if ip not in loopback or localhost_nodeports(cfg, mode):
+                nat.rules.append(f"-A {services} -d {ip}/32 {last} -j {nodeports}")
+    elif localhost_nodeports(cfg, mode):
         nat.rules.append(f"-A {services} {last} -m addrtype --dst-type LOCAL -j {nodeports}")
+    else:
+        nat.rules.append(f"-A {services} {last} ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j {nodeports}")
+    if localhost_nodeports(cfg, mode) and (loopback or not cfg.nodeport_addresses):
         flt.rules.append(f"-A {cfg.chain('FIREWALL')} -d 127.0.0.0/8 ! -s 127.0.0.0/8 "
                          f"{_comment('block incoming localnet connections')} "
                          "-m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP")
-    else:
-        nat.rules.append(f"-A {services} {last} ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j {nodeports}")
     nat.chains += svc_chains + list(sep_chains)
     nat.rules += svc_rules + sep_rules
     return Ruleset({NAT: nat, FILTER: flt})

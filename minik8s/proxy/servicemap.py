@@ -96,12 +96,14 @@ class ProxyState:
     ``endpoints`` (cluster-wide: the ready ones, else the serving terminating ones) and
     ``local_endpoints`` (this node's: ready, else serving terminating) have an entry (possibly empty)
     for every key of ``services``; ``health_checks`` is keyed by health check node port.
+    ``node_port_ips``: with ``--nodeport-addresses``, the local addresses NodePorts answer on.
     """
 
     services: dict[ServicePortName, ServicePort] = field(default_factory=dict)
     endpoints: dict[ServicePortName, tuple[Endpoint, ...]] = field(default_factory=dict)
     local_endpoints: dict[ServicePortName, tuple[Endpoint, ...]] = field(default_factory=dict)
     health_checks: dict[int, HealthCheck] = field(default_factory=dict)
+    node_port_ips: tuple[str, ...] = ()
 
     @property
     def endpoint_count(self) -> int:

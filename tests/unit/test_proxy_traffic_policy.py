@@ -4,8 +4,17 @@ health check node ports; no kernel."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import json
+import socket
 from typing import Any
 
+import pytest
+
+from minik8s.host.errors import ConfigError
+from minik8s.proxy.config import ProxyConfig
+from minik8s.proxy.healthcheck import HealthCheckServers
 from minik8s.proxy.iptables import (
     FILTER,
     ext_chain_name,
@@ -166,3 +175,88 @@ def test_health_checks_count_local_ready_endpoints_of_local_load_balancers() -> 
     # only a LoadBalancer with externalTrafficPolicy Local has one
     assert state(eps, external="Cluster", type_="LoadBalancer", hcnp=31000).health_checks == {}
     assert state(eps, external="Local", type_="NodePort", hcnp=31000).health_checks == {}
+
+
+# ---------------------------------------------------------------------------- --nodeport-addresses
+def test_nodeport_addresses_jump_per_local_address() -> None:
+    cfg = ProxyConfig(nodeport_addresses=("127.0.0.0/8", "primary"), node_ip="192.0.2.7").validate()
+    assert cfg.nodeport_ips(["10.0.0.5", "127.0.0.1", "192.0.2.7", "192.0.2.8"]) == ["127.0.0.1", "192.0.2.7"]
+    st = dataclasses.replace(state(MIXED, type_="NodePort"), node_port_ips=("127.0.0.1", "192.0.2.7"))
+    text = restore_payload(render(st, cfg))
+    last = "service nodeports; NOTE: this must be the last rule in this chain"
+    assert [r for r in rules_of(text, "KUBE-SERVICES") if last in r] == [
+        f'-A KUBE-SERVICES -d {ip}/32 -m comment --comment "kubernetes {last}" -j KUBE-NODEPORTS'
+        for ip in ("127.0.0.1", "192.0.2.7")]
+    assert rules_of(text, "KUBE-FIREWALL")  # loopback answers: the localnet firewall rule stays
+    text = restore_payload(render(dataclasses.replace(st, node_port_ips=("192.0.2.7",)), cfg))
+    assert not rules_of(text, "KUBE-FIREWALL") and "--dst-type LOCAL -j KUBE-NODEPORTS" not in text
+    with pytest.raises(ConfigError, match="--nodeport-addresses"):
+        ProxyConfig(nodeport_addresses=("fd00::/64",)).validate()
+
+
+# ---------------------------------------------------------------------------- health check servers
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def fetch(port: int, request: bytes = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") -> tuple[int, dict[str, str],
+                                                                                                bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        data = await asyncio.wait_for(reader.read(), 5)
+    except ConnectionResetError:  # (the server closed with our bytes unread)
+        data = b""
+    writer.close()
+    if not data:
+        return 0, {}, b""  # closed without an answer
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body
+
+
+async def test_health_check_servers_answer_200_with_local_endpoints_and_503_without() -> None:
+    servers = HealthCheckServers()
+    port = free_port()
+    try:
+        await servers.sync({port: HealthCheck("default", "web", port, 2)}, True, ["127.0.0.1"])
+        status, headers, body = await fetch(port)
+        assert status == 200 and headers["Content-Type"] == "application/json"
+        assert headers["X-Load-Balancing-Endpoint-Weight"] == "2" and headers["X-Content-Type-Options"] == "nosniff"
+        assert json.loads(body) == {"service": {"namespace": "default", "name": "web"}, "localEndpoints": 2,
+                                    "serviceProxyHealthy": True}
+        assert body.startswith(b'{\n\t"service": {\n\t\t"namespace": "default",')  # kube-proxy's layout
+        await servers.sync({port: HealthCheck("default", "web", port, 0)}, True, ["127.0.0.1"])
+        status, _, body = await fetch(port, b"GET / HTTP/1.0\r\n\r\n")  # any path, as kube-proxy
+        assert status == 503 and json.loads(body)["localEndpoints"] == 0
+        await servers.sync({port: HealthCheck("default", "web", port, 1)}, False, ["127.0.0.1"])
+        status, _, body = await fetch(port)
+        assert status == 503 and json.loads(body)["serviceProxyHealthy"] is False
+        # hostile input: an oversized head gets no answer, and the server goes on
+        assert (await fetch(port, b"GET /" + b"a" * 10000 + b" HTTP/1.1\r\n\r\n"))[2] == b""
+        assert (await fetch(port))[0] == 503
+        # the Service loses its port: closed
+        await servers.sync({}, True, ["127.0.0.1"])
+        with pytest.raises(OSError):
+            await fetch(port)
+    finally:
+        await servers.close()
+
+
+async def test_health_check_port_in_use_is_retried_at_the_next_sync(caplog: pytest.LogCaptureFixture) -> None:
+    servers = HealthCheckServers()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        check = {port: HealthCheck("default", "web", port, 1)}
+        await servers.sync(check, True, ["127.0.0.1"])
+        assert port not in servers.servers and "cannot listen" in caplog.text
+    try:
+        await servers.sync(check, True, ["127.0.0.1"])
+        assert (await fetch(port))[0] == 200
+    finally:
+        await servers.close()
