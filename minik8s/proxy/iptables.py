@@ -13,8 +13,14 @@ nat table
     and jumps to ``<P>-SEP-<hash16>``, which marks hairpin traffic (source == endpoint)
     and DNATs to the endpoint.  (A pod reaching itself also needs ``hairpin_mode`` on its
     bridge port, which is the pod network's job, as with CNI's ``hairpinMode``.)
-    ``<P>-NODEPORTS``: ``--dport nodePort`` → mark, then the service chain (so a NodePort reached
-    from 127.0.0.1 leaves masqueraded).
+    ``<P>-NODEPORTS``: ``--dport nodePort`` → ``<P>-EXT-<hash16>``, which (``externalTrafficPolicy:
+    Cluster``) marks for masquerade and jumps to the service chain (so a NodePort reached from
+    127.0.0.1 leaves masqueraded); see :func:`external_rules` for ``Local``.
+    Traffic policy ``Local`` (kube-proxy 1.32): ``<P>-SVL-<hash16>`` picks among this node's
+    endpoints as ``<P>-SVC-…`` does among all; ``internalTrafficPolicy: Local`` sends ClusterIP traffic
+    there, ``externalTrafficPolicy: Local`` the NodePort traffic from outside the node and the
+    cluster; a chain is written only when something jumps to it.  With ``--nodeport-addresses``,
+    ``<P>-SERVICES`` jumps to ``<P>-NODEPORTS`` once per matching node address instead.
     ``sessionAffinity: ClientIP`` (kube-proxy's rules): the DNAT rule of each ``<P>-SEP-…`` also
     records the client's source address in the ``recent`` list named after the chain
     (``-m recent --name <P>-SEP-… --set``), and the service chain first sends a client found in
@@ -28,7 +34,10 @@ nat table
 filter table
     ``OUTPUT``/``FORWARD`` (new connections) → ``<P>-SERVICES``: a REJECT per Service port
     without endpoints (``"ns/svc:port has no endpoints"``), so clients fail fast with
-    ``connection refused``; ``INPUT`` → ``<P>-EXTERNAL-SERVICES``: the same for NodePorts;
+    ``connection refused``, and a DROP per port whose policy ``Local`` finds no endpoint on this
+    node while others have some (``"… has no local endpoints"``); ``INPUT`` →
+    ``<P>-EXTERNAL-SERVICES``: the same for NodePorts; ``INPUT`` → ``<P>-NODEPORTS``: ACCEPT the
+    health check node ports;
     ``FORWARD`` → ``<P>-FORWARD``: accept marked and established/related traffic (Docker
     sets the FORWARD policy to DROP); ``INPUT``/``OUTPUT`` → ``<P>-FIREWALL``: with localhost
     NodePorts, drop new connections to 127.0.0.0/8 that do not come from it.
@@ -41,7 +50,7 @@ outside addressed to 127.0.0.0/8, https://issue.k8s.io/90259).  Without localhos
 (``--iptables-localhost-nodeports=false``, and in IPVS mode) loopback is excluded.
 
 Only the proxy's own chains are ever written: one ``iptables-restore --noflush`` declares
-(and so flushes) each of them and refills it, and deletes ``<P>-SVC-``/``<P>-SEP-`` chains
+(and so flushes) each of them and refills it, and deletes ``<P>-SVC-``/``SVL-``/``EXT-``/``SEP-`` chains
 no longer wanted, atomically per table.  The jump rules from the built-in chains are
 inserted once, when ``iptables-save`` shows them missing.  A ruleset equal to the last one
 applied is not written again (except on a forced full resync).
