@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from typing import Any
 
 import httpx
 import pytest
@@ -485,7 +486,8 @@ async def test_services_allocate_cluster_ip_and_node_port(client: Client, namesp
     with pytest.raises(errors.Invalid, match="metadata.name"):
         await client.create(svc_rt, {"metadata": {"name": "1abc"}, "spec": {"ports": [{"port": 1}]}}, namespace)
     # a LoadBalancer without node ports (KEP-1864), then one that allocates them, turned into a ClusterIP
-    lb = {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False,
+    lb: dict[str, Any] = {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer",
+                                                               "allocateLoadBalancerNodePorts": False,
                                                "ports": [{"port": 80}]}}
     assert "nodePort" not in (await client.create(svc_rt, lb, namespace))["spec"]["ports"][0]
     lb["metadata"]["name"] = "lb2"
@@ -501,8 +503,9 @@ async def test_health_check_node_port_of_local_load_balancers(client: Client, na
     (or the one asked for), kept on updates, refused elsewhere or when changed, released when no longer
     needed and on delete."""
     svc_rt = client.kind("v1", "Service")
-    lb = {"metadata": {"name": "local-lb"}, "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local",
-                                                     "internalTrafficPolicy": "Local", "ports": [{"port": 80}]}}
+    lb: dict[str, Any] = {"metadata": {"name": "local-lb"},
+                          "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                                   "internalTrafficPolicy": "Local", "ports": [{"port": 80}]}}
     created = await client.create(svc_rt, lb, namespace)
     port = created["spec"]["healthCheckNodePort"]
     assert 30000 <= port <= 32767 and port != created["spec"]["ports"][0]["nodePort"]
@@ -519,6 +522,7 @@ async def test_health_check_node_port_of_local_load_balancers(client: Client, na
         await client.create(svc_rt, clash, namespace)
     with pytest.raises(errors.APIError, match="provided port is not in the valid range"):
         await client.create(svc_rt, dict(clash, spec={**lb["spec"], "healthCheckNodePort": 8080}), namespace)
+    bad: dict[str, Any]
     for bad, message in (({"type": "NodePort"}, "may only be set when `type` is 'LoadBalancer' and "
                                                 "`externalTrafficPolicy` is 'Local'"),
                          ({"type": "ClusterIP", "externalTrafficPolicy": "Local", "healthCheckNodePort": None},
@@ -538,3 +542,4 @@ async def test_health_check_node_port_of_local_load_balancers(client: Client, na
     await client.delete(svc_rt, "clash", namespace)
     again = await client.create(svc_rt, clash, namespace)  # released on delete
     assert again["spec"]["healthCheckNodePort"] == port
+    await client.delete(svc_rt, "clash", namespace)  # (no proxy of a later module serves its port)
