@@ -1,8 +1,11 @@
-"""ClusterIP and nodePort allocation for Services (kube-apiserver's ``ipallocator`` and ``portallocator``).
+"""ClusterIP, nodePort and healthCheckNodePort allocation for Services (kube-apiserver's ``ipallocator``
+and ``portallocator``).
 
 Allocations are etcd keys created atomically (``/registry/ranges/serviceips/<ip>``,
 ``/registry/ranges/servicenodeports/<port>``), so two concurrent creates can never
-get the same ClusterIP or nodePort; deleting the Service releases them.  Defaults:
+get the same ClusterIP or nodePort; deleting the Service releases them.  A LoadBalancer Service with
+``externalTrafficPolicy: Local`` also holds a ``spec.healthCheckNodePort`` from the node-port range
+(asked for or allocated), released when the Service no longer needs it.  Defaults:
 service CIDR 10.96.0.0/16, node ports 30000-32767 (kube-apiserver's
 ``--service-cluster-ip-range`` / ``--service-node-port-range``).
 """
@@ -19,6 +22,11 @@ from minik8s.apiserver.storage import Store
 
 IP_KEY = "/registry/ranges/serviceips/"
 PORT_KEY = "/registry/ranges/servicenodeports/"
+
+
+def needs_health_check(spec: Obj) -> bool:
+    """Kubernetes' ``NeedsHealthCheck``: a LoadBalancer Service with ``externalTrafficPolicy: Local``."""
+    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
 
 
 class ServiceAllocator:
@@ -58,10 +66,36 @@ class ServiceAllocator:
                         await self._reserve(store, PORT_KEY + str(p["nodePort"]), owner, taken,
                                             f"spec.ports[{i}].nodePort: Invalid value: {p['nodePort']}: "
                                             "provided port is already allocated")
+            if needs_health_check(spec):
+                await self._allocate_health_check_port(store, spec, old, owner, taken)
         except BaseException:
             await self.release(store, taken)
             raise
         return taken
+
+    async def _allocate_health_check_port(self, store: Store, spec: Obj, old: Obj | None, owner: str,
+                                          taken: list[str]) -> None:
+        """Reserve the requested ``healthCheckNodePort`` or allocate one (kube-apiserver's
+        ``allocHealthCheckNodePort``; its failures are internal errors there too).  A port the old
+        object already held stays held."""
+        old_spec = (old or {}).get("spec") or {}
+        port = spec.get("healthCheckNodePort")
+        if not port:
+            spec["healthCheckNodePort"] = await self._allocate_port(store, owner, taken, "a HealthCheck NodePort")
+            return
+        if needs_health_check(old_spec) and old_spec.get("healthCheckNodePort") == port:
+            return
+        low, high = self.node_ports
+        problem = f"failed to allocate requested HealthCheck NodePort {port}: "
+        if not low <= port <= high:
+            raise errors.InternalError(f"Internal error occurred: {problem}provided port is not in the valid range. "
+                                       f"The range of valid ports is {low}-{high}")
+        try:
+            await store.create(PORT_KEY + str(port), {"service": owner})
+        except errors.AlreadyExists:
+            raise errors.InternalError(f"Internal error occurred: {problem}provided port is already allocated") \
+                from None
+        taken.append(PORT_KEY + str(port))
 
     async def _reserve(self, store: Store, key: str, owner: str, taken: list[str], message: str) -> None:
         try:
@@ -85,7 +119,7 @@ class ServiceAllocator:
             return ip
         raise errors.InternalError(f"failed to allocate a serviceIP: range {self.network} is full")
 
-    async def _allocate_port(self, store: Store, owner: str, taken: list[str]) -> int:
+    async def _allocate_port(self, store: Store, owner: str, taken: list[str], what: str = "a nodePort") -> int:
         low, high = self.node_ports
         for _ in range(64):
             port = random.randint(low, high)
@@ -95,7 +129,7 @@ class ServiceAllocator:
                 continue
             taken.append(PORT_KEY + str(port))
             return port
-        raise errors.InternalError(f"failed to allocate a nodePort: range {low}-{high} is full")
+        raise errors.InternalError(f"failed to allocate {what}: range {low}-{high} is full")
 
     @staticmethod
     def keys_of(obj: Obj | None) -> set[str]:
@@ -109,8 +143,9 @@ class ServiceAllocator:
         for p in spec.get("ports") or []:
             if p.get("nodePort"):
                 keys.add(PORT_KEY + str(p["nodePort"]))
+        if needs_health_check(spec) and spec.get("healthCheckNodePort"):
+            keys.add(PORT_KEY + str(spec["healthCheckNodePort"]))
         return keys
-
 
     @staticmethod
     async def release(store: Store, keys: Any) -> None:

@@ -1,4 +1,4 @@
-"""This host's addresses, as the node components and ``minik8s up`` see them."""
+"""This host's addresses and name, as the node components and ``minik8s up`` see them."""
 
 from __future__ import annotations
 
@@ -27,6 +27,12 @@ def default_node_ip() -> str:
     except OSError:
         pass
     return "127.0.0.1"
+
+
+def default_node_name() -> str:
+    """The host name, trimmed and lower-cased: the node name of the kubelet and kube-proxy without
+    ``--hostname-override`` (Kubernetes' ``GetHostname``)."""
+    return socket.gethostname().strip().lower()
 
 
 def publishable(host: str) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,8 +157,3 @@ def check_serving_tls(tls_cert_file: str | None, tls_private_key_file: str | Non
         tls_serving_options(tls_cert_file, tls_private_key_file, client_ca_file)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
-
-
-def default_node_name() -> str:
-    """The host name, lower-cased (Kubernetes' default ``--hostname-override``)."""
-    return socket.gethostname().lower()

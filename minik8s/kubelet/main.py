@@ -72,7 +72,7 @@ def command(
 
     from minik8s import logs
     from minik8s.client.kubeconfig import KubeconfigError
-    from minik8s.host.addresses import default_node_ip
+    from minik8s.host.addresses import default_node_ip, default_node_name
     from minik8s.host.errors import CommandFailed, ConfigError, HostError
     from minik8s.kubelet.config import (
         DEFAULT_POD_CIDR,
@@ -80,7 +80,6 @@ def command(
         check_backend,
         check_cidr,
         check_serving_tls,
-        default_node_name,
         parse_ip_list,
         parse_node_labels,
         parse_taints,

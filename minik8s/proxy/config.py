@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from minik8s.host.errors import ConfigError
@@ -34,7 +35,11 @@ class ProxyConfig:
     (logs, IPVS NodePort virtual servers).  ``localhost_nodeports``: NodePorts answer on
     127.0.0.1 too (kube-proxy's ``--iptables-localhost-nodeports``, iptables mode only).
     ``sync_period`` / ``min_sync_period``: seconds between forced full resyncs / at least
-    between two syncs.
+    between two syncs.  ``node_name``: this node's name (kube-proxy's ``--hostname-override``, else
+    the lower-cased host name): endpoints whose ``nodeName`` it is are local, for the traffic policies
+    ``Local``.  ``nodeport_addresses``: kube-proxy's ``--nodeport-addresses``, IPv4 CIDRs (or
+    ``primary``: ``node_ip``) whose local addresses NodePorts and health check node ports answer on;
+    empty: every local address.
     Raises :class:`ConfigError` from :meth:`validate`.
     """
 
@@ -46,6 +51,8 @@ class ProxyConfig:
     min_sync_period: float = 0.1
     node_port_range: tuple[int, int] = (30000, 32767)
     localhost_nodeports: bool = True
+    node_name: str = ""
+    nodeport_addresses: tuple[str, ...] = ()
 
     def validate(self) -> ProxyConfig:
         """Check every field; returns ``self`` so calls chain.  Raises ConfigError (one line)."""
@@ -66,9 +73,26 @@ class ProxyConfig:
                 ipaddress.IPv4Address(self.node_ip)
             except ValueError as exc:
                 raise ConfigError(f"--node-ip {self.node_ip!r}: {exc}") from None
+        for cidr in self.nodeport_addresses:
+            if cidr == "primary":
+                continue
+            try:
+                if ipaddress.ip_network(cidr).version != 4:
+                    raise ValueError("only IPv4 is supported")
+            except ValueError as exc:
+                raise ConfigError(f"--nodeport-addresses {cidr!r}: {exc}") from None
         if self.sync_period <= 0 or self.min_sync_period < 0 or self.min_sync_period > self.sync_period:
             raise ConfigError("need 0 <= --min-sync-period <= --sync-period and --sync-period > 0")
         return self
+
+    def nodeport_ips(self, local_addresses: Iterable[str]) -> list[str]:
+        """The addresses among ``local_addresses`` that NodePorts answer on with ``nodeport_addresses``
+        set (sorted; ``primary`` is ``node_ip``)."""
+        nets = [ipaddress.ip_network(c) for c in self.nodeport_addresses if c != "primary"]
+        want = {a for a in local_addresses if any(ipaddress.ip_address(a) in n for n in nets)}
+        if "primary" in self.nodeport_addresses and self.node_ip:
+            want.add(self.node_ip)
+        return sorted(want, key=lambda a: ipaddress.ip_address(a))
 
     # ------------------------------------------------------------------ derived names
     def chain(self, suffix: str) -> str:

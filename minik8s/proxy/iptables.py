@@ -13,8 +13,14 @@ nat table
     and jumps to ``<P>-SEP-<hash16>``, which marks hairpin traffic (source == endpoint)
     and DNATs to the endpoint.  (A pod reaching itself also needs ``hairpin_mode`` on its
     bridge port, which is the pod network's job, as with CNI's ``hairpinMode``.)
-    ``<P>-NODEPORTS``: ``--dport nodePort`` → mark, then the service chain (so a NodePort reached
-    from 127.0.0.1 leaves masqueraded).
+    ``<P>-NODEPORTS``: ``--dport nodePort`` → ``<P>-EXT-<hash16>``, which (``externalTrafficPolicy:
+    Cluster``) marks for masquerade and jumps to the service chain (so a NodePort reached from
+    127.0.0.1 leaves masqueraded); see :func:`external_rules` for ``Local``.
+    Traffic policy ``Local`` (kube-proxy 1.32): ``<P>-SVL-<hash16>`` picks among this node's
+    endpoints as ``<P>-SVC-…`` does among all; ``internalTrafficPolicy: Local`` sends ClusterIP traffic
+    there, ``externalTrafficPolicy: Local`` the NodePort traffic from outside the node and the
+    cluster; a chain is written only when something jumps to it.  With ``--nodeport-addresses``,
+    ``<P>-SERVICES`` jumps to ``<P>-NODEPORTS`` once per matching node address instead.
     ``sessionAffinity: ClientIP`` (kube-proxy's rules): the DNAT rule of each ``<P>-SEP-…`` also
     records the client's source address in the ``recent`` list named after the chain
     (``-m recent --name <P>-SEP-… --set``), and the service chain first sends a client found in
@@ -28,7 +34,10 @@ nat table
 filter table
     ``OUTPUT``/``FORWARD`` (new connections) → ``<P>-SERVICES``: a REJECT per Service port
     without endpoints (``"ns/svc:port has no endpoints"``), so clients fail fast with
-    ``connection refused``; ``INPUT`` → ``<P>-EXTERNAL-SERVICES``: the same for NodePorts;
+    ``connection refused``, and a DROP per port whose policy ``Local`` finds no endpoint on this
+    node while others have some (``"… has no local endpoints"``); ``INPUT`` →
+    ``<P>-EXTERNAL-SERVICES``: the same for NodePorts; ``INPUT`` → ``<P>-NODEPORTS``: ACCEPT the
+    health check node ports;
     ``FORWARD`` → ``<P>-FORWARD``: accept marked and established/related traffic (Docker
     sets the FORWARD policy to DROP); ``INPUT``/``OUTPUT`` → ``<P>-FIREWALL``: with localhost
     NodePorts, drop new connections to 127.0.0.0/8 that do not come from it.
@@ -41,7 +50,7 @@ outside addressed to 127.0.0.0/8, https://issue.k8s.io/90259).  Without localhos
 (``--iptables-localhost-nodeports=false``, and in IPVS mode) loopback is excluded.
 
 Only the proxy's own chains are ever written: one ``iptables-restore --noflush`` declares
-(and so flushes) each of them and refills it, and deletes ``<P>-SVC-``/``<P>-SEP-`` chains
+(and so flushes) each of them and refills it, and deletes ``<P>-SVC-``/``SVL-``/``EXT-``/``SEP-`` chains
 no longer wanted, atomically per table.  The jump rules from the built-in chains are
 inserted once, when ``iptables-save`` shows them missing.  A ruleset equal to the last one
 applied is not written again (except on a forced full resync).
@@ -51,6 +60,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import shlex
 from dataclasses import dataclass, field
 
@@ -75,6 +85,16 @@ def svc_chain(cfg: ProxyConfig, name: ServicePortName, protocol: str) -> str:
     return cfg.chain(f"SVC-{_hash16(str(name) + protocol.lower())}")
 
 
+def svl_chain(cfg: ProxyConfig, name: ServicePortName, protocol: str) -> str:
+    """``<P>-SVL-<hash16>``: the chain of the Service port's endpoints on this node (traffic policy ``Local``)."""
+    return cfg.chain(f"SVL-{_hash16(str(name) + protocol.lower())}")
+
+
+def ext_chain_name(cfg: ProxyConfig, name: ServicePortName, protocol: str) -> str:
+    """``<P>-EXT-<hash16>``: where NodePort traffic of the Service port goes first."""
+    return cfg.chain(f"EXT-{_hash16(str(name) + protocol.lower())}")
+
+
 def sep_chain(cfg: ProxyConfig, name: ServicePortName, protocol: str, endpoint: Endpoint) -> str:
     """``<P>-SEP-<16 base32 chars of sha256("ns/svc:port" + protocol + "ip:port")>``."""
     return cfg.chain(f"SEP-{_hash16(str(name) + protocol.lower() + str(endpoint))}")
@@ -84,13 +104,14 @@ def fixed_chains(cfg: ProxyConfig) -> dict[str, list[str]]:
     """The proxy's always-present chains per table."""
     return {
         NAT: [cfg.chain("SERVICES"), cfg.chain("NODEPORTS"), cfg.chain("POSTROUTING"), cfg.chain("MARK-MASQ")],
-        FILTER: [cfg.chain("SERVICES"), cfg.chain("EXTERNAL-SERVICES"), cfg.chain("FORWARD"), cfg.chain("FIREWALL")],
+        FILTER: [cfg.chain("SERVICES"), cfg.chain("EXTERNAL-SERVICES"), cfg.chain("FORWARD"), cfg.chain("FIREWALL"),
+                 cfg.chain("NODEPORTS")],
     }
 
 
 def is_dynamic_chain(cfg: ProxyConfig, chain: str) -> bool:
-    """True for per-service/per-endpoint chains (``<P>-SVC-…``, ``<P>-SEP-…``)."""
-    return chain.startswith((cfg.chain("SVC-"), cfg.chain("SEP-")))
+    """True for per-service/per-endpoint chains (``<P>-SVC-…``, ``<P>-SVL-…``, ``<P>-EXT-…``, ``<P>-SEP-…``)."""
+    return chain.startswith(tuple(cfg.chain(kind) for kind in ("SVC-", "SVL-", "EXT-", "SEP-")))
 
 
 def owns_chain(cfg: ProxyConfig, chain: str) -> bool:
@@ -126,6 +147,7 @@ def jumps(cfg: ProxyConfig) -> list[Jump]:
         Jump(FILTER, "FORWARD", f'-m comment --comment "{who} forwarding rules" -j {cfg.chain("FORWARD")}'),
         Jump(FILTER, "FORWARD", f"{new} {portals} -j {cfg.chain('SERVICES')}"),
         Jump(FILTER, "OUTPUT", f"{new} {portals} -j {cfg.chain('SERVICES')}"),
+        Jump(FILTER, "INPUT", f'-m comment --comment "{who} health check service ports" -j {cfg.chain("NODEPORTS")}'),
         Jump(FILTER, "INPUT", f"-j {cfg.chain('FIREWALL')}"),
         Jump(FILTER, "OUTPUT", f"-j {cfg.chain('FIREWALL')}"),
     ]
@@ -173,6 +195,31 @@ def localhost_nodeports(cfg: ProxyConfig, mode: str = "iptables") -> bool:
     return cfg.localhost_nodeports and mode == "iptables"
 
 
+def external_rules(cfg: ProxyConfig, sp: ServicePort, chain: str, cluster_chain: str, local_chain: str,
+                   has_external: bool) -> list[str]:
+    """The rules of the ``<P>-EXT-…`` chain of a Service port with a NodePort (kube-proxy's).  Traffic
+    policy ``Cluster``: masquerade, then the cluster-wide chain.  ``Local``: the client's address is kept;
+    traffic from this node's pods (``--cluster-cidr``) and from the node itself (masqueraded: its source
+    is a local address) short-circuits to the cluster-wide chain, as if it had gone out to a load
+    balancer and come back; the rest goes to the local chain — when this node has no endpoints, it falls
+    through to the filter table's DROP."""
+    name, masq = sp.name, cfg.chain("MARK-MASQ")
+    if not sp.external_local:
+        return [f"-A {chain} {_comment(f'masquerade traffic for {name} external destinations')} -j {masq}",
+                f"-A {chain} -j {cluster_chain}"]
+    rules = []
+    if cfg.cluster_cidr:
+        rules.append(f"-A {chain} -s {cfg.cluster_cidr} {_comment(f'pod traffic for {name} external destinations')} "
+                     f"-j {cluster_chain}")
+    rules += [f"-A {chain} {_comment(f'masquerade LOCAL traffic for {name} external destinations')} "
+              f"-m addrtype --src-type LOCAL -j {masq}",
+              f"-A {chain} {_comment(f'route LOCAL traffic for {name} external destinations')} "
+              f"-m addrtype --src-type LOCAL -j {cluster_chain}"]
+    if has_external:
+        rules.append(f"-A {chain} -j {local_chain}")
+    return rules
+
+
 def render(state: ProxyState, cfg: ProxyConfig, mode: str = "iptables") -> Ruleset:
     """The rules for ``state``.  ``mode="ipvs"`` renders only what IPVS mode needs from
     netfilter (masquerade marks, no-endpoint REJECTs, forwarding) — no SVC/SEP chains.
@@ -200,15 +247,21 @@ def render(state: ProxyState, cfg: ProxyConfig, mode: str = "iptables") -> Rules
         "-j ACCEPT",
     ]
     svc_chains: list[str] = []
-    sep_chains: list[str] = []
+    sep_chains: dict[str, None] = {}  # (ordered, no duplicates: an endpoint may be in SVC and SVL)
     svc_rules: list[str] = []
     sep_rules: list[str] = []
     off_cluster = f"! -s {cfg.cluster_cidr} " if cfg.cluster_cidr else None
     for name, sp in state.services.items():
         eps = state.endpoints.get(name, ())
+        local_eps = state.local_endpoints.get(name, ())
         dst = f"-d {sp.cluster_ip}/32"
         ip_match = _port_match(sp, f"{name} cluster IP", sp.port)
         np_match = _port_match(sp, str(name), sp.node_port)
+        # kube-proxy's categories: any usable endpoint in the cluster; endpoints for ClusterIP traffic
+        # (internal) and for NodePort traffic (external) under their traffic policies
+        has_internal = bool(eps) and (not sp.internal_local or bool(local_eps))
+        has_external = bool(eps) and (not sp.external_local or bool(local_eps))
+        drop = f"{name} has no local endpoints"
         if not eps:
             none = f"{name} has no endpoints"
             flt.rules.append(f"-A {services} {dst} {_port_match(sp, none, sp.port)} "
@@ -217,45 +270,75 @@ def render(state: ProxyState, cfg: ProxyConfig, mode: str = "iptables") -> Rules
                 flt.rules.append(f"-A {ext} -m addrtype --dst-type LOCAL {_port_match(sp, none, sp.node_port)} "
                                  "-j REJECT --reject-with icmp-port-unreachable")
             continue
+        if not has_internal:
+            flt.rules.append(f"-A {services} {dst} {_port_match(sp, drop, sp.port)} -j DROP")
+        if sp.node_port and not has_external:
+            flt.rules.append(f"-A {ext} -m addrtype --dst-type LOCAL {_port_match(sp, drop, sp.node_port)} -j DROP")
         if mode == "ipvs":
             # IPVS does the balancing; netfilter only marks what must be masqueraded.
             if off_cluster:
                 nat.rules.append(f"-A {services} {off_cluster}{dst} {ip_match} -j {masq}")
-            if sp.node_port:
+            if sp.node_port and not sp.external_local:
                 nat.rules.append(f"-A {nodeports} {np_match} -j {masq}")
             continue
-        chain = svc_chain(cfg, name, sp.protocol)
-        svc_chains.append(chain)
-        nat.rules.append(f"-A {services} {dst} {ip_match} -j {chain}")
-        if off_cluster:
-            svc_rules.append(f"-A {chain} {off_cluster}{dst} {ip_match} -j {masq}")
-        if sp.node_port:
-            nat.rules.append(f"-A {nodeports} {np_match} -j {masq}")
-            nat.rules.append(f"-A {nodeports} {np_match} -j {chain}")
-        seps = [sep_chain(cfg, name, sp.protocol, ep) for ep in eps]
-        sep_chains += seps
-        if sp.sticky_max_age_seconds:
-            # ClientIP affinity: a client seen by an endpoint's chain within the timeout goes back to it
-            # (its source address is in that chain's ``recent`` list), before any random pick
-            for ep, sep in zip(eps, seps, strict=True):
-                svc_rules.append(f"-A {chain} {_comment(f'{name} -> {ep}')} -m recent --name {sep} --rcheck "
+        cluster_chain, local_chain = svc_chain(cfg, name, sp.protocol), svl_chain(cfg, name, sp.protocol)
+        external = sp.node_port is not None  # (kube-proxy's ExternallyAccessible: NodePorts are what we capture)
+        uses_cluster = bool(eps) and (not sp.internal_local or external)
+        uses_local = bool(local_eps) and (sp.internal_local or (sp.external_local and external))
+        internal_chain = local_chain if sp.internal_local else cluster_chain
+        chain_rules: dict[str, list[str]] = {c: [] for c in (cluster_chain, local_chain)}
+        if has_internal:
+            nat.rules.append(f"-A {services} {dst} {ip_match} -j {internal_chain}")
+            if off_cluster:
+                chain_rules[internal_chain].append(f"-A {internal_chain} {off_cluster}{dst} {ip_match} -j {masq}")
+        if external:
+            ext_chain = ext_chain_name(cfg, name, sp.protocol)
+            svc_chains.append(ext_chain)
+            nat.rules.append(f"-A {nodeports} {np_match} -j {ext_chain}")
+            svc_rules += external_rules(cfg, sp, ext_chain, cluster_chain, local_chain, has_external)
+        for chain, used, chosen in ((cluster_chain, uses_cluster, eps), (local_chain, uses_local, local_eps)):
+            if not used:
+                continue
+            svc_chains.append(chain)
+            seps = [sep_chain(cfg, name, sp.protocol, ep) for ep in chosen]
+            rules = chain_rules[chain]
+            if sp.sticky_max_age_seconds:
+                # ClientIP affinity: a client seen by an endpoint's chain within the timeout goes back to it
+                # (its source address is in that chain's ``recent`` list), before any random pick
+                for ep, sep in zip(chosen, seps, strict=True):
+                    rules.append(f"-A {chain} {_comment(f'{name} -> {ep}')} -m recent --name {sep} --rcheck "
                                  f"--seconds {sp.sticky_max_age_seconds} --reap -j {sep}")
-        n = len(eps)
-        for i, (ep, sep) in enumerate(zip(eps, seps, strict=True)):
-            pick = "" if i == n - 1 else f"-m statistic --mode random --probability {1.0 / (n - i):.10f} "
-            svc_rules.append(f"-A {chain} {_comment(f'{name} -> {ep}')} {pick}-j {sep}")
-            sep_rules.append(f"-A {sep} -s {ep.ip}/32 {_comment(str(name))} -j {masq}")
-            remember = f"-m recent --name {sep} --set " if sp.sticky_max_age_seconds else ""
-            sep_rules.append(f"-A {sep} {_port_match(sp, str(name))} {remember}-j DNAT --to-destination {ep}")
+            n = len(chosen)
+            for i, (ep, sep) in enumerate(zip(chosen, seps, strict=True)):
+                pick = "" if i == n - 1 else f"-m statistic --mode random --probability {1.0 / (n - i):.10f} "
+                rules.append(f"-A {chain} {_comment(f'{name} -> {ep}')} {pick}-j {sep}")
+                if sep in sep_chains:
+                    continue
+                sep_chains[sep] = None
+                sep_rules.append(f"-A {sep} -s {ep.ip}/32 {_comment(str(name))} -j {masq}")
+                remember = f"-m recent --name {sep} --set " if sp.sticky_max_age_seconds else ""
+                sep_rules.append(f"-A {sep} {_port_match(sp, str(name))} {remember}-j DNAT --to-destination {ep}")
+            svc_rules += rules
+    for check in state.health_checks.values():
+        # the health check servers answer whether or not this node has endpoints
+        flt.rules.append(f"-A {cfg.chain('NODEPORTS')} "
+                         f"{_comment(f'{check.namespace}/{check.name} health check node port')} "
+                         f"-m tcp -p tcp --dport {check.port} -j ACCEPT")
     last = _comment(f"{who} service nodeports; NOTE: this must be the last rule in this chain")
-    if localhost_nodeports(cfg, mode):
+    loopback = [ip for ip in state.node_port_ips if ipaddress.ip_address(ip).is_loopback]
+    if cfg.nodeport_addresses:  # kube-proxy's --nodeport-addresses: one jump per matching local address
+        for ip in state.node_port_ips:
+            if ip not in loopback or localhost_nodeports(cfg, mode):
+                nat.rules.append(f"-A {services} -d {ip}/32 {last} -j {nodeports}")
+    elif localhost_nodeports(cfg, mode):
         nat.rules.append(f"-A {services} {last} -m addrtype --dst-type LOCAL -j {nodeports}")
+    else:
+        nat.rules.append(f"-A {services} {last} ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j {nodeports}")
+    if localhost_nodeports(cfg, mode) and (loopback or not cfg.nodeport_addresses):
         flt.rules.append(f"-A {cfg.chain('FIREWALL')} -d 127.0.0.0/8 ! -s 127.0.0.0/8 "
                          f"{_comment('block incoming localnet connections')} "
                          "-m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP")
-    else:
-        nat.rules.append(f"-A {services} {last} ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j {nodeports}")
-    nat.chains += svc_chains + sep_chains
+    nat.chains += svc_chains + list(sep_chains)
     nat.rules += svc_rules + sep_rules
     return Ruleset({NAT: nat, FILTER: flt})
 
@@ -364,15 +447,16 @@ def programmed_endpoints(nat_save: str, cfg: ProxyConfig) -> dict[str, list[str]
     seps: dict[str, list[str]] = {}
     dest: dict[str, str] = {}
     services = cfg.chain("SERVICES")
+    svc_kinds = (cfg.chain("SVC-"), cfg.chain("SVL-"))  # (internalTrafficPolicy Local: the local chain)
     for line in st.rules:
         words = shlex.split(line)
         chain, target = rule_chain_and_target(line)
-        if chain == services and target and target.startswith(cfg.chain("SVC-")) and "-d" in words:
+        if chain == services and target and target.startswith(svc_kinds) and "-d" in words:
             ip = words[words.index("-d") + 1].removesuffix("/32")
             port = words[words.index("--dport") + 1]
             proto = words[words.index("-p") + 1]
             svc_of[target] = f"{ip}:{port}/{proto}"
-        elif chain.startswith(cfg.chain("SVC-")) and target and target.startswith(cfg.chain("SEP-")):
+        elif chain.startswith(svc_kinds) and target and target.startswith(cfg.chain("SEP-")):
             targets = seps.setdefault(chain, [])
             if target not in targets:  # (a ClientIP Service's chain jumps to each endpoint twice)
                 targets.append(target)

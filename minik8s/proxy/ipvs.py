@@ -72,16 +72,19 @@ def desired_table(state: ProxyState, cfg: ProxyConfig) -> tuple[IPVSTable, set[s
     """The virtual servers (with their real servers) and the ClusterIPs to bind for ``state``.
 
     Services without endpoints keep their virtual server (with no real servers), as in
-    Kubernetes; their clients are REJECTed by the filter rules.
+    Kubernetes; their clients are REJECTed by the filter rules.  A traffic policy ``Local`` gives the
+    ClusterIP (``internalTrafficPolicy``) or NodePort (``externalTrafficPolicy``) virtual server only
+    this node's endpoints, as kube-proxy's IPVS mode does.
     """
     table: IPVSTable = {}
     addresses: set[str] = set()
     for sp in state.services.values():
-        reals = frozenset(RealServer(e.ip, e.port) for e in state.endpoints.get(sp.name, ()))
-        table[VirtualServer(sp.cluster_ip, sp.port, sp.protocol)] = reals
+        cluster = frozenset(RealServer(e.ip, e.port) for e in state.endpoints.get(sp.name, ()))
+        local = frozenset(RealServer(e.ip, e.port) for e in state.local_endpoints.get(sp.name, ()))
+        table[VirtualServer(sp.cluster_ip, sp.port, sp.protocol)] = local if sp.internal_local else cluster
         addresses.add(sp.cluster_ip)
         if sp.node_port and cfg.node_ip:
-            table[VirtualServer(cfg.node_ip, sp.node_port, sp.protocol)] = reals
+            table[VirtualServer(cfg.node_ip, sp.node_port, sp.protocol)] = local if sp.external_local else cluster
     return table, addresses
 
 

@@ -20,9 +20,13 @@ def command(
     iptables_localhost_nodeports: bool = typer.Option(
         True, "--iptables-localhost-nodeports/--no-iptables-localhost-nodeports",
         help="NodePorts answer on 127.0.0.1 too (iptables mode; sets net.ipv4.conf.all.route_localnet=1)"),
-    hostname_override: str = typer.Option(None, help="this node's name: NetworkPolicies are enforced for its pods "
-                                                     "(default: for every pod, wherever its traffic crosses "
-                                                     "this host)"),
+    hostname_override: str = typer.Option(None, help="this node's name: endpoints on it are local (traffic "
+                                                     "policy Local; default: the host name) and NetworkPolicies "
+                                                     "are enforced for its pods (default: for every pod, "
+                                                     "wherever its traffic crosses this host)"),
+    nodeport_addresses: str = typer.Option("", help="comma-separated IPv4 CIDRs (or 'primary': --node-ip): "
+                                                    "NodePorts and health check node ports answer only on the "
+                                                    "local addresses in them (default: every address)"),
     network_policy: bool = typer.Option(True, "--network-policy/--no-network-policy",
                                         help="enforce networking.k8s.io/v1 NetworkPolicies in the filter table"),
     sync_period: float = typer.Option(30.0, help="seconds between full resyncs"),
@@ -40,6 +44,7 @@ def command(
     from minik8s import logs
     from minik8s.client.kubeconfig import KubeconfigError
     from minik8s.client.rest import Client
+    from minik8s.host.addresses import default_node_name
     from minik8s.host.errors import HostError
     from minik8s.host.sysctl import ensure_sysctl
     from minik8s.proxy.config import MODES, ProxyConfig
@@ -63,7 +68,10 @@ def command(
         cfg = ProxyConfig(chain_prefix=chain_prefix, cluster_cidr=cluster_cidr,
                           service_cidr=service_cluster_ip_range, node_ip=node_ip or default_node_ip(),
                           sync_period=sync_period, min_sync_period=min_sync_period,
-                          localhost_nodeports=iptables_localhost_nodeports).validate()
+                          localhost_nodeports=iptables_localhost_nodeports,
+                          node_name=(hostname_override or default_node_name()).strip().lower(),
+                          nodeport_addresses=tuple(c.strip() for c in nodeport_addresses.split(",") if c.strip()),
+                          ).validate()
     except (ProxyError, HostError) as exc:
         raise fail(str(exc), 2) from None
 
@@ -124,9 +132,9 @@ def command(
             task = asyncio.get_running_loop().create_task(proxier.run())
             for sig in (signal.SIGINT, signal.SIGTERM):
                 asyncio.get_running_loop().add_signal_handler(sig, task.cancel)
-            log.info("starting mode=%s prefix=%s mark=%s cluster-cidr=%s service-cidr=%s node-ip=%s apiserver=%s",
-                     mode, cfg.chain_prefix, cfg.mark, cfg.cluster_cidr, cfg.service_cidr, cfg.node_ip,
-                     client.config.server)
+            log.info("starting mode=%s prefix=%s mark=%s cluster-cidr=%s service-cidr=%s node-ip=%s node=%s "
+                     "apiserver=%s", mode, cfg.chain_prefix, cfg.mark, cfg.cluster_cidr, cfg.service_cidr,
+                     cfg.node_ip, cfg.node_name, client.config.server)
             try:
                 await task
             except asyncio.CancelledError:

@@ -8,13 +8,16 @@ the built-in chains and the service CIDR route).  Nothing is programmed before b
 informers have listed once, so a proxy started while the apiserver is away keeps the rules
 it (or its predecessor) left; an informer keeps its cache when the apiserver goes away, so
 the rules never flush on API errors either.  A failed sync is retried with back-off
-(0.5 s doubling to ``sync_period``) and as a full rewrite.  NetworkPolicies (:mod:`minik8s.proxy.netpol`)
-run in a loop of their own, started after the first Service sync.
+(0.5 s doubling to ``sync_period``) and as a full rewrite.  After every sync the health check node
+ports (:mod:`minik8s.proxy.healthcheck`) are opened, closed and updated to match the state.
+NetworkPolicies (:mod:`minik8s.proxy.netpol`) run in a loop of their own, started after the first
+Service sync.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from typing import Protocol
@@ -22,11 +25,13 @@ from typing import Protocol
 from minik8s.client.factory import SharedInformerFactory
 from minik8s.client.informer import Informer
 from minik8s.client.rest import Client
+from minik8s.host.errors import CommandFailed
 from minik8s.proxy import syncloop
 from minik8s.proxy.config import ProxyConfig
+from minik8s.proxy.healthcheck import HealthCheckServers
 from minik8s.proxy.iptables import SyncResult
 from minik8s.proxy.netpol import PolicyEnforcer
-from minik8s.proxy.routing import ServiceRoute
+from minik8s.proxy.routing import Links, ServiceRoute
 from minik8s.proxy.servicemap import ProxyState, build_state
 
 log = logging.getLogger("proxy")
@@ -66,6 +71,8 @@ class Proxier:
         self.last_sync_seconds: float | None = None
         self.state: ProxyState | None = None
         self.synced = asyncio.Event()
+        self.health = HealthCheckServers()
+        self._node_port_ips: list[str] | None = None
 
     def mark_dirty(self, *_: object) -> None:
         """Informer handler: something changed; the loop will resync (coalesced)."""
@@ -105,6 +112,7 @@ class Proxier:
                 for task in (services, policies):
                     task.cancel()
         finally:
+            await self.health.close()
             await self.factory.shutdown()
 
     async def _loop(self) -> None:
@@ -115,16 +123,32 @@ class Proxier:
             await asyncio.to_thread(self._ensure_route)
         return await self.sync_once(full)
 
+    def _read_node_port_ips(self) -> list[str] | None:
+        """With ``--nodeport-addresses``, this node's addresses in it (the last ones read when ``ip``
+        fails); None without it (every address)."""
+        if not self.cfg.nodeport_addresses:
+            return None
+        try:
+            self._node_port_ips = self.cfg.nodeport_ips(Links().all_addresses())
+        except CommandFailed as exc:
+            log.error("reading the node's addresses failed: %s", exc)
+        return self._node_port_ips or []
+
     async def sync_once(self, force: bool = False) -> bool:
         """Build the state from the caches and apply it; returns False (and logs) on failure."""
-        state = build_state(self.services.list(), self.slices.list())
+        state = build_state(self.services.list(), self.slices.list(), self.cfg.node_name)
+        node_port_ips = await asyncio.to_thread(self._read_node_port_ips)
+        if node_port_ips is not None:
+            state = dataclasses.replace(state, node_port_ips=tuple(node_port_ips))
         t0 = time.perf_counter()
         try:
             result = await asyncio.to_thread(self.backend.sync, state, force)
         except Exception as exc:  # noqa: BLE001 - keep the last rules, retry
             self.failures += 1
             log.error("sync failed mode=%s error=%s", self.backend.mode, exc)
+            await self.health.sync(state.health_checks, False, node_port_ips)
             return False
+        await self.health.sync(state.health_checks, True, node_port_ips)
         elapsed = time.perf_counter() - t0
         self.state = state
         if result.changed:

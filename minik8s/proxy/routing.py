@@ -69,6 +69,11 @@ class Links:
             return set()
         return {a["local"] for link in links for a in link.get("addr_info") or [] if a.get("local")}
 
+    def all_addresses(self) -> set[str]:
+        """Every IPv4 address of this network namespace (loopback included)."""
+        links = self._json(["-4", "addr", "show"])
+        return {a["local"] for link in links for a in link.get("addr_info") or [] if a.get("local")}
+
     def add_address(self, name: str, ip: str) -> None:
         self.runner(["ip", "addr", "replace", f"{ip}/32", "dev", name])
 

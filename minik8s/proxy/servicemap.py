@@ -12,6 +12,14 @@ endpoints do (kube-proxy's ``ProxyTerminatingEndpoints``, so a rolling update dr
 gracefully); others never.  Services that are headless (``clusterIP: None``), ExternalName,
 or have no ClusterIP yet get no rules.  ``sessionAffinity: ClientIP`` gives every port of the
 Service its ``sessionAffinityConfig.clientIP.timeoutSeconds`` (kube-proxy's ``StickyMaxAgeSeconds``).
+
+Traffic policies (kube-proxy's ``CategorizeEndpoints``): an endpoint is *local* when its slice
+``nodeName`` is the proxy's node name.  Besides the cluster-wide endpoints every port gets its local
+ones — the local ready endpoints, or, when there are none, the local serving terminating ones — used
+by ``internalTrafficPolicy: Local`` (ClusterIP traffic) and ``externalTrafficPolicy: Local`` (NodePort
+traffic of a NodePort or LoadBalancer Service).  A LoadBalancer Service with ``externalTrafficPolicy:
+Local`` and a ``healthCheckNodePort`` gets a :class:`HealthCheck` counting its local *ready* endpoints
+(unique addresses over all its ports, kube-proxy's ``LocalReadyEndpoints``).
 """
 
 from __future__ import annotations
@@ -42,7 +50,8 @@ class ServicePortName:
 class ServicePort:
     """What the proxy needs of one Service port: ClusterIP:port/protocol, the nodePort (or None), and
     how many seconds a client stays with the endpoint it last reached (``sessionAffinity: ClientIP``;
-    0: no affinity)."""
+    0: no affinity), and whether ClusterIP (``internal_local``) and NodePort (``external_local``) traffic
+    goes only to this node's endpoints (traffic policy ``Local``)."""
 
     name: ServicePortName
     cluster_ip: str
@@ -50,6 +59,8 @@ class ServicePort:
     protocol: str = "TCP"
     node_port: int | None = None
     sticky_max_age_seconds: int = 0
+    internal_local: bool = False
+    external_local: bool = False
 
 
 @dataclass(frozen=True, order=True)
@@ -67,15 +78,32 @@ class Endpoint:
         return (int(ipaddress.IPv4Address(self.ip)), self.port)
 
 
+@dataclass(frozen=True, order=True)
+class HealthCheck:
+    """The ``healthCheckNodePort`` of one Service (``namespace``/``name``) and how many ready endpoints
+    it has on this node."""
+
+    namespace: str
+    name: str
+    port: int
+    local_endpoints: int = 0
+
+
 @dataclass(frozen=True)
 class ProxyState:
     """A snapshot: every programmable Service port and its ready endpoints (sorted, no duplicates).
 
-    ``endpoints`` has an entry (possibly empty) for every key of ``services``.
+    ``endpoints`` (cluster-wide: the ready ones, else the serving terminating ones) and
+    ``local_endpoints`` (this node's: ready, else serving terminating) have an entry (possibly empty)
+    for every key of ``services``; ``health_checks`` is keyed by health check node port.
+    ``node_port_ips``: with ``--nodeport-addresses``, the local addresses NodePorts answer on.
     """
 
     services: dict[ServicePortName, ServicePort] = field(default_factory=dict)
     endpoints: dict[ServicePortName, tuple[Endpoint, ...]] = field(default_factory=dict)
+    local_endpoints: dict[ServicePortName, tuple[Endpoint, ...]] = field(default_factory=dict)
+    health_checks: dict[int, HealthCheck] = field(default_factory=dict)
+    node_port_ips: tuple[str, ...] = ()
 
     @property
     def endpoint_count(self) -> int:
@@ -112,6 +140,8 @@ def service_ports(service: Obj) -> list[ServicePort]:
         return []
     with_node_port = spec.get("type") in ("NodePort", "LoadBalancer")
     sticky = sticky_max_age_seconds(spec)
+    internal_local = spec.get("internalTrafficPolicy") == "Local"
+    external_local = with_node_port and spec.get("externalTrafficPolicy") == "Local"
     out = []
     for p in spec.get("ports") or []:
         port, protocol = p.get("port"), p.get("protocol") or "TCP"
@@ -120,17 +150,35 @@ def service_ports(service: Obj) -> list[ServicePort]:
         node_port = p.get("nodePort") if with_node_port and isinstance(p.get("nodePort"), int) else None
         out.append(ServicePort(ServicePortName(meta.get("namespace") or "", meta.get("name") or "",
                                                p.get("name") or ""),
-                               str(cluster_ip), port, protocol, node_port or None, sticky))
+                               str(cluster_ip), port, protocol, node_port or None, sticky, internal_local,
+                               external_local))
     return out
 
 
-#: (ready endpoints, serving terminating endpoints) of one (port name, protocol)
-PortEndpoints = tuple[set[Endpoint], set[Endpoint]]
+@dataclass
+class PortEndpoints:
+    """The endpoints of one (port name, protocol) of a Service's slices: ready and serving terminating
+    ones, cluster-wide and on this node."""
+
+    ready: set[Endpoint] = field(default_factory=set)
+    terminating: set[Endpoint] = field(default_factory=set)
+    local_ready: set[Endpoint] = field(default_factory=set)
+    local_terminating: set[Endpoint] = field(default_factory=set)
+
+    @property
+    def cluster(self) -> set[Endpoint]:
+        """The ready endpoints, or the serving terminating ones when none is ready."""
+        return self.ready or self.terminating
+
+    @property
+    def local(self) -> set[Endpoint]:
+        """This node's ready endpoints, or its serving terminating ones when none is ready."""
+        return self.local_ready or self.local_terminating
 
 
-def slice_ports(endpoint_slices: Iterable[Obj]) -> dict[tuple[str, str], PortEndpoints]:
-    """The endpoints of one Service's EndpointSlices keyed by (port name, protocol): the ready
-    ones, and the serving terminating ones (used only when a port has no ready endpoint)."""
+def slice_ports(endpoint_slices: Iterable[Obj], node_name: str = "") -> dict[tuple[str, str], PortEndpoints]:
+    """The endpoints of one Service's EndpointSlices keyed by (port name, protocol); an endpoint is
+    local when its ``nodeName`` is ``node_name`` (never when ``node_name`` is empty)."""
     out: dict[tuple[str, str], PortEndpoints] = {}
     for endpoint_slice in endpoint_slices:
         if endpoint_slice.get("addressType") != "IPv4":
@@ -139,15 +187,21 @@ def slice_ports(endpoint_slices: Iterable[Obj]) -> dict[tuple[str, str], PortEnd
             port = p.get("port")
             if not isinstance(port, int) or not 0 < port < 65536:
                 continue
-            ready, terminating = out.setdefault((p.get("name") or "", p.get("protocol") or "TCP"), (set(), set()))
+            pe = out.setdefault((p.get("name") or "", p.get("protocol") or "TCP"), PortEndpoints())
             for endpoint in endpoint_slice.get("endpoints") or []:
                 addresses = [a for a in endpoint.get("addresses") or [] if _valid_ipv4(a)]
                 if not addresses:
                     continue
+                ep = Endpoint(addresses[0], port)
+                local = bool(node_name) and endpoint.get("nodeName") == node_name
                 if endpoint_ready(endpoint):
-                    ready.add(Endpoint(addresses[0], port))
+                    pe.ready.add(ep)
+                    if local:
+                        pe.local_ready.add(ep)
                 elif endpoint_serving(endpoint) and endpoint_terminating(endpoint):
-                    terminating.add(Endpoint(addresses[0], port))
+                    pe.terminating.add(ep)
+                    if local:
+                        pe.local_terminating.add(ep)
     return out
 
 
@@ -161,18 +215,40 @@ def _key(obj: Obj) -> tuple[str, str]:
     return (meta.get("namespace") or "", meta.get("name") or "")
 
 
-def build_state(services: Iterable[Obj], endpoint_slices: Iterable[Obj]) -> ProxyState:
+def _sorted(endpoints: set[Endpoint]) -> tuple[Endpoint, ...]:
+    return tuple(sorted(endpoints, key=lambda e: e.sort_key))
+
+
+def health_check(service: Obj, local_ready: set[str]) -> HealthCheck | None:
+    """The health check of a LoadBalancer Service with ``externalTrafficPolicy: Local`` and a
+    ``healthCheckNodePort`` (None for any other), with ``len(local_ready)`` local endpoints."""
+    meta, spec = service.get("metadata") or {}, service.get("spec") or {}
+    port = spec.get("healthCheckNodePort")
+    if spec.get("type") != "LoadBalancer" or spec.get("externalTrafficPolicy") != "Local" \
+            or not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+        return None
+    return HealthCheck(meta.get("namespace") or "", meta.get("name") or "", port, len(local_ready))
+
+
+def build_state(services: Iterable[Obj], endpoint_slices: Iterable[Obj], node_name: str = "") -> ProxyState:
     """The snapshot for a set of Services and EndpointSlices (slices match Services by namespace and
-    their ``kubernetes.io/service-name`` label)."""
+    their ``kubernetes.io/service-name`` label) on node ``node_name`` (empty: no endpoint is local)."""
     grouped: dict[tuple[str, str], list[Obj]] = {}
     for endpoint_slice in endpoint_slices:
         grouped.setdefault(_service_of(endpoint_slice), []).append(endpoint_slice)
     ports: dict[ServicePortName, ServicePort] = {}
     eps: dict[ServicePortName, tuple[Endpoint, ...]] = {}
+    local: dict[ServicePortName, tuple[Endpoint, ...]] = {}
+    checks: dict[int, HealthCheck] = {}
     for svc in services:
-        ep_ports = slice_ports(grouped.get(_key(svc), []))
+        ep_ports = slice_ports(grouped.get(_key(svc), []), node_name)
         for sp in service_ports(svc):
             ports[sp.name] = sp
-            ready, terminating = ep_ports.get((sp.name.port, sp.protocol), (set(), set()))
-            eps[sp.name] = tuple(sorted(ready or terminating, key=lambda e: e.sort_key))
-    return ProxyState(dict(sorted(ports.items())), dict(sorted(eps.items())))
+            pe = ep_ports.get((sp.name.port, sp.protocol)) or PortEndpoints()
+            eps[sp.name] = _sorted(pe.cluster)
+            local[sp.name] = _sorted(pe.local)
+        check = health_check(svc, {e.ip for pe in ep_ports.values() for e in pe.local_ready})
+        if check is not None and check.port not in checks:
+            checks[check.port] = check
+    return ProxyState(dict(sorted(ports.items())), dict(sorted(eps.items())), dict(sorted(local.items())),
+                      dict(sorted(checks.items())))

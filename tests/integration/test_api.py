@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from typing import Any
 
 import httpx
 import pytest
@@ -484,7 +486,8 @@ async def test_services_allocate_cluster_ip_and_node_port(client: Client, namesp
     with pytest.raises(errors.Invalid, match="metadata.name"):
         await client.create(svc_rt, {"metadata": {"name": "1abc"}, "spec": {"ports": [{"port": 1}]}}, namespace)
     # a LoadBalancer without node ports (KEP-1864), then one that allocates them, turned into a ClusterIP
-    lb = {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": False,
+    lb: dict[str, Any] = {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer",
+                                                               "allocateLoadBalancerNodePorts": False,
                                                "ports": [{"port": 80}]}}
     assert "nodePort" not in (await client.create(svc_rt, lb, namespace))["spec"]["ports"][0]
     lb["metadata"]["name"] = "lb2"
@@ -493,3 +496,50 @@ async def test_services_allocate_cluster_ip_and_node_port(client: Client, namesp
     assert lb2["spec"]["allocateLoadBalancerNodePorts"] is True and lb2["spec"]["ports"][0]["nodePort"]
     plain = await client.patch(svc_rt, "lb2", {"spec": {"type": "ClusterIP"}}, namespace)
     assert "nodePort" not in plain["spec"]["ports"][0] and "allocateLoadBalancerNodePorts" not in plain["spec"]
+
+
+async def test_health_check_node_port_of_local_load_balancers(client: Client, namespace: str) -> None:
+    """kube-apiserver's healthCheckNodePort: allocated for a LoadBalancer with externalTrafficPolicy Local
+    (or the one asked for), kept on updates, refused elsewhere or when changed, released when no longer
+    needed and on delete."""
+    svc_rt = client.kind("v1", "Service")
+    lb: dict[str, Any] = {"metadata": {"name": "local-lb"},
+                          "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                                   "internalTrafficPolicy": "Local", "ports": [{"port": 80}]}}
+    created = await client.create(svc_rt, lb, namespace)
+    port = created["spec"]["healthCheckNodePort"]
+    assert 30000 <= port <= 32767 and port != created["spec"]["ports"][0]["nodePort"]
+    assert created["spec"]["internalTrafficPolicy"] == "Local"
+    kept = await client.patch(svc_rt, "local-lb", {"metadata": {"labels": {"a": "b"}}}, namespace)
+    assert kept["spec"]["healthCheckNodePort"] == port
+    with pytest.raises(errors.Invalid, match=r"spec.healthCheckNodePort: Invalid value: \d+: cannot change "
+                       "healthCheckNodePort on loadBalancer service with externalTraffic=Local during update"):
+        await client.patch(svc_rt, "local-lb", {"spec": {"healthCheckNodePort": port % 32767 + 1}}, namespace)
+    # taken by this Service: another may not ask for it
+    clash = {"metadata": {"name": "clash"}, "spec": {**lb["spec"], "healthCheckNodePort": port}}
+    with pytest.raises(errors.APIError, match=f"failed to allocate requested HealthCheck NodePort {port}: "
+                       "provided port is already allocated"):
+        await client.create(svc_rt, clash, namespace)
+    with pytest.raises(errors.APIError, match="provided port is not in the valid range"):
+        await client.create(svc_rt, dict(clash, spec={**lb["spec"], "healthCheckNodePort": 8080}), namespace)
+    bad: dict[str, Any]
+    for bad, message in (({"type": "NodePort"}, "may only be set when `type` is 'LoadBalancer' and "
+                                                "`externalTrafficPolicy` is 'Local'"),
+                         ({"type": "ClusterIP", "externalTrafficPolicy": "Local", "healthCheckNodePort": None},
+                          "spec.externalTrafficPolicy: Invalid value: \"Local\": may only be set for "
+                          "externally-accessible services"),
+                         ({"internalTrafficPolicy": "Nearby"}, 'spec.internalTrafficPolicy: Unsupported value: '
+                                                               '"Nearby"')):
+        body = {"metadata": {"name": "bad"}, "spec": {**lb["spec"], "healthCheckNodePort": 31999, **bad}}
+        body["spec"] = {k: val for k, val in body["spec"].items() if val is not None}
+        with pytest.raises(errors.Invalid, match=re.escape(message)):
+            await client.create(svc_rt, body, namespace)
+    # policy Cluster: the port is dropped and released, so another Service may ask for it
+    cluster = await client.patch(svc_rt, "local-lb", {"spec": {"externalTrafficPolicy": "Cluster"}}, namespace)
+    assert "healthCheckNodePort" not in cluster["spec"]
+    other = await client.create(svc_rt, clash, namespace)
+    assert other["spec"]["healthCheckNodePort"] == port
+    await client.delete(svc_rt, "clash", namespace)
+    again = await client.create(svc_rt, clash, namespace)  # released on delete
+    assert again["spec"]["healthCheckNodePort"] == port
+    await client.delete(svc_rt, "clash", namespace)  # (no proxy of a later module serves its port)

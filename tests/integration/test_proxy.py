@@ -15,8 +15,11 @@ failure.
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
 import random
+import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +36,7 @@ from minik8s.api import errors
 from minik8s.api.base import Obj
 from minik8s.client.kubeconfig import ClientConfig, render
 from minik8s.client.rest import Client
+from minik8s.host.addresses import default_node_name
 from minik8s.proxy.iptables import sep_chain, svc_chain
 from minik8s.proxy.ipvs import ipvs_unavailable_reason
 from minik8s.proxy.routing import default_node_ip
@@ -150,22 +154,27 @@ async def create_service(client: Client, ns: str, name: str, third: int, *, node
     raise AssertionError("no free ClusterIP in the slice")
 
 
-def endpoints_body(ns: str, name: str, ips: list[str]) -> Obj:
-    """The EndpointSlice ``name`` of Service ``name`` (kube-proxy reads slices): ``ips`` ready on 8080."""
+def endpoints_body(ns: str, name: str, ips: list[str], nodes: dict[str, str] | None = None) -> Obj:
+    """The EndpointSlice ``name`` of Service ``name`` (kube-proxy reads slices): ``ips`` ready on 8080;
+    ``nodes``: the ``nodeName`` of some of them."""
+    endpoints: list[Obj] = [{"addresses": [ip], "conditions": {"ready": True}} for ip in ips]
+    for endpoint in endpoints:
+        if (nodes or {}).get(endpoint["addresses"][0]):
+            endpoint["nodeName"] = (nodes or {})[endpoint["addresses"][0]]
     return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "addressType": "IPv4",
             "metadata": {"name": name, "namespace": ns, "labels": {"kubernetes.io/service-name": name}},
-            "endpoints": [{"addresses": [ip], "conditions": {"ready": True}} for ip in ips],
-            "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}
+            "endpoints": endpoints, "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}
 
 
-async def set_endpoints(client: Client, ns: str, name: str, ips: list[str]) -> None:
+async def set_endpoints(client: Client, ns: str, name: str, ips: list[str], nodes: dict[str, str] | None = None,
+                        ) -> None:
     rt = client.kind("discovery.k8s.io/v1", "EndpointSlice")
     try:
         current = await client.get(rt, name, ns)
     except errors.NotFound:
-        await client.create(rt, endpoints_body(ns, name, ips), ns)
+        await client.create(rt, endpoints_body(ns, name, ips, nodes), ns)
         return
-    body = endpoints_body(ns, name, ips)
+    body = endpoints_body(ns, name, ips, nodes)
     body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
     await client.update(rt, body)
 
@@ -366,6 +375,167 @@ async def test_deleting_the_service_removes_its_chains(proxy: ProxyProcess, back
     nat = iptables_save("nat")
     assert not any(sep in nat for sep in seps) and ip not in nat
     assert ip not in iptables_save("filter")
+
+
+# ---------------------------------------------------------------------------- traffic policies
+OTHER_NODE = "mk8s-other-node"
+
+
+def wait_filter(text: str, present: bool = True) -> None:
+    wait_for_sync(lambda: (text in iptables_save("filter")) == present, timeout=10)
+
+
+async def test_internal_traffic_policy_local(proxy: ProxyProcess, backends: Backends, client: Client,
+                                             namespace: str) -> None:
+    """``internalTrafficPolicy: Local``: ClusterIP connections reach only the endpoints on the proxy's node;
+    with none there, they are dropped (not refused) while the Service has endpoints elsewhere."""
+    svc = await create_service(client, namespace, "itp", proxy.third, spec={"internalTrafficPolicy": "Local"})
+    ip = svc["spec"]["clusterIP"]
+    here = default_node_name()
+    nodes = {backends.ips[0]: here, backends.ips[1]: here, backends.ips[2]: OTHER_NODE}
+    await set_endpoints(client, namespace, "itp", backends.ips, nodes)
+    proxy.wait_programmed(ip, 80, [f"{b}:8080" for b in backends.ips[:2]])
+    counts = spread(ip, 80, 20)
+    assert set(counts) == set(backends.names[:2]), counts  # P(one of two missing in 20) is 2e-6
+
+    await set_endpoints(client, namespace, "itp", backends.ips[1:], {b: OTHER_NODE for b in backends.ips})
+    wait_filter(f"{namespace}/itp:http has no local endpoints")
+    with pytest.raises(TimeoutError):  # DROP: no answer at all
+        http_get(ip, 80, timeout=0.5)
+    await set_endpoints(client, namespace, "itp", backends.ips[2:], {backends.ips[2]: here})
+    proxy.wait_programmed(ip, 80, [f"{backends.ips[2]}:8080"])
+    assert spread(ip, 80, 3) == {backends.names[2]: 3}
+
+
+@pytest.fixture
+def outside_client(backends: Backends) -> Iterator[Any]:
+    """A container on a Docker network of its own outside the cluster CIDR, without masquerading, allowed
+    to forward to the backends' network (a client from outside the cluster); yields (container, its
+    gateway: a node address)."""
+    engine = docker.from_env()
+    tag = os.urandom(3).hex()
+    labels = {"minik8s.test": f"proxy-client-{tag}"}
+    name = f"mk8s-pc-{tag}"
+    net = engine.networks.create(name, driver="bridge", labels=labels,
+                                 options={"com.docker.network.bridge.name": name,
+                                          "com.docker.network.bridge.enable_ip_masquerade": "false"})
+    rules: list[list[str]] = []
+    container = None
+    try:
+        net.reload()
+        subnet = net.attrs["IPAM"]["Config"][0]["Subnet"]
+        gateway = net.attrs["IPAM"]["Config"][0].get("Gateway") or str(
+            next(ipaddress.ip_network(subnet).hosts()))
+        backend_net = engine.networks.get(backends.network).attrs["IPAM"]["Config"][0]["Subnet"]
+        for src, dst in ((subnet, backend_net), (backend_net, subnet)):  # (Docker isolates its bridges)
+            rule = ["FORWARD", "-s", src, "-d", dst, "-m", "comment", "--comment", f"minik8s test {tag}", "-j",
+                    "ACCEPT"]
+            subprocess.run(["iptables", "-I", *rule], check=True)
+            rules.append(rule)
+        container = engine.containers.run(IMAGE, ["sleep", "120"], name=name, detach=True, network=name,
+                                          labels=labels)
+        yield container, gateway
+    finally:
+        if container is not None:
+            container.remove(force=True)
+        for rule in rules:
+            subprocess.run(["iptables", "-D", *rule], check=False)
+        net.remove()
+
+
+def client_get(container: Any, url: str) -> str | None:
+    """One GET from ``container`` (None: no answer within a second)."""
+    code, out = container.exec_run(["timeout", "1", "wget", "-q", "-O-", url])
+    return out.decode(errors="replace").strip() if code == 0 else None
+
+
+async def test_external_traffic_policy_local_on_a_node_port(proxy: ProxyProcess, backends: Backends,
+                                                            client: Client, namespace: str,
+                                                            outside_client: tuple[Any, str]) -> None:
+    """``externalTrafficPolicy: Local``: a NodePort reached from outside the cluster goes only to this node's
+    endpoints, with the client's address kept; with none here it is dropped, while traffic from the node
+    itself still reaches the Service (kube-proxy's short-circuit)."""
+    container, gateway = outside_client
+    for b in backends.containers:  # a CGI that answers with the client's address
+        b.exec_run(["sh", "-c", "mkdir -p /www/cgi-bin && printf '#!/bin/sh\\necho Content-Type: text/plain"
+                                "\\necho\\necho $REMOTE_ADDR\\n' > /www/cgi-bin/ip && chmod +x /www/cgi-bin/ip"])
+    svc = await create_service(client, namespace, "etp", proxy.third, node_port=True,
+                               spec={"externalTrafficPolicy": "Local"})
+    assert svc["spec"]["externalTrafficPolicy"] == "Local"
+    node_port = svc["spec"]["ports"][0]["nodePort"]
+    here = default_node_name()
+    await set_endpoints(client, namespace, "etp", backends.ips, {backends.ips[0]: here,
+                                                                 backends.ips[1]: OTHER_NODE,
+                                                                 backends.ips[2]: OTHER_NODE})
+    proxy.wait_programmed(svc["spec"]["clusterIP"], 80, [f"{b}:8080" for b in backends.ips])
+    url = f"http://{gateway}:{node_port}/"
+    wait_for_sync(lambda: client_get(container, url) is not None, timeout=10)
+    answers = {client_get(container, url) for _ in range(8)}
+    assert answers == {backends.names[0]}, answers  # by chance (any endpoint): P is 1.5e-4
+    container.reload()
+    client_ip = container.attrs["NetworkSettings"]["Networks"][container.name]["IPAddress"]
+    seen = client_get(container, url + "cgi-bin/ip")
+    assert seen is not None and seen.strip("[]").removeprefix("::ffff:") == client_ip, seen  # not masqueraded
+
+    await set_endpoints(client, namespace, "etp", backends.ips, {b: OTHER_NODE for b in backends.ips})
+    wait_filter(f"{namespace}/etp:http has no local endpoints")
+    assert client_get(container, url) is None  # dropped
+    assert http_get("127.0.0.1", node_port, timeout=5) in backends.names  # the node itself: cluster-wide
+
+
+async def test_health_check_node_port_follows_local_endpoints(
+        backends: Backends, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A LoadBalancer with ``externalTrafficPolicy: Local`` gets a ``healthCheckNodePort`` from the apiserver;
+    the proxy (its own control plane, ``--nodeport-addresses 127.0.0.0/8``: loopback only) answers on it 200
+    with local endpoints and 503 without, and closes it with the Service."""
+    work = tmp_path_factory.mktemp("proxy-hc")
+    etcd = Etcd(work)
+    api = APIServer(etcd, work)
+    node = "mk8s-hc-node"
+    p = ProxyProcess(api.url, work, ["--nodeport-addresses", "127.0.0.0/8", "--hostname-override", node,
+                                     "--no-network-policy"])
+    try:
+        async with Client(ClientConfig(server=api.url), retries=0) as client:
+            await client.create(client.kind("v1", "Namespace"), {"metadata": {"name": "hc"}})
+            p.start()
+            svc = await create_service(client, "hc", "lb", p.third, spec={"type": "LoadBalancer",
+                                                                        "externalTrafficPolicy": "Local"})
+            port = svc["spec"]["healthCheckNodePort"]
+
+            def health() -> tuple[int, Obj] | None:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+                        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: node\r\n\r\n")
+                        data = b""
+                        while chunk := s.recv(4096):
+                            data += chunk
+                except OSError:
+                    return None
+                head, _, body = data.partition(b"\r\n\r\n")
+                return int(head.split()[1]), json.loads(body)
+
+            await set_endpoints(client, "hc", "lb", backends.ips, {backends.ips[0]: node, backends.ips[1]: node})
+            wait_for_sync(lambda: (health() or (0,))[0] == 200, timeout=10)
+            assert health() == (200, {"service": {"namespace": "hc", "name": "lb"}, "localEndpoints": 2,
+                                      "serviceProxyHealthy": True})
+            assert f"hc/lb health check node port\" -m tcp --dport {port} -j ACCEPT" in iptables_save("filter")
+            await set_endpoints(client, "hc", "lb", backends.ips, {b: OTHER_NODE for b in backends.ips})
+            wait_for_sync(lambda: (health() or (0,))[0] == 503, timeout=10)
+            assert (health() or (0, {}))[1]["localEndpoints"] == 0
+            await set_endpoints(client, "hc", "lb", backends.ips[2:], {backends.ips[2]: node})
+            wait_for_sync(lambda: health() == (200, {"service": {"namespace": "hc", "name": "lb"},
+                                                     "localEndpoints": 1, "serviceProxyHealthy": True}), timeout=10)
+            node_ip = default_node_ip()
+            if node_ip:  # loopback only: not on the node's other addresses
+                with pytest.raises(OSError):
+                    socket.create_connection((node_ip, port), timeout=1).close()
+            await client.delete(client.kind("v1", "Service"), "lb", "hc")
+            wait_for_sync(lambda: health() is None, timeout=10)
+    finally:
+        p.stop()
+        p.cleanup()
+        api.stop()
+        etcd.stop()
 
 
 async def test_rules_survive_apiserver_outage_and_restart_then_cleanup(

@@ -17,6 +17,7 @@ from minik8s.proxy.iptables import (
     NAT,
     IptablesBackend,
     cleanup_payload,
+    ext_chain_name,
     jumps,
     missing_jumps,
     parse_save,
@@ -221,8 +222,10 @@ def test_client_ip_affinity_checks_recent_clients_before_the_random_pick() -> No
             f'-A {sep} -s {ip}/32 -m comment --comment "default/web:http" -j KUBE-MARK-MASQ',
             f'-A {sep} -p tcp -m comment --comment "default/web:http" -m tcp -m recent --name {sep} --set '
             f"-j DNAT --to-destination {ip}:8080"]
-    # NodePort traffic enters the same service chain, so it shares the affinity
-    assert rules_of(text, "KUBE-NODEPORTS")[-1].endswith(f"--dport 30080 -j {chain}")
+    # NodePort traffic enters the same service chain (through its EXT chain), so it shares the affinity
+    ext = ext_chain_name(CFG, name, "TCP")
+    assert rules_of(text, "KUBE-NODEPORTS")[-1].endswith(f"--dport 30080 -j {ext}")
+    assert rules_of(text, ext)[-1] == f"-A {ext} -j {chain}"
     # the read-back view still sees each endpoint once
     assert programmed_endpoints(text, CFG) == {"10.96.0.10:80/tcp": [f"{ip}:8080" for ip in ips]}
     # a single endpoint is remembered too (a new endpoint later must not take its clients)
@@ -271,11 +274,16 @@ def test_service_without_endpoints_is_rejected_in_filter() -> None:
 
 
 def test_nodeport_marks_and_jumps_to_the_service_chain() -> None:
+    """kube-proxy 1.32: a NodePort jumps to the port's EXT chain, which (policy Cluster) masquerades and
+    goes on to the cluster-wide chain."""
     text = restore_payload(render(web_state(["10.244.1.2"], node_port=30080), CFG))
-    chain = svc_chain(CFG, ServicePortName("default", "web", "http"), "TCP")
+    name = ServicePortName("default", "web", "http")
+    chain, ext = svc_chain(CFG, name, "TCP"), ext_chain_name(CFG, name, "TCP")
     assert rules_of(text, "KUBE-NODEPORTS") == [
-        f'-A KUBE-NODEPORTS -p tcp -m comment --comment "default/web:http" -m tcp --dport 30080 -j {target}'
-        for target in ("KUBE-MARK-MASQ", chain)]
+        f'-A KUBE-NODEPORTS -p tcp -m comment --comment "default/web:http" -m tcp --dport 30080 -j {ext}']
+    assert rules_of(text, ext) == [
+        f'-A {ext} -m comment --comment "masquerade traffic for default/web:http external destinations" '
+        "-j KUBE-MARK-MASQ", f"-A {ext} -j {chain}"]
 
 
 def test_no_cluster_cidr_means_no_off_cluster_masquerade() -> None:
@@ -344,7 +352,7 @@ def test_missing_jumps_are_detected_from_iptables_save() -> None:
     assert missing == {(NAT, "OUTPUT", "KUBE-SERVICES"), (NAT, "POSTROUTING", "KUBE-POSTROUTING"),
                        (FILTER, "INPUT", "KUBE-EXTERNAL-SERVICES"), (FILTER, "FORWARD", "KUBE-SERVICES"),
                        (FILTER, "OUTPUT", "KUBE-SERVICES"), (FILTER, "INPUT", "KUBE-FIREWALL"),
-                       (FILTER, "OUTPUT", "KUBE-FIREWALL")}
+                       (FILTER, "OUTPUT", "KUBE-FIREWALL"), (FILTER, "INPUT", "KUBE-NODEPORTS")}
 
 
 def test_cleanup_payload_removes_own_chains_and_jumps_only() -> None:
@@ -388,7 +396,7 @@ def test_backend_rewrites_only_on_change_and_forces_on_resync() -> None:
     runner = RecordingRunner(SAVED)
     backend = IptablesBackend(CFG, runner)
     first = backend.sync(web_state(["10.244.1.2"]))
-    assert first.changed and first.deleted_chains == 2 and first.added_jumps == 7 and len(runner.restores) == 1
+    assert first.changed and first.deleted_chains == 2 and first.added_jumps == 8 and len(runner.restores) == 1
     calls = len(runner.calls)
     assert not backend.sync(web_state(["10.244.1.2"])).changed and len(runner.calls) == calls  # no syscalls
     assert backend.sync(web_state(["10.244.1.2"]), force=True).changed and len(runner.restores) == 2

@@ -13,10 +13,16 @@ from minik8s.api.core import (
     PROTOCOLS,
     SESSION_AFFINITIES,
 )
-from minik8s.apiserver.allocators import ServiceAllocator
+from minik8s.apiserver.allocators import ServiceAllocator, needs_health_check
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
 
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
+TRAFFIC_POLICIES = ("Cluster", "Local")
+
+
+def externally_accessible(spec: Obj) -> bool:
+    """Kubernetes' ``ExternallyAccessible``: a NodePort or LoadBalancer Service, or one with externalIPs."""
+    return spec.get("type") in ("NodePort", "LoadBalancer") or bool(spec.get("externalIPs"))
 
 
 class ServiceStrategy(Strategy):
@@ -39,8 +45,8 @@ class ServiceStrategy(Strategy):
             spec.setdefault("ipFamilies", ["IPv4"])
             spec.setdefault("ipFamilyPolicy", "SingleStack")
             spec.setdefault("internalTrafficPolicy", "Cluster")
-        if spec["type"] in ("NodePort", "LoadBalancer"):
-            spec.setdefault("externalTrafficPolicy", "Cluster")
+        if externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
+            spec["externalTrafficPolicy"] = "Cluster"
         if spec["type"] == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
             spec["allocateLoadBalancerNodePorts"] = True
         for port in spec.get("ports") or []:
@@ -109,12 +115,17 @@ class ServiceStrategy(Strategy):
         for key, val in (spec.get("selector") or {}).items():
             causes += [("spec.selector", key, m) for m in v.qualified_name_errors(key)]
             causes += [("spec.selector", val, m) for m in v.label_value_errors(val)]
-        return causes + session_affinity_errors(spec)
+        return causes + session_affinity_errors(spec) + traffic_policy_errors(spec, old)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         super().prepare_for_update(new, old)
         spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
         _drop_type_dependent_fields(spec, old_spec)
+        if needs_health_check(old_spec):
+            if not needs_health_check(spec) and spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort"):
+                spec.pop("healthCheckNodePort", None)  # no longer needed and not changed: released
+            elif needs_health_check(spec) and not spec.get("healthCheckNodePort"):
+                spec["healthCheckNodePort"] = old_spec.get("healthCheckNodePort")  # kept when left out
         if not spec.get("clusterIP") and old_spec.get("clusterIP"):
             spec["clusterIP"] = old_spec["clusterIP"]
             spec["clusterIPs"] = old_spec.get("clusterIPs") or [old_spec["clusterIP"]]
@@ -178,6 +189,35 @@ def _drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
     if external(old_spec) and not external(spec) \
             and spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy"):
         spec.pop("externalTrafficPolicy", None)
+
+
+# ---------------------------------------------------------------------- traffic policies
+def traffic_policy_errors(spec: Obj, old: Obj | None) -> list[Cause]:
+    """Kubernetes' checks of ``internalTrafficPolicy``, ``externalTrafficPolicy`` (``Cluster`` or ``Local``;
+    the latter only on externally-accessible Services) and ``healthCheckNodePort`` (only on a LoadBalancer
+    with ``externalTrafficPolicy: Local``, a port number, and not changed by an update that keeps needing it)."""
+    causes: list[Cause] = []
+    internal, external = spec.get("internalTrafficPolicy"), spec.get("externalTrafficPolicy")
+    if internal is not None and internal not in TRAFFIC_POLICIES:
+        causes.append(("spec.internalTrafficPolicy", None, unsupported(internal, TRAFFIC_POLICIES)))
+    if not externally_accessible(spec):
+        if external:
+            causes.append(("spec.externalTrafficPolicy", external,
+                           "may only be set for externally-accessible services"))
+    elif external and external not in TRAFFIC_POLICIES:
+        causes.append(("spec.externalTrafficPolicy", None, unsupported(external, TRAFFIC_POLICIES)))
+    port = spec.get("healthCheckNodePort")
+    if not needs_health_check(spec):
+        if port:
+            causes.append(("spec.healthCheckNodePort", port,
+                           "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
+    elif isinstance(port, int) and not isinstance(port, bool):
+        causes += [("spec.healthCheckNodePort", port, m) for m in v.port_number_errors(port)]
+        old_spec = (old or {}).get("spec") or {}
+        if needs_health_check(old_spec) and old_spec.get("healthCheckNodePort") not in (None, port):
+            causes.append(("spec.healthCheckNodePort", port, "cannot change healthCheckNodePort on loadBalancer "
+                           "service with externalTraffic=Local during update"))
+    return causes
 
 
 # ---------------------------------------------------------------------- session affinity
