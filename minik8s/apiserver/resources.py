@@ -401,7 +401,7 @@ class ResourceAPI:
 
     @staticmethod
     def _unhonoured(rt: ResourceType, obj: Obj, old: Obj | None, validation: FieldValidation | None) -> None:
-        """Warn about the pod-spec fields minik8s stores but does not honour
+        """Warn about the pod-spec and Service fields minik8s stores but does not honour
         (:mod:`minik8s.apiserver.unhonoured`); an update warns only about what ``old`` lacked."""
         if validation is None or rt.custom is not None:
             return

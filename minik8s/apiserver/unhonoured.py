@@ -1,4 +1,4 @@
-"""Pod-spec fields minik8s stores but does not honour, and the ``Warning`` each write gets.
+"""Pod-spec and Service fields minik8s stores but does not honour, and the ``Warning`` each write gets.
 
 Issue 27: a field minik8s cannot honour is stored and answered with a warning, never
 silently dropped and never refused.  :data:`UNHONOURED` is the one list (docs/api.md, "Stored
@@ -69,6 +69,11 @@ UNHONOURED: tuple[Unhonoured, ...] = (
                                                                   "read-only at its top only)", ("Disabled",)),
 )
 
+#: ServiceSpec fields, the same way (paths in the ServiceSpec).
+SERVICE_UNHONOURED: tuple[Unhonoured, ...] = (
+    Unhonoured("externalIPs[*]", "stored but not routed (the proxy captures ClusterIPs and NodePorts only)"),
+)
+
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 #: Where each kind keeps its pod template (Pods are their own).
 TEMPLATES: dict[str, tuple[str, ...]] = {**TEMPLATE_PATHS, "PodTemplate": ("template",)}
@@ -110,8 +115,12 @@ def pod_spec_warnings(spec: Obj, prefix: str) -> list[str]:
 
 
 def unhonoured_warnings(obj: Obj) -> list[str]:
-    """The warnings for a Pod or a pod-template-bearing object (none for other kinds)."""
+    """The warnings for a Pod, a pod-template-bearing object or a Service (none for other kinds)."""
     kind = str(obj.get("kind") or "")
+    if kind == "Service":
+        spec = obj.get("spec")
+        return [f"{where}: not supported by minik8s; {entry.why}" for entry in SERVICE_UNHONOURED
+                for where, _ in _walk(spec, entry.path.split("."), "spec")] if isinstance(spec, dict) else []
     path: tuple[str, ...] = ("spec",) if kind == "Pod" else (*TEMPLATES[kind], "spec") if kind in TEMPLATES else ()
     if not path:
         return []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from minik8s.api.base import Obj
-from minik8s.apiserver.unhonoured import UNHONOURED, unhonoured_warnings
+from minik8s.apiserver.unhonoured import SERVICE_UNHONOURED, UNHONOURED, unhonoured_warnings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,5 +80,13 @@ def test_docs_api_lists_exactly_the_unhonoured_fields() -> None:
     section = text.split("### Stored but not honoured", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `([^`]+)` \| (.+?) \| (.+?) \|$", section, re.M)
     expected = [(e.path, e.why, ", ".join(f"`{json.dumps(v, separators=(', ', ': '))}`" for v in e.unless) or "—")
-                for e in UNHONOURED]
+                for e in UNHONOURED + SERVICE_UNHONOURED]
     assert rows == expected
+
+
+def test_service_external_ips_warn() -> None:
+    svc = {"kind": "Service", "spec": {"ports": [{"port": 80}], "externalIPs": ["192.0.2.7", "192.0.2.8"]}}
+    assert unhonoured_warnings(svc) == [
+        f"spec.externalIPs[{i}]: not supported by minik8s; stored but not routed (the proxy captures ClusterIPs "
+        "and NodePorts only)" for i in (0, 1)]
+    assert unhonoured_warnings({"kind": "Service", "spec": {"ports": [{"port": 80}]}}) == []
