@@ -317,3 +317,26 @@ def test_source_defaults() -> None:
     assert spec["volumes"][1]["rbd"]["pool"] == "rbd" and spec["volumes"][1]["rbd"]["user"] == "admin"
     assert spec["volumes"][2] == {"name": "t", "emptyDir": {}}
     assert spec["containers"][0]["lifecycle"]["preStop"]["httpGet"] == {"port": 80, "path": "/", "scheme": "HTTP"}
+
+
+def test_host_ports() -> None:
+    """One host port per address and protocol; with ``hostNetwork`` a host port is the container port."""
+    ports = [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 81, "hostPort": 8080}]
+    assert causes_of({}, {"ports": ports}) == [
+        ("spec.containers[0].ports[1].hostPort", None, 'Duplicate value: "/TCP/8080"')]
+    assert causes_of({"hostNetwork": True}, {"ports": [{"containerPort": 80, "hostPort": 8080}]}) == [
+        ("spec.containers[0].ports[0].hostPort", 8080, "must match `containerPort` when `hostNetwork` is true")]
+    assert causes_of({"hostNetwork": True}, {"ports": [{"containerPort": 80, "hostPort": 80}, {"containerPort": 81},
+                                                       {"containerPort": 80, "protocol": "UDP", "hostPort": 80}]}) == []
+
+
+def test_env_field_refs() -> None:
+    """``env[].valueFrom.fieldRef`` names a field the kubelet can expose (apiVersion defaults to v1)."""
+    env = [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "status.podIPs"}}},
+           {"name": "B", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['app']"}}},
+           {"name": "C", "valueFrom": {"fieldRef": {"fieldPath": "status.phase"}}}]
+    assert causes_of({}, {"env": env}) == [
+        ("spec.containers[0].env[2].valueFrom.fieldRef.fieldPath", None,
+         'Unsupported value: "status.phase": supported values: "metadata.name", "metadata.namespace", '
+         '"metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", '
+         '"status.podIP", "status.podIPs"')]

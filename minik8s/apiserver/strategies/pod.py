@@ -336,6 +336,28 @@ def validate_ephemeral_containers(spec: Obj, path: str, volume_names: set[str]) 
     return causes
 
 
+def _host_port_errors(spec: Obj, path: str) -> list[Cause]:
+    """Kubernetes' ``checkHostPortConflicts`` and ``validatePodHostNetworkDeps`` over the regular
+    containers: one ``hostIP/protocol/hostPort`` used once; with ``hostNetwork`` a host port equal
+    to its container port. (Kubernetes also defaults a host-network pod's host ports to the container
+    ports, which minik8s does not.)"""
+    causes: list[Cause] = []
+    seen: set[str] = set()
+    for i, c in enumerate(spec.get("containers") or []):
+        for j, p in enumerate(c.get("ports") or [] if isinstance(c, dict) else []):
+            host_port = p.get("hostPort") if isinstance(p, dict) else None
+            if not host_port:
+                continue
+            hp = f"{path}.containers[{i}].ports[{j}].hostPort"
+            key = f'{p.get("hostIP") or ""}/{p.get("protocol") or ""}/{host_port}'
+            if key in seen:
+                causes.append((hp, None, f'Duplicate value: "{key}"'))
+            seen.add(key)
+            if spec.get("hostNetwork") and host_port != p.get("containerPort"):
+                causes.append((hp, host_port, "must match `containerPort` when `hostNetwork` is true"))
+    return causes
+
+
 def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
     """PodSpec validation with Kubernetes' field paths and messages. ``path`` other than ``spec``:
     a pod template's, where ephemeral containers are refused."""
@@ -375,6 +397,7 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
                 causes.append((f"{path}.{kind}[{i}].name", None, f'Duplicate value: "{cname}"'))
             if cname:
                 names.add(cname)
+    causes += _host_port_errors(spec, path)
     if path == "spec":
         causes += validate_ephemeral_containers(spec, path, volume_names)
     elif spec.get("ephemeralContainers"):
