@@ -77,6 +77,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any] | None, list[tuple[str, An
      [("spec.activeDeadlineSeconds", 0, "must be between 1 and 2147483647, inclusive")]),
     ("share process namespace with hostPID", {"shareProcessNamespace": True, "hostPID": True}, None,
      [("spec.shareProcessNamespace", True, "ShareProcessNamespace and HostPID cannot both be enabled")]),
+    ("net sysctl with hostNetwork", {"hostNetwork": True, "securityContext": {"sysctls": [
+        {"name": "kernel.shm_rmid_forced", "value": "1"}, {"name": "net/ipv4/ip_local_port_range", "value": "1 2"}]}},
+     None, [("spec.securityContext.sysctls[1].name", "net/ipv4/ip_local_port_range",
+             "may not be specified when 'hostNetwork' is true")]),
+    ("ipc sysctl with hostIPC",
+     {"hostIPC": True, "securityContext": {"sysctls": [{"name": "kernel.msgmax", "value": "1"}]}},
+     None, [("spec.securityContext.sysctls[0].name", "kernel.msgmax", "may not be specified when 'hostIPC' is true")]),
     ("node affinity no terms", {"affinity": {"nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}}, None,
      [("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms", None,
@@ -116,8 +123,10 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any] | None, list[tuple[str, An
        "terminationGracePeriodSeconds (10). " + ZERO_SLEEP)]),
     ("hook without handler", {}, {"lifecycle": {"preStop": {}}},
      [("spec.containers[0].lifecycle.preStop", None, "Required value: must specify a handler type")]),
-    ("hook with two handlers", {}, {"lifecycle": {"preStop": {"exec": {"command": ["x"]}, "sleep": {"seconds": 1}}}},
-     [("spec.containers[0].lifecycle.preStop.sleep", None, "Forbidden: may not specify more than 1 handler type")]),
+    ("hook with three handlers", {},
+     {"lifecycle": {"preStop": {"exec": {"command": ["x"]}, "tcpSocket": {}, "sleep": {"seconds": -1}}}},
+     [("spec.containers[0].lifecycle.preStop.tcpSocket", None, "Forbidden: may not specify more than 1 handler type"),
+      ("spec.containers[0].lifecycle.preStop.sleep", None, "Forbidden: may not specify more than 1 handler type")]),
     ("exec without command", {}, {"livenessProbe": {"exec": {}}},
      [("spec.containers[0].livenessProbe.exec.command", None, "Required value")]),
     ("http hook", {}, {"lifecycle": {"postStart": {"httpGet": {"port": "Web", "scheme": "FTP",
@@ -136,7 +145,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any] | None, list[tuple[str, An
     ("startup probe threshold", {}, {"startupProbe": {"exec": {"command": ["x"]}, "successThreshold": 2}},
      [("spec.containers[0].startupProbe.successThreshold", 2, "must be 1")]),
     ("termination message policy", {}, {"terminationMessagePolicy": "Logs"},
-     [("spec.containers[0].terminationMessagePolicy", "Logs", "must be 'File' or 'FallbackToLogsOnError'")]),
+     [("spec.containers[0].terminationMessagePolicy", None,
+       'Unsupported value: "Logs": supported values: "File", "FallbackToLogsOnError"')]),
     ("restart policy on a container", {}, {"restartPolicy": "Always"},
      [("spec.containers[0].restartPolicy", None, "Forbidden: may not be set for non-init containers")]),
     ("image whitespace", {}, {"image": " busybox"},
@@ -147,7 +157,7 @@ VOLUME_CASES: list[tuple[dict[str, Any], list[tuple[str, Any, str]]]] = [
     ({"awsElasticBlockStore": {}}, [("spec.volumes[0].awsElasticBlockStore.volumeID", None, "Required value")]),
     ({"awsElasticBlockStore": {"volumeID": "v", "partition": 300}},
      [("spec.volumes[0].awsElasticBlockStore.partition", 300, "must be between 1 and 255, inclusive")]),
-    ({"gcePersistentDisk": {}}, [("spec.volumes[0].gcePersistentDisk.pdName", None, "Required value")]),
+    ({"gcePersistentDisk": {}}, [("spec.volumes[0].persistentDisk.pdName", None, "Required value")]),  # sic
     ({"csi": {}}, [("spec.volumes[0].csi.driver", None, "Required value"),  # and, as Kubernetes, the regex
                    ("spec.volumes[0].csi.driver", "", DNS_SUBDOMAIN)]),
     ({"csi": {"driver": "Bad_Driver"}}, [("spec.volumes[0].csi.driver", "Bad_Driver", DNS_SUBDOMAIN)]),
@@ -190,8 +200,18 @@ VOLUME_CASES: list[tuple[dict[str, Any], list[tuple[str, Any, str]]]] = [
       ("spec.volumes[0].azureDisk.diskURI", None, 'Unsupported value: "d.vhd": supported values: '
        '"https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"')]),
     ({"vsphereVolume": {}}, [("spec.volumes[0].vsphereVolume.volumePath", None, "Required value")]),
-    ({"quobyte": {}}, [("spec.volumes[0].quobyte.registry", None, "Required value"),
+    ({"quobyte": {}}, [("spec.volumes[0].quobyte.registry", None,
+                        "Required value: must be a host:port pair or multiple pairs separated by commas"),
                        ("spec.volumes[0].quobyte.volume", None, "Required value")]),
+    ({"quobyte": {"registry": "reg:7861,reg2", "volume": "v"}},
+     [("spec.volumes[0].quobyte.registry", "reg:7861,reg2",
+       "must be a host:port pair or multiple pairs separated by commas")]),
+    ({"flexVolume": {"options": {"kubernetes.io/x": "1", "example.com/y": "2"}}},
+     [("spec.volumes[0].flexVolume.driver", None, "Required value"),
+      ("spec.volumes[0].flexVolume.options[kubernetes.io/x]", "kubernetes.io/x",
+       "kubernetes.io and k8s.io namespaces are reserved")]),
+    ({"iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:disk", "initiatorName": "x"}},
+     [("spec.volumes[0].iscsi.initiatorname", "x", "must be valid format starting with iqn, eui, or naa")]),
     ({"photonPersistentDisk": {}}, [("spec.volumes[0].photonPersistentDisk.pdID", None, "Required value")]),
     ({"portworxVolume": {}}, [("spec.volumes[0].portworxVolume.volumeID", None, "Required value")]),
     ({"scaleIO": {}}, [("spec.volumes[0].scaleIO.gateway", None, "Required value"),
@@ -200,6 +220,9 @@ VOLUME_CASES: list[tuple[dict[str, Any], list[tuple[str, Any, str]]]] = [
     ({"storageos": {}}, [("spec.volumes[0].storageos.volumeName", None, "Required value")]),
     ({"emptyDir": {}, "awsElasticBlockStore": {"volumeID": "v"}},
      [("spec.volumes[0].awsElasticBlockStore", None, "Forbidden: may not specify more than 1 volume type")]),
+    ({"hostPath": {"path": "/x"}, "cephfs": {}, "csi": {}},  # the first's fields only; Kubernetes' cephFS
+     [("spec.volumes[0].cephFS", None, "Forbidden: may not specify more than 1 volume type"),
+      ("spec.volumes[0].csi", None, "Forbidden: may not specify more than 1 volume type")]),
 ]
 
 
@@ -323,7 +346,7 @@ def test_host_ports() -> None:
     """One host port per address and protocol; with ``hostNetwork`` a host port is the container port."""
     ports = [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 81, "hostPort": 8080}]
     assert causes_of({}, {"ports": ports}) == [
-        ("spec.containers[0].ports[1].hostPort", None, 'Duplicate value: "/TCP/8080"')]
+        ("spec.containers[0].ports[1].hostPort", None, 'Duplicate value: "TCP//8080"')]
     assert causes_of({"hostNetwork": True}, {"ports": [{"containerPort": 80, "hostPort": 8080}]}) == [
         ("spec.containers[0].ports[0].hostPort", 8080, "must match `containerPort` when `hostNetwork` is true")]
     assert causes_of({"hostNetwork": True}, {"ports": [{"containerPort": 80, "hostPort": 80}, {"containerPort": 81},

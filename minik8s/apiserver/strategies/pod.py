@@ -319,6 +319,9 @@ def validate_ephemeral_containers(spec: Obj, path: str, volume_names: set[str]) 
     for i, ec in enumerate(spec.get("ephemeralContainers") or []):
         ep = f"{path}.ephemeralContainers[{i}]"
         causes += validate_container(ec, ep, volume_names, "ephemeralContainers")
+        image = ec.get("image")
+        if isinstance(image, str) and image != image.strip():
+            causes.append((f"{ep}.image", image, "must not have leading or trailing whitespace"))
         name = ec.get("name")
         if name in names:
             causes.append((f"{ep}.name", None, f'Duplicate value: "{name}"'))
@@ -338,7 +341,7 @@ def validate_ephemeral_containers(spec: Obj, path: str, volume_names: set[str]) 
 
 def _host_port_errors(spec: Obj, path: str) -> list[Cause]:
     """Kubernetes' ``checkHostPortConflicts`` and ``validatePodHostNetworkDeps`` over the regular
-    containers: one ``hostIP/protocol/hostPort`` used once; with ``hostNetwork`` a host port equal
+    containers: one ``protocol/hostIP/hostPort`` used once; with ``hostNetwork`` a host port equal
     to its container port. (Kubernetes also defaults a host-network pod's host ports to the container
     ports, which minik8s does not.)"""
     causes: list[Cause] = []
@@ -349,7 +352,7 @@ def _host_port_errors(spec: Obj, path: str) -> list[Cause]:
             if not host_port:
                 continue
             hp = f"{path}.containers[{i}].ports[{j}].hostPort"
-            key = f'{p.get("hostIP") or ""}/{p.get("protocol") or ""}/{host_port}'
+            key = f'{p.get("protocol") or ""}/{p.get("hostIP") or ""}/{host_port}'
             if key in seen:
                 causes.append((hp, None, f'Duplicate value: "{key}"'))
             seen.add(key)

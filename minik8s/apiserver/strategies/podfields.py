@@ -12,7 +12,8 @@ containers, volumes, security context and scheduling constraints (checked in :mo
 * ``readinessGates[i].conditionType`` a qualified name;
 * ``hostname``, ``subdomain``: DNS labels; ``serviceAccountName``, ``nodeName``,
   ``runtimeClassName``: DNS subdomains; ``activeDeadlineSeconds`` in 1..2^31-1;
-* ``shareProcessNamespace`` and ``hostPID`` not both true;
+* ``shareProcessNamespace`` and ``hostPID`` not both true; no ``net.*`` sysctl with ``hostNetwork``,
+  no IPC sysctl with ``hostIPC``;
 * ``affinity.nodeAffinity`` (``validateNodeAffinity``): at least one required node selector term,
   each requirement's operator and values consistent and key a label name, field selectors on
   ``metadata.name`` only, preferred weights in 1..100.
@@ -141,6 +142,27 @@ def name_field_errors(spec: Obj, path: str) -> list[Cause]:
     return causes
 
 
+#: the IPC namespace's sysctls (Kubernetes' ``utilsysctl.GetNamespace``; plus ``fs.mqueue.*``)
+IPC_SYSCTLS = ("kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced", "kernel.msgmax",
+               "kernel.msgmnb", "kernel.msgmni", "kernel.sem")
+
+
+def host_sysctl_errors(spec: Obj, path: str) -> list[Cause]:
+    """``ValidateHostSysctl``: no network sysctl (``net.*``) with ``hostNetwork``, no IPC one with
+    ``hostIPC`` (a ``/``-separated name read as dotted)."""
+    causes: list[Cause] = []
+    psc = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
+    for i, sysctl in enumerate((psc or {}).get("sysctls") or []):
+        name = str((sysctl or {}).get("name") or "") if isinstance(sysctl, dict) else ""
+        dotted = name.replace("/", ".")
+        sp = f"{path}.securityContext.sysctls[{i}].name"
+        if spec.get("hostNetwork") and dotted.startswith("net."):
+            causes.append((sp, name, "may not be specified when 'hostNetwork' is true"))
+        elif spec.get("hostIPC") and (dotted in IPC_SYSCTLS or dotted.startswith("fs.mqueue.")):
+            causes.append((sp, name, "may not be specified when 'hostIPC' is true"))
+    return causes
+
+
 def _requirement_errors(req: Obj, path: str) -> list[Cause]:
     """``ValidateNodeSelectorRequirement``."""
     causes: list[Cause] = []
@@ -217,4 +239,5 @@ def pod_field_errors(spec: Obj, path: str) -> list[Cause]:
     """Every check of this module for one PodSpec."""
     return (os_errors(spec.get("os"), f"{path}.os") + dns_errors(spec, path)
             + host_alias_errors(spec.get("hostAliases"), f"{path}.hostAliases")
-            + name_field_errors(spec, path) + node_affinity_errors(spec.get("affinity"), f"{path}.affinity"))
+            + name_field_errors(spec, path) + node_affinity_errors(spec.get("affinity"), f"{path}.affinity")
+            + host_sysctl_errors(spec, path))

@@ -30,7 +30,7 @@ PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 PROBE_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
 HOOK_HANDLERS = ("exec", "httpGet", "tcpSocket", "sleep")
 HTTP_SCHEMES = ("HTTP", "HTTPS")
-MESSAGE_POLICIES_MSG = "must be 'File' or 'FallbackToLogsOnError'"
+MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
 _HEADER_FMT = "[-A-Za-z0-9]+"
 _HEADER_RE = re.compile(_HEADER_FMT)
 NOT_SIDECAR = "Forbidden: may not be set for init containers without restartPolicy=Always"
@@ -53,14 +53,13 @@ def port_num_or_name_errors(port: Any, path: str) -> list[Cause]:
 
 
 def _handler_errors(handler: Obj, kinds: tuple[str, ...], grace: Any, path: str) -> list[Cause]:
-    """``validateHandler``: exactly one of ``kinds``, each checked."""
+    """``validateHandler``: exactly one of ``kinds`` (each further one is refused), checked."""
     given = [k for k in kinds if handler.get(k) is not None]
     if not given:
         return [(path, None, f"{REQUIRED}: must specify a handler type")]
-    causes: list[Cause] = []
-    if len(given) > 1:
-        causes.append((f"{path}.{given[1]}", None, "Forbidden: may not specify more than 1 handler type"))
-    for kind in given:
+    causes: list[Cause] = [(f"{path}.{kind}", None, "Forbidden: may not specify more than 1 handler type")
+                           for kind in given[1:]]
+    for kind in given[:1]:  # only the first is checked further
         action, ap = handler[kind] if isinstance(handler[kind], dict) else {}, f"{path}.{kind}"
         if kind == "exec" and not action.get("command"):
             causes.append((f"{ap}.command", None, REQUIRED))
@@ -126,9 +125,9 @@ def container_lifecycle_errors(c: Obj, path: str, grace: Any, init: bool) -> lis
                 causes += _handler_errors(lifecycle[hook], HOOK_HANDLERS, grace, f"{path}.lifecycle.{hook}")
     policy = c.get("terminationMessagePolicy")
     if policy == "":
-        causes.append((f"{path}.terminationMessagePolicy", None, f"{REQUIRED}: {MESSAGE_POLICIES_MSG}"))
-    elif policy is not None and policy not in ("File", "FallbackToLogsOnError"):
-        causes.append((f"{path}.terminationMessagePolicy", policy, MESSAGE_POLICIES_MSG))
+        causes.append((f"{path}.terminationMessagePolicy", None, REQUIRED))
+    elif policy is not None and policy not in MESSAGE_POLICIES:
+        causes.append((f"{path}.terminationMessagePolicy", None, unsupported(policy, MESSAGE_POLICIES)))
     restart = c.get("restartPolicy")
     if not init:
         if restart is not None:

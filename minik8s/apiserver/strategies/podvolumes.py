@@ -15,13 +15,17 @@ are checked by :mod:`.podsources`, ``nfs`` by :mod:`.storage`; this module check
   (``volumeID``), ``iscsi`` (``targetPortal``, ``iqn``), ``glusterfs`` (``endpoints``, ``path``),
   ``rbd`` and ``cephfs`` (``monitors``), ``rbd.image``, ``cinder.volumeID``,
   ``azureFile`` (``secretName``, ``shareName``), ``vsphereVolume.volumePath``,
-  ``quobyte`` (``registry``, ``volume``), ``azureDisk`` (``diskName``, ``diskURI``),
+  ``quobyte`` (``volume``, ``registry`` as host:port pairs), ``flexVolume.driver`` (options outside the
+  ``kubernetes.io`` / ``k8s.io`` namespaces), ``azureDisk`` (``diskName``, ``diskURI``),
   ``photonPersistentDisk.pdID``, ``portworxVolume.volumeID``, ``scaleIO`` (``gateway``,
   ``system``, ``volumeName``), ``storageos.volumeName``, ``csi.driver`` (a CSI driver name),
   ``ephemeral.volumeClaimTemplate`` (a claim template: its metadata's labels and annotations
   and a valid claim spec), ``persistentVolumeClaim.claimName``;
+* a volume of several types: each type after the first refused, only the first one's fields checked
+  (``gcePersistentDisk``'s under ``persistentDisk``, a second ``cephfs`` named ``cephFS`` and a second
+  ``downwardAPI`` ``downwarAPI``: Kubernetes' own paths);
 * partitions and LUNs in range, ``flocker``'s one dataset, ``fc``'s targets or WWIDs, ``iscsi``'s
-  IQN format and CHAP secret, ``azureDisk``'s caching mode, kind and disk URI, secret
+  IQN and initiator name formats and CHAP secret, ``azureDisk``'s caching mode, kind and disk URI, secret
   references with a name.
 
 Causes are ``(field path, bad value or None, message)``; ``path`` is ``<spec>.volumes[i]``.
@@ -42,8 +46,13 @@ from minik8s.apiserver.strategies.storage import pvc_spec_errors
 #: (the second one set is the one refused: ``may not specify more than 1 volume type``)
 VOLUME_TYPES = ("emptyDir", "hostPath", "gitRepo", "gcePersistentDisk", "awsElasticBlockStore", "secret",
                 "nfs", "iscsi", "glusterfs", "flocker", "persistentVolumeClaim", "rbd", "cinder", "cephfs",
-                "downwardAPI", "fc", "azureFile", "vsphereVolume", "quobyte", "azureDisk", "photonPersistentDisk",
-                "projected", "portworxVolume", "scaleIO", "storageos", "csi", "ephemeral", "configMap")
+                "quobyte", "downwardAPI", "fc", "flexVolume", "configMap", "azureFile", "vsphereVolume",
+                "photonPersistentDisk", "portworxVolume", "azureDisk", "storageos", "projected", "scaleIO", "csi",
+                "ephemeral")
+#: the path Kubernetes names a second volume type by where it is not the field's name (sic)
+_FORBIDDEN_PATHS = {"cephfs": "cephFS", "downwardAPI": "downwarAPI"}
+#: the path Kubernetes validates a source's fields under where it is not the field's name (sic)
+_SOURCE_PATHS = {"gcePersistentDisk": "persistentDisk"}
 #: ``hostPath.type`` values (Kubernetes lists them sorted; ``""`` is no check)
 HOST_PATH_TYPES = ("", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate",
                    "Socket")
@@ -51,6 +60,7 @@ AZURE_CACHING_MODES = ("None", "ReadOnly", "ReadWrite")
 AZURE_DISK_KINDS = ("Dedicated", "Managed", "Shared")
 PARTITION_RANGE = "must be between 1 and 255, inclusive"
 LUN_RANGE = "must be between 0 and 255, inclusive"
+QUOBYTE_REGISTRY = "must be a host:port pair or multiple pairs separated by commas"
 _IQN = re.compile(r"iqn\.\d{4}-\d{2}\.[A-Za-z0-9.-]+(:[^,;*&$|\s]+)")
 _EUI = re.compile(r"eui.[A-Za-z0-9]{16}")
 _NAA = re.compile(r"naa.[A-Za-z0-9]{32}")
@@ -62,9 +72,9 @@ _REQUIRED_FIELDS = (
     ("rbd", ("monitors", "image")),
     ("cinder", ("volumeID",)),
     ("cephfs", ("monitors",)),
+    ("flexVolume", ("driver",)),
     ("azureFile", ("secretName", "shareName")),
     ("vsphereVolume", ("volumePath",)),
-    ("quobyte", ("registry", "volume")),
     ("azureDisk", ("diskName", "diskURI")),
     ("photonPersistentDisk", ("pdID",)),
     ("portworxVolume", ("volumeID",)),
@@ -126,12 +136,34 @@ def _iscsi_errors(src: Obj, path: str) -> list[Cause]:
         causes.append((f"{path}.iqn", None, REQUIRED))
     elif not iqn.startswith(("iqn", "eui", "naa")):
         causes.append((f"{path}.iqn", iqn, "must be valid format starting with iqn, eui, or naa"))
-    elif not {"iqn": _IQN, "eui": _EUI, "naa": _NAA}[iqn[:3]].fullmatch(iqn):
+    elif not _iqn_format_ok(iqn):
         causes.append((f"{path}.iqn", iqn, "must be valid format"))
     causes += _range(src.get("lun", 0), 0, 255, f"{path}.lun", LUN_RANGE)
     if (src.get("chapAuthDiscovery") or src.get("chapAuthSession")) and src.get("secretRef") is None:
         causes.append((f"{path}.secretRef", None, REQUIRED))
+    initiator = src.get("initiatorName")
+    if isinstance(initiator, str):
+        if not initiator.startswith(("iqn", "eui", "naa")):
+            causes.append((f"{path}.initiatorname", initiator, "must be valid format starting with iqn, eui, or naa"))
+        elif not _iqn_format_ok(initiator):
+            causes.append((f"{path}.initiatorname", initiator, "must be valid format"))
     return causes
+
+
+def _iqn_format_ok(name: str) -> bool:
+    """An iSCSI qualified name in the iqn, eui or naa format its prefix names."""
+    return bool({"iqn": _IQN, "eui": _EUI, "naa": _NAA}[name[:3]].fullmatch(name))
+
+
+def _host_port_pairs_ok(registry: str) -> bool:
+    """Go's ``net.SplitHostPort`` accepts each comma-separated pair: ``host:port`` or ``[v6]:port``."""
+    for pair in registry.split(","):
+        if pair.startswith("["):
+            if "]:" not in pair or pair.count("]") != 1:
+                return False
+        elif pair.count(":") != 1:
+            return False
+    return True
 
 
 def _fc_errors(src: Obj, path: str) -> list[Cause]:
@@ -186,32 +218,33 @@ def _ephemeral_errors(src: Obj, path: str) -> list[Cause]:
     if not isinstance(template, dict):
         return [(tp, None, REQUIRED)]
     meta = template.get("metadata") or {}
-    causes: list[Cause] = list(v.validate_labels(meta.get("labels"), f"{tp}.metadata.labels"))
-    causes += v.validate_annotations(meta.get("annotations"), f"{tp}.metadata.annotations")
+    causes: list[Cause] = list(v.validate_annotations(meta.get("annotations"), f"{tp}.metadata.annotations"))
+    causes += v.validate_labels(meta.get("labels"), f"{tp}.metadata.labels")
     return causes + pvc_spec_errors(template.get("spec") or {}, f"{tp}.spec")
 
 
 def other_volume_errors(vol: Obj, path: str) -> list[Cause]:
     """The checks of one volume's type and source fields (module docstring); ``path`` is
     ``<spec>.volumes[i]``."""
-    causes: list[Cause] = []
     sources = [k for k in VOLUME_TYPES if vol.get(k) is not None]
-    if len(sources) > 1:
-        causes.append((f"{path}.{sources[1]}", None, "Forbidden: may not specify more than 1 volume type"))
-    src = {k: vol[k] for k in sources if isinstance(vol[k], dict)}
+    causes: list[Cause] = [(f"{path}.{_FORBIDDEN_PATHS.get(k, k)}", None,
+                            "Forbidden: may not specify more than 1 volume type") for k in sources[1:]]
+    # only the first type's fields are checked, each under its path
+    src = {k: vol[k] for k in sources[:1] if isinstance(vol[k], dict)}
+    sp = {k: f"{path}.{_SOURCE_PATHS.get(k, k)}" for k in src}
     if "emptyDir" in src and src["emptyDir"].get("sizeLimit") is not None:
         if non_negative_quantity_errors(src["emptyDir"]["sizeLimit"], "sizeLimit"):
             causes.append((f"{path}.emptyDir.sizeLimit", None,
                            "Forbidden: SizeLimit field must be a valid resource quantity"))
     if "hostPath" in src:
         host, hp = src["hostPath"], f"{path}.hostPath"
+        kind = host.get("type")
         if not host.get("path"):
             causes.append((f"{hp}.path", None, REQUIRED))
         else:
             causes += _no_backsteps(str(host["path"]), f"{hp}.path")
-        kind = host.get("type")
-        if kind is not None and kind not in HOST_PATH_TYPES:
-            causes.append((f"{hp}.type", None, unsupported(kind, HOST_PATH_TYPES)))
+            if kind is not None and kind not in HOST_PATH_TYPES:
+                causes.append((f"{hp}.type", None, unsupported(kind, HOST_PATH_TYPES)))
     if "gitRepo" in src:
         git = src["gitRepo"]
         if not git.get("repository"):
@@ -223,15 +256,33 @@ def other_volume_errors(vol: Obj, path: str) -> list[Cause]:
     for source, fields in _REQUIRED_FIELDS:
         for fld in fields if source in src else ():
             if not src[source].get(fld):
-                causes.append((f"{path}.{source}.{fld}", None, REQUIRED))
+                causes.append((f"{sp[source]}.{fld}", None, REQUIRED))
     for source in ("gcePersistentDisk", "awsElasticBlockStore"):
         if source in src:
-            causes += _range(src[source].get("partition"), 0, 255, f"{path}.{source}.partition", PARTITION_RANGE)
+            causes += _range(src[source].get("partition"), 0, 255, f"{sp[source]}.partition", PARTITION_RANGE)
+    if "quobyte" in src:
+        registry = str(src["quobyte"].get("registry") or "")
+        if not registry:
+            causes.append((f"{path}.quobyte.registry", None, f"{REQUIRED}: {QUOBYTE_REGISTRY}"))
+        elif not _host_port_pairs_ok(registry):
+            causes.append((f"{path}.quobyte.registry", registry, QUOBYTE_REGISTRY))
+        if not src["quobyte"].get("volume"):
+            causes.append((f"{path}.quobyte.volume", None, REQUIRED))
+    if "flexVolume" in src:
+        for key in src["flexVolume"].get("options") or {}:
+            namespace = str(key).split("/", 1)[0] if "/" in str(key) else str(key)
+            if ("." + namespace.lower()).endswith((".kubernetes.io", ".k8s.io")):
+                causes.append((f"{path}.flexVolume.options[{key}]", key,
+                               "kubernetes.io and k8s.io namespaces are reserved"))
     for source, ref in _SECRET_REFS:
         if source in src and isinstance(src[source].get(ref), dict) and not src[source][ref].get("name"):
             causes.append((f"{path}.{source}.{ref}.name", None, REQUIRED))
     if "iscsi" in src:
         causes += _iscsi_errors(src["iscsi"], f"{path}.iscsi")
+        name_portal = f'{vol.get("name") or ""}:{src["iscsi"].get("targetPortal") or ""}'
+        if src["iscsi"].get("initiatorName") is not None and len(name_portal) > 64:
+            causes.append((f"{path}.name", vol.get("name"), "Total length of <volume name>:<iscsi.targetPortal> "
+                           "must be under 64 characters if iscsi.initiatorName is specified."))
     if "fc" in src:
         causes += _fc_errors(src["fc"], f"{path}.fc")
     if "flocker" in src:
@@ -239,16 +290,19 @@ def other_volume_errors(vol: Obj, path: str) -> list[Cause]:
     if "azureDisk" in src:
         causes += _azure_disk_errors(src["azureDisk"], f"{path}.azureDisk")
     if "storageos" in src:
-        sos, sp = src["storageos"], f"{path}.storageos"
+        sos, op = src["storageos"], f"{path}.storageos"
         if not sos.get("volumeName"):
-            causes.append((f"{sp}.volumeName", None, REQUIRED))
+            causes.append((f"{op}.volumeName", None, REQUIRED))
         else:
-            causes += [(f"{sp}.volumeName", sos["volumeName"], m) for m in v.dns1123_label_errors(sos["volumeName"])]
+            causes += [(f"{op}.volumeName", sos["volumeName"], m) for m in v.dns1123_label_errors(sos["volumeName"])]
         if sos.get("volumeNamespace"):
-            causes += [(f"{sp}.volumeNamespace", sos["volumeNamespace"], m)
+            causes += [(f"{op}.volumeNamespace", sos["volumeNamespace"], m)
                        for m in v.dns1123_label_errors(sos["volumeNamespace"])]
     if "csi" in src:
         causes += csi_driver_name_errors(src["csi"].get("driver"), f"{path}.csi.driver")
+        secret = src["csi"].get("nodePublishSecretRef")
+        if isinstance(secret, dict) and secret.get("name"):  # (the name's path is csi.name: sic)
+            causes += [(f"{path}.csi.name", secret["name"], m) for m in v.dns1123_subdomain_errors(str(secret["name"]))]
     if "ephemeral" in src:
         causes += _ephemeral_errors(src["ephemeral"], f"{path}.ephemeral")
     return causes
