@@ -12,21 +12,21 @@ from minik8s.api.core import PROTOCOLS, qos_class
 from minik8s.api.quantity import parse_quantity
 from minik8s.api.taints import TAINT_EFFECTS
 from minik8s.apiserver.strategies.base import REQUIRED, Cause, Obj, Strategy, unsupported
+from minik8s.apiserver.strategies.podfields import pod_field_errors
+from minik8s.apiserver.strategies.podlifecycle import container_lifecycle_errors, default_hooks
 from minik8s.apiserver.strategies.podscheduling import (
     merge_affinity_label_keys,
     pod_affinity_errors,
     topology_spread_errors,
 )
 from minik8s.apiserver.strategies.podsources import default_volume_sources, env_source_errors, volume_source_errors
+from minik8s.apiserver.strategies.podvolumes import default_volume_types, other_volume_errors
 from minik8s.apiserver.strategies.priorityclass import preemption_policy_errors
 from minik8s.apiserver.strategies.storage import nfs_errors
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 TOLERATION_OPERATORS = ("Exists", "Equal")
-#: the volume types a pod may use (a volume with none of them defaults to an emptyDir)
-VOLUME_TYPES = ("emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected",
-                "persistentVolumeClaim", "nfs")
 
 
 def default_probe(probe: Obj | None) -> None:
@@ -46,15 +46,14 @@ def default_probe(probe: Obj | None) -> None:
 def default_pod_spec(spec: Obj) -> None:
     """Kubernetes' PodSpec defaults (restartPolicy Always, grace 30 s, TCP ports, IfNotPresent...)."""
     default_volume_sources(spec)
+    default_volume_types(spec)
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("securityContext", {})
-    for vol in spec.get("volumes") or []:
-        if not any(k in vol for k in VOLUME_TYPES):
-            vol["emptyDir"] = {}
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        default_hooks(c)
         # Kubernetes picks Always for ":latest"; minik8s has no registry in its default
         # setup, so it defaults to IfNotPresent for every tag (see README).
         c.setdefault("imagePullPolicy", "IfNotPresent")
@@ -73,27 +72,6 @@ def default_pod_spec(spec: Obj) -> None:
     for t in spec.get("tolerations") or []:
         if t.get("operator") is None:
             t["operator"] = "Equal"
-
-
-def _validate_probe(probe: Obj | None, path: str) -> list[Cause]:
-    if not probe:
-        return []
-    handlers = [h for h in ("exec", "httpGet", "tcpSocket", "grpc") if probe.get(h) is not None]
-    causes: list[Cause] = []
-    if not handlers:
-        causes.append((path, None, "Required value: must specify a handler type"))
-    elif len(handlers) > 1:
-        causes.append((f"{path}.{handlers[1]}", None, "Forbidden: may not specify more than 1 handler type"))
-    for fld in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
-                "failureThreshold"):
-        val = probe.get(fld)
-        if val is not None and val < 0:
-            causes.append((f"{path}.{fld}", val, "must be greater than or equal to 0"))
-    for h in ("httpGet", "tcpSocket", "grpc"):
-        port = (probe.get(h) or {}).get("port")
-        if isinstance(port, int):
-            causes += [(f"{path}.{h}.port", port, m) for m in v.port_number_errors(port)]
-    return causes
 
 
 def _validate_resources(res: Obj | None, path: str) -> list[Cause]:
@@ -149,6 +127,29 @@ def _seccomp_errors(profile: Obj | None, path: str) -> list[Cause]:
     return []
 
 
+APPARMOR_TYPES = ("Localhost", "RuntimeDefault", "Unconfined")
+
+
+def _apparmor_errors(profile: Obj | None, path: str) -> list[Cause]:
+    """``validateAppArmorProfileField``: a known ``type``; ``localhostProfile`` exactly when it is
+    Localhost, not blank nor padded with whitespace."""
+    if not isinstance(profile, dict):
+        return []
+    kind, local = profile.get("type"), profile.get("localhostProfile")
+    if not kind:
+        return [(f"{path}.type", None, f"{REQUIRED}: type is required when appArmorProfile is set")]
+    if kind not in APPARMOR_TYPES:
+        return [(f"{path}.type", None, unsupported(kind, APPARMOR_TYPES))]
+    if kind == "Localhost":
+        if local is None or (isinstance(local, str) and local == ""):
+            return [(f"{path}.localhostProfile", None, f"{REQUIRED}: must be set when AppArmor type is Localhost")]
+        if str(local).strip() != local:
+            return [(f"{path}.localhostProfile", local, "must not be padded with whitespace")]
+    elif local is not None:
+        return [(f"{path}.localhostProfile", local, "can only be set when AppArmor type is Localhost")]
+    return []
+
+
 def validate_pod_security_context(psc: Obj | None, path: str) -> list[Cause]:
     """PodSecurityContext: ids in [0, 2^31-1], the seccomp profile, sysctl names (unique)."""
     psc = psc or {}
@@ -161,6 +162,7 @@ def validate_pod_security_context(psc: Obj | None, path: str) -> list[Cause]:
     if policy is not None and policy not in ("OnRootMismatch", "Always"):
         causes.append((f"{path}.fsGroupChangePolicy", None, unsupported(policy, ("Always", "OnRootMismatch"))))
     causes += _seccomp_errors(psc.get("seccompProfile"), f"{path}.seccompProfile")
+    causes += _apparmor_errors(psc.get("appArmorProfile"), f"{path}.appArmorProfile")
     seen: set[str] = set()
     for i, sysctl in enumerate(psc.get("sysctls") or []):
         name = sysctl.get("name") or ""
@@ -184,6 +186,7 @@ def validate_security_context(sc: Obj | None, path: str) -> list[Cause]:
     for fld in ("runAsUser", "runAsGroup"):
         causes += _id_errors(sc.get(fld), f"{path}.{fld}")
     causes += _seccomp_errors(sc.get("seccompProfile"), f"{path}.seccompProfile")
+    causes += _apparmor_errors(sc.get("appArmorProfile"), f"{path}.appArmorProfile")
     proc = sc.get("procMount")
     if proc is not None and proc not in PROC_MOUNT_TYPES:
         causes.append((f"{path}.procMount", None, unsupported(proc, PROC_MOUNT_TYPES)))
@@ -198,7 +201,10 @@ def validate_security_context(sc: Obj | None, path: str) -> list[Cause]:
     return causes
 
 
-def validate_container(c: Obj, path: str, volume_names: set[str]) -> list[Cause]:
+def validate_container(c: Obj, path: str, volume_names: set[str], kind: str = "containers",
+                       grace: Any = None) -> list[Cause]:
+    """One container of ``kind`` (``containers``, ``initContainers`` or ``ephemeralContainers``) at
+    ``path``; ``grace`` is the pod's ``terminationGracePeriodSeconds`` (the bound of a sleep hook)."""
     causes: list[Cause] = []
     name = c.get("name")
     if not name:
@@ -258,11 +264,8 @@ def validate_container(c: Obj, path: str, volume_names: set[str]) -> list[Cause]
         if m.get("subPathExpr") and m.get("subPath"):
             causes.append((f"{mp}.subPathExpr", m["subPathExpr"], "subPathExpr and subPath are mutually exclusive"))
         causes += _mount_propagation_errors(m.get("mountPropagation"), c, f"{mp}.mountPropagation")
-    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-        causes += _validate_probe(c.get(probe), f"{path}.{probe}")
-    if c.get("livenessProbe") and (c["livenessProbe"].get("successThreshold") or 1) != 1:
-        causes.append((f"{path}.livenessProbe.successThreshold",
-                       c["livenessProbe"]["successThreshold"], "must be 1"))
+    if kind != "ephemeralContainers":
+        causes += container_lifecycle_errors(c, path, grace, kind == "initContainers")
     return causes
 
 
@@ -293,7 +296,8 @@ def _mount_propagation_errors(mode: Any, container: Obj, path: str) -> list[Caus
 
 #: the fields of a container an ephemeral container may not set (Kubernetes' ``validateEphemeralContainers``
 #: allows a list of fields; these are the ones of minik8s' Container outside it), in Go's field order
-EPHEMERAL_FORBIDDEN = ("ports", "resources", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle")
+EPHEMERAL_FORBIDDEN = ("ports", "resources", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
+                       "restartPolicy")
 EPHEMERAL_FORBIDDEN_MSG = "Forbidden: cannot be set for an Ephemeral Container"
 
 
@@ -314,7 +318,10 @@ def validate_ephemeral_containers(spec: Obj, path: str, volume_names: set[str]) 
     names = set(others)
     for i, ec in enumerate(spec.get("ephemeralContainers") or []):
         ep = f"{path}.ephemeralContainers[{i}]"
-        causes += validate_container(ec, ep, volume_names)
+        causes += validate_container(ec, ep, volume_names, "ephemeralContainers")
+        image = ec.get("image")
+        if isinstance(image, str) and image != image.strip():
+            causes.append((f"{ep}.image", image, "must not have leading or trailing whitespace"))
         name = ec.get("name")
         if name in names:
             causes.append((f"{ep}.name", None, f'Duplicate value: "{name}"'))
@@ -329,6 +336,28 @@ def validate_ephemeral_containers(spec: Obj, path: str, volume_names: set[str]) 
             for fld in ("subPath", "subPathExpr"):
                 if m.get(fld):
                     causes.append((f"{ep}.volumeMounts[{j}].{fld}", None, EPHEMERAL_FORBIDDEN_MSG))
+    return causes
+
+
+def _host_port_errors(spec: Obj, path: str) -> list[Cause]:
+    """Kubernetes' ``checkHostPortConflicts`` and ``validatePodHostNetworkDeps`` over the regular
+    containers: one ``protocol/hostIP/hostPort`` used once; with ``hostNetwork`` a host port equal
+    to its container port. (Kubernetes also defaults a host-network pod's host ports to the container
+    ports, which minik8s does not.)"""
+    causes: list[Cause] = []
+    seen: set[str] = set()
+    for i, c in enumerate(spec.get("containers") or []):
+        for j, p in enumerate(c.get("ports") or [] if isinstance(c, dict) else []):
+            host_port = p.get("hostPort") if isinstance(p, dict) else None
+            if not host_port:
+                continue
+            hp = f"{path}.containers[{i}].ports[{j}].hostPort"
+            key = f'{p.get("protocol") or ""}/{p.get("hostIP") or ""}/{host_port}'
+            if key in seen:
+                causes.append((hp, None, f'Duplicate value: "{key}"'))
+            seen.add(key)
+            if spec.get("hostNetwork") and host_port != p.get("containerPort"):
+                causes.append((hp, host_port, "must match `containerPort` when `hostNetwork` is true"))
     return causes
 
 
@@ -347,14 +376,11 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
         if vname in volume_names:
             causes.append((f"{vp}.name", None, f'Duplicate value: "{vname}"'))
         volume_names.add(vname)
-        sources = [k for k in VOLUME_TYPES if vol.get(k) is not None]
-        if len(sources) > 1:
-            causes.append((f"{vp}.{sources[1]}", None, "Forbidden: may not specify more than 1 volume type"))
-        if vol.get("hostPath") is not None and not (vol["hostPath"].get("path") or "").startswith("/"):
-            causes.append((f"{vp}.hostPath.path", vol["hostPath"].get("path"), "must be an absolute path"))
+        causes += other_volume_errors(vol, vp)
+        host_path = (vol.get("hostPath") or {}).get("path") if isinstance(vol.get("hostPath"), dict) else None
+        if host_path and not str(host_path).startswith("/"):
+            causes.append((f"{vp}.hostPath.path", host_path, "must be an absolute path"))
         causes += volume_source_errors(vol, vp)
-        if isinstance(vol.get("persistentVolumeClaim"), dict) and not vol["persistentVolumeClaim"].get("claimName"):
-            causes.append((f"{vp}.persistentVolumeClaim.claimName", None, REQUIRED))
         if isinstance(vol.get("nfs"), dict):
             causes += nfs_errors(vol["nfs"], f"{vp}.nfs")
     causes += validate_pod_security_context(spec.get("securityContext"), f"{path}.securityContext")
@@ -364,12 +390,17 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
     names: set[str] = set()
     for kind in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(kind) or []):
-            causes += validate_container(c, f"{path}.{kind}[{i}]", volume_names)
+            cp = f"{path}.{kind}[{i}]"
+            causes += validate_container(c, cp, volume_names, kind, spec.get("terminationGracePeriodSeconds"))
+            image = c.get("image")
+            if path == "spec" and isinstance(image, str) and image != image.strip():
+                causes.append((f"{cp}.image", image, "must not have leading or trailing whitespace"))
             cname = c.get("name")
             if cname and cname in names:
                 causes.append((f"{path}.{kind}[{i}].name", None, f'Duplicate value: "{cname}"'))
             if cname:
                 names.add(cname)
+    causes += _host_port_errors(spec, path)
     if path == "spec":
         causes += validate_ephemeral_containers(spec, path, volume_names)
     elif spec.get("ephemeralContainers"):
@@ -386,7 +417,12 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
         causes += [(f"{path}.nodeSelector", val, m) for m in v.label_value_errors(val)]
     for i, t in enumerate(spec.get("tolerations") or []):
         tp = f"{path}.tolerations[{i}]"
+        if t.get("key"):
+            causes += [(f"{tp}.key", t["key"], m) for m in v.qualified_name_errors(str(t["key"]))]
         op = t.get("operator") or "Equal"
+        value_errors = v.label_value_errors(str(t["value"])) if op == "Equal" and t.get("value") else []
+        if value_errors:
+            causes.append((f"{tp}.operator", t["value"], ";".join(value_errors)))
         if op not in TOLERATION_OPERATORS:
             causes.append((f"{tp}.operator", None, unsupported(op, TOLERATION_OPERATORS)))
         if op == "Exists" and t.get("value"):
@@ -396,6 +432,8 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
             causes.append((f"{tp}.operator", op, "operator must be Exists when `key` is empty, "
                            "which means \"match all values and all keys\""))
         eff = t.get("effect")
+        if t.get("tolerationSeconds") is not None and eff != "NoExecute":
+            causes.append((f"{tp}.effect", eff or "", "effect must be 'NoExecute' when `tolerationSeconds` is set"))
         if eff and eff not in TAINT_EFFECTS:
             causes.append((f"{tp}.effect", None, unsupported(eff, TAINT_EFFECTS)))
     causes += pod_affinity_errors(spec.get("affinity"), f"{path}.affinity")
@@ -411,7 +449,7 @@ def validate_pod_spec(spec: Obj, path: str = "spec") -> list[Cause]:
     if pc_name:
         causes += [(f"{path}.priorityClassName", pc_name, m) for m in v.dns1123_subdomain_errors(pc_name)]
     causes += preemption_policy_errors(spec.get("preemptionPolicy"), f"{path}.preemptionPolicy")
-    return causes
+    return causes + pod_field_errors(spec, path)
 
 
 def only_added_tolerations(new: list[Obj], old: list[Obj]) -> list[Cause]:

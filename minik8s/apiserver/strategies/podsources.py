@@ -1,6 +1,6 @@
 """How pods refer to ConfigMaps, Secrets and their own fields: defaulting and validation of
 ``configMap``/``secret``/``downwardAPI``/``projected`` volumes, ``env[].valueFrom.configMapKeyRef``/
-``secretKeyRef`` and ``envFrom``, as Kubernetes' ``SetDefaults_*VolumeSource``,
+``secretKeyRef``/``fieldRef`` and ``envFrom``, as Kubernetes' ``SetDefaults_*VolumeSource``,
 ``validate*VolumeSource``, ``validateProjectionSources``, ``validateEnvVarValueFrom`` and
 ``ValidateEnvFrom`` do.  Called from the Pod strategy's defaulting and validation.
 """
@@ -24,6 +24,9 @@ TOKEN_EXPIRATION_DEFAULT, TOKEN_EXPIRATION_MIN, TOKEN_EXPIRATION_MAX = 3600, 600
 #: the pod fields a downwardAPI volume file may hold (plus ``metadata.labels['k']``/``annotations['k']``)
 DOWNWARD_FIELD_PATHS = ("metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace",
                         "metadata.uid")
+#: the pod fields an ``env[].valueFrom.fieldRef`` may name (plus ``metadata.labels['k']``/``annotations['k']``)
+ENV_FIELD_PATHS = ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
+                   "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs")
 #: the container resources a ``resourceFieldRef`` may name
 RESOURCE_FIELD_PATHS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu",
                         "requests.ephemeral-storage", "requests.memory")
@@ -35,7 +38,8 @@ PROJECTIONS = ("secret", "configMap", "downwardAPI", "serviceAccountToken")
 
 def default_volume_sources(spec: Obj) -> None:
     """``SetDefaults_{ConfigMap,Secret,DownwardAPI,Projected}VolumeSource``: ``defaultMode`` 0644;
-    ``fieldRef.apiVersion`` ``v1``; ``serviceAccountToken.expirationSeconds`` 3600."""
+    ``fieldRef.apiVersion`` ``v1`` (of volume files and of containers' ``env[].valueFrom``);
+    ``serviceAccountToken.expirationSeconds`` 3600."""
     for vol in spec.get("volumes") or []:
         for source in ("configMap", "secret", "downwardAPI", "projected"):
             if isinstance(vol.get(source), dict):
@@ -51,6 +55,12 @@ def default_volume_sources(spec: Obj) -> None:
             for item in (source or {}).get("items") or [] if isinstance(source, dict) else []:
                 if isinstance(item, dict) and isinstance(item.get("fieldRef"), dict):
                     item["fieldRef"].setdefault("apiVersion", "v1")
+    for kind in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(kind) or []:
+            for env in (c.get("env") or []) if isinstance(c, dict) else []:
+                ref = ((env or {}).get("valueFrom") or {}).get("fieldRef") if isinstance(env, dict) else None
+                if isinstance(ref, dict):
+                    ref.setdefault("apiVersion", "v1")
 
 
 def _mode_errors(mode: Any, path: str) -> list[Cause]:
@@ -129,6 +139,29 @@ def _divisor_errors(resource: str, divisor: Any, path: str) -> list[Cause]:
     return [(path, divisor, f"only divisor's values {', '.join(allowed)} are supported with the {what} resource")]
 
 
+def field_ref_errors(field_ref: Obj, fp: str, allowed: tuple[str, ...]) -> list[Cause]:
+    """``validateObjectFieldSelector`` (``fp`` is the ``fieldRef``'s path): apiVersion and fieldPath
+    required, version ``v1``, a path of ``allowed`` or a label / annotation subscript."""
+    field_path = str(field_ref.get("fieldPath") or "")
+    if not field_ref.get("apiVersion"):
+        return [(f"{fp}.apiVersion", None, REQUIRED)]
+    if not field_path:
+        return [(f"{fp}.fieldPath", None, REQUIRED)]
+    if field_ref["apiVersion"] != "v1":
+        return [(f"{fp}.fieldPath", field_path,
+                 f'error converting fieldPath: unsupported pod version: {field_ref["apiVersion"]}')]
+    if field_path.endswith("']") and "['" in field_path:
+        base, _, subscript = field_path[:-2].partition("['")
+        if base == "metadata.labels":
+            return [(fp, subscript, m) for m in v.qualified_name_errors(subscript)]
+        if base == "metadata.annotations":
+            return [(fp, subscript, m) for m in v.qualified_name_errors(subscript.lower())]
+        return [(fp, base, "does not support subscript")]
+    if field_path not in allowed:
+        return [(f"{fp}.fieldPath", None, unsupported(field_path, allowed))]
+    return []
+
+
 def downward_api_file_errors(item: Obj, path: str) -> list[Cause]:
     """``validateDownwardAPIVolumeFile`` for one item (``path`` is ``...items[j]``): a relative
     ``path``, exactly one of ``fieldRef`` (a supported pod field) and ``resourceFieldRef``
@@ -140,25 +173,7 @@ def downward_api_file_errors(item: Obj, path: str) -> list[Cause]:
         causes += _local_path_errors(str(item["path"]), f"{path}.path")
     field_ref, resource_ref = item.get("fieldRef"), item.get("resourceFieldRef")
     if isinstance(field_ref, dict):
-        fp = f"{path}.fieldRef"
-        field_path = str(field_ref.get("fieldPath") or "")
-        if not field_ref.get("apiVersion"):
-            causes.append((f"{fp}.apiVersion", None, REQUIRED))
-        elif not field_path:
-            causes.append((f"{fp}.fieldPath", None, REQUIRED))
-        elif field_ref["apiVersion"] != "v1":
-            causes.append((f"{fp}.fieldPath", field_path,
-                           f'error converting fieldPath: unsupported pod version: {field_ref["apiVersion"]}'))
-        elif field_path.endswith("']") and "['" in field_path:
-            base, _, subscript = field_path[:-2].partition("['")
-            if base == "metadata.labels":
-                causes += [(fp, subscript, m) for m in v.qualified_name_errors(subscript)]
-            elif base == "metadata.annotations":
-                causes += [(fp, subscript, m) for m in v.qualified_name_errors(subscript.lower())]
-            else:
-                causes.append((fp, base, "does not support subscript"))
-        elif field_path not in DOWNWARD_FIELD_PATHS:
-            causes.append((f"{fp}.fieldPath", None, unsupported(field_path, DOWNWARD_FIELD_PATHS)))
+        causes += field_ref_errors(field_ref, f"{path}.fieldRef", DOWNWARD_FIELD_PATHS)
         if resource_ref is not None:
             causes.append((path, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously"))
     elif isinstance(resource_ref, dict):
@@ -238,7 +253,8 @@ def projected_volume_errors(projected: Obj, path: str) -> list[Cause]:
 
 
 def env_source_errors(container: Obj, path: str) -> list[Cause]:
-    """``validateEnvVarValueFrom`` (key references) and ``ValidateEnvFrom`` for one container
+    """``validateEnvVarValueFrom`` (key references, ``fieldRef`` on :data:`ENV_FIELD_PATHS`) and
+    ``ValidateEnvFrom`` for one container
     (``path`` is ``spec.containers[i]``)."""
     causes: list[Cause] = []
     for j, item in enumerate(container.get("env") or []):
@@ -255,6 +271,9 @@ def env_source_errors(container: Obj, path: str) -> list[Cause]:
             causes.append((vp, "", "may not have more than one field specified at a time"))
         if item.get("value"):
             causes.append((vp, "", "may not be specified when `value` is not empty"))
+        if isinstance(source.get("fieldRef"), dict):
+            # apiVersion defaults to v1 (a container validated without the pod defaults: a Function's)
+            causes += field_ref_errors({"apiVersion": "v1", **source["fieldRef"]}, f"{vp}.fieldRef", ENV_FIELD_PATHS)
         for ref_field in ("configMapKeyRef", "secretKeyRef"):
             ref = source.get(ref_field)
             if not isinstance(ref, dict):

@@ -156,6 +156,26 @@ class PersistentVolumeStrategy(Strategy):
         return causes
 
 
+def pvc_spec_errors(spec: Obj, path: str) -> list[Cause]:
+    """``ValidatePersistentVolumeClaimSpec`` (a claim's, or an ephemeral volume's claim template's,
+    ``path`` its spec): access modes, selector, a positive storage request, volume mode, class name.
+    ``volumeMode`` is checked only when set (a claim gets ``Filesystem`` by default)."""
+    causes = _access_mode_errors(spec.get("accessModes"), f"{path}.accessModes", "at least 1 access mode is required")
+    causes += selector_errors(spec.get("selector"), f"{path}.selector")
+    storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+    if storage is None:
+        causes.append((f"{path}.resources[storage]", None, REQUIRED))
+    else:
+        causes += _positive_storage(storage, f"{path}.resources[storage]")
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in st.VOLUME_MODES:
+        causes.append((f"{path}.volumeMode", mode, unsupported(mode, st.VOLUME_MODES)))
+    if spec.get("storageClassName"):
+        causes += [(f"{path}.storageClassName", spec["storageClassName"], m)
+                   for m in v.dns1123_subdomain_errors(spec["storageClassName"])]
+    return causes
+
+
 class PersistentVolumeClaimStrategy(Strategy):
     """core/v1 PersistentVolumeClaim: as in the module docstring."""
 
@@ -183,22 +203,8 @@ class PersistentVolumeClaimStrategy(Strategy):
         return []
 
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
-        causes = self.validate_metadata(obj)
         spec = obj.get("spec") or {}
-        causes += _access_mode_errors(spec.get("accessModes"), "spec.accessModes",
-                                      "at least 1 access mode is required")
-        causes += selector_errors(spec.get("selector"), "spec.selector")
-        storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
-        if storage is None:
-            causes.append(("spec.resources[storage]", None, REQUIRED))
-        else:
-            causes += _positive_storage(storage, "spec.resources[storage]")
-        if spec.get("volumeMode") not in st.VOLUME_MODES:
-            causes.append(("spec.volumeMode", spec.get("volumeMode"), unsupported(spec.get("volumeMode"),
-                                                                                   st.VOLUME_MODES)))
-        if spec.get("storageClassName"):
-            causes += [("spec.storageClassName", spec["storageClassName"], m)
-                       for m in v.dns1123_subdomain_errors(spec["storageClassName"])]
+        causes = self.validate_metadata(obj) + pvc_spec_errors(spec, "spec")
         if old is not None:
             old_spec = copy.deepcopy(old.get("spec") or {})
             if not old_spec.get("volumeName"):
