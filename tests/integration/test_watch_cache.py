@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from minik8s.api import errors
+from minik8s.apiserver import apf
 from minik8s.apiserver.cacher import Cacher
 from minik8s.apiserver.storage import Store
 from minik8s.client.kubeconfig import ClientConfig
@@ -77,8 +78,9 @@ async def test_many_watchers_share_one_etcd_watch(c: Client, ns: str, server: AP
         await wait_for(lambda: _metrics(server), what="metrics")
         m = await wait_for(_registered_at_least(server, 30), what="30 registered watchers")
         assert m['apiserver_watch_cache_etcd_watches_total{resource="configmaps"}'] == 1
-        # the apiserver's own etcd watches: one per cached resource (the RBAC cache is off here)
-        assert m["apiserver_storage_etcd_watches"] <= sum(
+        # the apiserver's own etcd watches: one per cached resource (the RBAC cache is off here), and
+        # one per kind of API Priority and Fairness' configuration (FlowSchemas, priority levels)
+        assert m["apiserver_storage_etcd_watches"] <= len(apf.KINDS) + sum(
             v for k, v in m.items() if k.startswith("apiserver_watch_cache_initializations_total"))
         await c.create(cms, _cm("shared"), ns)
         await wait_for(lambda: all(any(e["object"]["metadata"]["name"] == "shared" for e in s) for s in sinks),
