@@ -2,8 +2,9 @@
 
 Shared by the cluster PKI (:mod:`minik8s.cluster.pki`: the CA and every component's certificate),
 the controller-manager's CertificateSigningRequest signer (:mod:`minik8s.controllers.certificates`)
-and the kubelet's client-certificate rotation (:mod:`minik8s.kubelet.certrotation`).  Keys are
-EC P-256 as kubeadm's and the kubelet's; PEM throughout.
+and the kubelet's client-certificate rotation (:mod:`minik8s.kubelet.certrotation`).  New keys are
+EC P-256 as kubeadm's and the kubelet's; a CA key may also be RSA (the appliance's ``pki`` role makes
+RSA keys by default); PEM throughout.
 """
 
 from __future__ import annotations
@@ -16,20 +17,20 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 #: How far back a new certificate's notBefore goes (clock skew between machines; Kubernetes' signer: 5 min).
 BACKDATE = dt.timedelta(minutes=5)
 
-PrivateKey = ec.EllipticCurvePrivateKey
+PrivateKey = ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
 
 
 def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def new_key() -> PrivateKey:
+def new_key() -> ec.EllipticCurvePrivateKey:
     """A new EC P-256 private key."""
     return ec.generate_private_key(ec.SECP256R1())
 
@@ -41,10 +42,10 @@ def key_pem(key: PrivateKey) -> bytes:
 
 
 def load_key(data: bytes) -> PrivateKey:
-    """A PEM private key; ValueError when it is not an EC key."""
+    """A PEM private key; ValueError when it is neither an EC nor an RSA key."""
     key = serialization.load_pem_private_key(data, password=None)
-    if not isinstance(key, ec.EllipticCurvePrivateKey):
-        raise ValueError("not an EC private key")
+    if not isinstance(key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
+        raise ValueError("not an EC or RSA private key")
     return key
 
 

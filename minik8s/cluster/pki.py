@@ -95,7 +95,7 @@ def _write_key(path: Path) -> ec.EllipticCurvePrivateKey:
     return key
 
 
-def _load_key(path: Path) -> ec.EllipticCurvePrivateKey:
+def _load_key(path: Path) -> certsigning.PrivateKey:
     return certsigning.load_key(path.read_bytes())
 
 

@@ -67,6 +67,11 @@ class SigningCA:
     key_pem: bytes
     max_duration: float = DEFAULT_SIGNING_DURATION
 
+    def __post_init__(self) -> None:
+        """ValueError when the certificate or the key cannot be read (an EC or RSA key)."""
+        certsigning.load_cert(self.cert_pem)
+        certsigning.load_key(self.key_pem)
+
 
 def _names(csr: x509.CertificateSigningRequest) -> tuple[str, list[str]]:
     cn = [a.value for a in csr.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]

@@ -195,3 +195,28 @@ def _self_signed(key: certsigning.PrivateKey) -> object:
             .serial_number(1).not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=3))
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .sign(key, hashes.SHA256()))
+
+
+def test_an_rsa_ca_signs(tmp_path: Path) -> None:
+    """The appliance's CA key is RSA (the pki role's default): it loads and signs an EC request."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "rsa-ca")])
+    start = certsigning.now()
+    ca_cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(ca_key.public_key())
+               .serial_number(1).not_valid_before(start).not_valid_after(start + dt.timedelta(days=1))
+               .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+               .sign(ca_key, hashes.SHA256()))
+    pem = ca_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                               serialization.NoEncryption())
+    loaded = certsigning.load_key(pem)
+    leaf_key = certsigning.new_key()
+    leaf = certsigning.sign(ca_cert, loaded, leaf_key.public_key(), certsigning.subject("bob", ["dev"]),
+                            ["client auth"], [], start + dt.timedelta(hours=1))
+    certsigning.verify_issued_by(leaf, ca_cert)
+    with pytest.raises(ValueError):
+        certsigning.load_key(b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
