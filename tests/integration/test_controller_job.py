@@ -137,8 +137,11 @@ async def test_suspend_and_resume(client: Client, namespace: str) -> None:
         assert await job_pods(client, namespace, "later") == []
         await client.patch(rt, "later", {"spec": {"suspend": False}}, namespace)
         await wait_for(lambda: _active(client, namespace, "later", 2), what="2 pods after resuming")
-        resumed = await get_job(client, namespace, "later")
-        assert cond(resumed, "Suspended")["status"] == "False"
+
+        async def resumed_job() -> Obj | None:  # the pods are made before the status that says so is written
+            obj = await get_job(client, namespace, "later")
+            return obj if cond(obj, "Suspended")["status"] == "False" else None
+        resumed = await wait_for(resumed_job, what="Suspended False")
         assert cond(resumed, "Suspended")["reason"] == "JobResumed"
         assert resumed["status"]["startTime"]
         await client.patch(rt, "later", {"spec": {"suspend": True}}, namespace)
