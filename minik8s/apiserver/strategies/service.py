@@ -121,11 +121,8 @@ class ServiceStrategy(Strategy):
         super().prepare_for_update(new, old)
         spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
         _drop_type_dependent_fields(spec, old_spec)
-        if needs_health_check(old_spec):
-            if not needs_health_check(spec) and spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort"):
-                spec.pop("healthCheckNodePort", None)  # no longer needed and not changed: released
-            elif needs_health_check(spec) and not spec.get("healthCheckNodePort"):
-                spec["healthCheckNodePort"] = old_spec.get("healthCheckNodePort")  # kept when left out
+        if needs_health_check(old_spec) and needs_health_check(spec) and not spec.get("healthCheckNodePort"):
+            spec["healthCheckNodePort"] = old_spec.get("healthCheckNodePort")  # kept when left out
         if not spec.get("clusterIP") and old_spec.get("clusterIP"):
             spec["clusterIP"] = old_spec["clusterIP"]
             spec["clusterIPs"] = old_spec.get("clusterIPs") or [old_spec["clusterIP"]]
@@ -167,7 +164,11 @@ def _drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
     dropped when the client did not change it (kube-apiserver's ``dropTypeDependentFields``):
     nodePorts leaving NodePort/LoadBalancer, ``allocateLoadBalancerNodePorts`` and
     ``loadBalancerClass`` leaving LoadBalancer, ``externalTrafficPolicy`` leaving the types that
-    are reached from outside."""
+    are reached from outside, ``healthCheckNodePort`` when the Service no longer needs one (its type
+    or its ``externalTrafficPolicy`` changed; the port is then released)."""
+    if needs_health_check(old_spec) and not needs_health_check(spec) \
+            and spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort"):
+        spec.pop("healthCheckNodePort", None)
     old_type, new_type = old_spec.get("type"), spec.get("type")
     if old_type == new_type:
         return
